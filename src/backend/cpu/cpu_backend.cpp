@@ -1,0 +1,148 @@
+#include "backend/cpu/cpu_backend.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "backend/cpu/cpu_ops.h"
+#include "backend/cpu/thread_pool.h"
+#include "backend/registry.h"
+#include "runtime/error.h"
+
+namespace hark::cpu {
+
+int hardware_threads() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+CpuDevice::CpuDevice() : buffer_type_("cpu") {}
+
+const char* CpuDevice::name() const { return kCpuDeviceName; }
+
+std::string CpuDevice::description() const {
+  std::string model = "CPU";
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(colon + 2);
+      break;
+    }
+  }
+  return model + " (" + std::to_string(hardware_threads()) + " threads, " +
+         simd_level_name(best_simd_level()) + " kernels)";
+}
+
+void read_host_memory(size_t* free, size_t* total) {
+  *free = 0;
+  *total = 0;
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  size_t kb;
+  std::string unit;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemTotal:") *total = kb * 1024;
+    if (key == "MemAvailable:") *free = kb * 1024;
+  }
+}
+
+void CpuDevice::memory(size_t* free, size_t* total) const { read_host_memory(free, total); }
+
+bool CpuDevice::supports_op(const Tensor& node) const { return supports(node); }
+
+bool CpuDevice::supports_buffer_type(const BufferType* bt) const { return bt == &buffer_type_; }
+
+std::unique_ptr<Backend> CpuDevice::init_backend(const BackendParams& params) {
+  const int n = params.n_threads > 0 ? params.n_threads : hardware_threads();
+  return std::make_unique<CpuBackend>(*this, n, best_simd_level());
+}
+
+CpuBackend::CpuBackend(Device& dev, int n_threads, SimdLevel level)
+    : dev_(dev), n_threads_(n_threads < 1 ? 1 : n_threads), kernels_(&kernels_for(level)),
+      pool_(std::make_unique<ThreadPool>(n_threads_)) {}
+
+CpuBackend::~CpuBackend() = default;
+
+void CpuBackend::set_n_threads(int n) {
+  n = n < 1 ? 1 : n;
+  if (n == n_threads_) return;
+  n_threads_ = n;
+  pool_ = std::make_unique<ThreadPool>(n);
+}
+
+void CpuBackend::set_simd_level(SimdLevel level) {
+  HARK_CHECK(simd_level_supported(level),
+             std::string("this processor cannot run the ") + simd_level_name(level) + " kernels");
+  kernels_ = &kernels_for(level);
+}
+
+ComputeStatus CpuBackend::compute(const Graph& g) {
+  // Validate everything before any thread starts: errors inside the pool would strand the others
+  // at a barrier, so only checked, supported nodes reach the kernels.
+  size_t wsize = 0;
+  for (Tensor* node : g.nodes()) {
+    if (op_is_view(node->op)) continue;
+    HARK_CHECK(supports(*node), std::string("cpu backend cannot compute ") + node->describe());
+    HARK_CHECK(node->data != nullptr, "cpu backend: node " + node->describe() + " has no memory (allocate the graph first)");
+    for (Tensor* s : node->src)
+      HARK_CHECK(!s || s->data != nullptr, "cpu backend: input " + (s ? s->describe() : std::string()) +
+                                               " of " + node->describe() + " has no data");
+    wsize = std::max(wsize, work_size(*node, n_threads_));
+  }
+  if (work_.size() < wsize) work_.resize(wsize + 64);
+  void* wdata = work_.empty() ? nullptr : reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(work_.data()) + 63) & ~uintptr_t{63});
+
+  std::atomic<bool> stop{false};
+  std::atomic<bool> aborted{false};
+  std::string error;  // first kernel error, written by one thread under `stop`
+  const auto& nodes = g.nodes();
+  pool_->run([&](int ith, int nth) {
+    ComputeContext ctx;
+    ctx.ith = ith;
+    ctx.nth = nth;
+    ctx.wdata = wdata;
+    ctx.wsize = wsize;
+    ctx.k = kernels_;
+    ctx.pool = pool_.get();
+    for (Tensor* node : nodes) {
+      if (op_is_view(node->op)) continue;
+      try {
+        compute_node(ctx, *node);
+      } catch (const std::exception& e) {
+        bool expected = false;
+        if (stop.compare_exchange_strong(expected, true)) error = e.what();
+      }
+      if (ith == 0 && abort_ && abort_()) {
+        aborted.store(true, std::memory_order_relaxed);
+        stop.store(true, std::memory_order_relaxed);
+      }
+      ctx.barrier();
+      if (stop.load(std::memory_order_relaxed)) return;
+    }
+  });
+  if (!error.empty()) throw Error(error);
+  return aborted ? ComputeStatus::Aborted : ComputeStatus::Ok;
+}
+
+void CpuBackend::set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size) {
+  tensor_set_range(t, data, offset, size);
+}
+
+void CpuBackend::get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) {
+  tensor_get_range(t, data, offset, size);
+}
+
+std::unique_ptr<Event> CpuBackend::new_event() { return std::make_unique<ImmediateEvent>(); }
+
+}  // namespace hark::cpu

@@ -1,0 +1,61 @@
+// The optimised CPU device and backend: SIMD kernels (chosen at run time) and a thread pool owned
+// by each backend. A graph runs as one pool job with a barrier between nodes; the abort callback
+// is checked by thread 0 after every node.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "backend/cpu/kernels.h"
+#include "backend/device.h"
+
+namespace hark::cpu {
+
+class ThreadPool;
+
+class CpuDevice : public Device {
+ public:
+  CpuDevice();
+  const char* name() const override;
+  std::string description() const override;
+  DeviceType type() const override { return DeviceType::CPU; }
+  void memory(size_t* free, size_t* total) const override;
+  bool supports_op(const Tensor& node) const override;
+  bool supports_buffer_type(const BufferType* bt) const override;
+  BufferType* buffer_type() override { return &buffer_type_; }
+  std::unique_ptr<Backend> init_backend(const BackendParams& params = {}) override;
+
+ private:
+  HostBufferType buffer_type_;
+};
+
+class CpuBackend : public Backend {
+ public:
+  CpuBackend(Device& dev, int n_threads, SimdLevel level);
+  ~CpuBackend() override;
+  const char* name() const override { return "cpu"; }
+  Device& device() const override { return dev_; }
+  ComputeStatus compute(const Graph& g) override;
+  void set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size) override;
+  void get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) override;
+  void synchronize() override {}
+  std::unique_ptr<Event> new_event() override;
+  void set_n_threads(int n) override;
+  int n_threads() const override { return n_threads_; }
+  // Tests force a kernel level; it must be supported by this processor.
+  void set_simd_level(SimdLevel level);
+  SimdLevel simd_level() const { return kernels_->level; }
+
+ private:
+  Device& dev_;
+  int n_threads_;
+  const Kernels* kernels_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::vector<uint8_t, std::allocator<uint8_t>> work_;  // per-node scratch, grown, never shrunk
+};
+
+// Hardware threads available to this process.
+int hardware_threads();
+// Host RAM available and total, from /proc/meminfo (0 when unknown).
+void read_host_memory(size_t* free, size_t* total);
+
+}  // namespace hark::cpu

@@ -1,0 +1,54 @@
+// CPU op implementations. Each op function is called on every thread of the pool with the same
+// node; it computes its share (thread ith of nth) and may call ctx.barrier() when it works in
+// phases (mul_mat quantizes its activations once, then all threads take output rows).
+#pragma once
+#include <cstddef>
+
+#include "backend/cpu/kernels.h"
+#include "runtime/tensor.h"
+
+namespace hark::cpu {
+
+class ThreadPool;
+
+struct ComputeContext {
+  int ith = 0;
+  int nth = 1;
+  void* wdata = nullptr;  // scratch shared by all threads of this node, work_size() bytes
+  size_t wsize = 0;
+  const Kernels* k = nullptr;
+  ThreadPool* pool = nullptr;
+  void barrier() const;
+  // [begin, end) of n items for this thread, split evenly.
+  void range(int64_t n, int64_t* begin, int64_t* end) const {
+    const int64_t per = (n + nth - 1) / nth;
+    *begin = per * ith < n ? per * ith : n;
+    *end = *begin + per < n ? *begin + per : n;
+  }
+};
+
+// Scratch bytes a node needs with nth threads (0 for most ops).
+size_t work_size(const Tensor& node, int nth);
+// True when the CPU backend implements this node with these operand types.
+bool supports(const Tensor& node);
+// Computes the node (views and leaves are no-ops). Throws hark::Error for unsupported nodes.
+void compute_node(const ComputeContext& ctx, Tensor& node);
+
+// The op functions, grouped by file.
+void op_mul_mat(const ComputeContext& ctx, Tensor& node);   // cpu_op_mul_mat.cpp
+size_t mul_mat_work_size(const Tensor& node, int nth);
+void op_copy(const ComputeContext& ctx, Tensor& node);      // cpu_op_data.cpp (Copy and Cont)
+void op_get_rows(const ComputeContext& ctx, Tensor& node);
+void op_concat(const ComputeContext& ctx, Tensor& node);
+void op_im2col(const ComputeContext& ctx, Tensor& node);
+void op_add(const ComputeContext& ctx, Tensor& node);       // cpu_op_elementwise.cpp (Add, Mul)
+void op_scale(const ComputeContext& ctx, Tensor& node);
+void op_gelu(const ComputeContext& ctx, Tensor& node);
+void op_layer_norm(const ComputeContext& ctx, Tensor& node);  // cpu_op_rows.cpp
+void op_soft_max(const ComputeContext& ctx, Tensor& node);
+void op_argmax(const ComputeContext& ctx, Tensor& node);
+void op_top_k(const ComputeContext& ctx, Tensor& node);
+void op_flash_attn(const ComputeContext& ctx, Tensor& node);  // cpu_op_attention.cpp
+size_t flash_attn_work_size(const Tensor& node, int nth);
+
+}  // namespace hark::cpu

@@ -1,0 +1,67 @@
+// Kernels: the innermost loops of the CPU backend, one table per instruction set.
+//
+// Ops (cpu_ops*.cpp) do the shapes, strides and threading; they call these for contiguous runs of
+// values. kernels_scalar.cpp, kernels_avx2.cpp and kernels_avx512.cpp each fill a table; the CPU
+// backend picks one at start-up from the processor's features (see cpu_features.h), and tests can
+// force any level the machine supports. A NEON table would slot in the same way.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/dtype.h"
+#include "runtime/quant.h"
+
+namespace hark::cpu {
+
+enum class SimdLevel { Scalar = 0, AVX2 = 1, AVX512 = 2 };
+const char* simd_level_name(SimdLevel l);
+
+struct Kernels {
+  SimdLevel level;
+
+  // ---- dot products: one weight row (n values, n % 32 == 0 for quantized) with activations ----
+  float (*dot_f32)(int64_t n, const float* w, const float* x);
+  float (*dot_f16_f32)(int64_t n, const f16_t* w, const float* x);
+  // Quantized weight row with activations pre-quantized to BlockQ8A (n/32 blocks).
+  float (*dot_q4_0)(int64_t n, const void* w, const BlockQ8A* x);
+  float (*dot_q4_1)(int64_t n, const void* w, const BlockQ8A* x);
+  float (*dot_q5_0)(int64_t n, const void* w, const BlockQ8A* x);
+  float (*dot_q5_1)(int64_t n, const void* w, const BlockQ8A* x);
+  float (*dot_q8_0)(int64_t n, const void* w, const BlockQ8A* x);
+  void (*quantize_q8a)(const float* x, BlockQ8A* y, int64_t n);
+
+  // ---- conversions ----
+  void (*f16_to_f32_row)(const f16_t* x, float* y, int64_t n);
+  void (*f32_to_f16_row)(const float* x, f16_t* y, int64_t n);
+  // Dequantize a row of any weight type to f32 (used to feed tiled GEMM and get_rows).
+  void (*dequantize_row)(DType type, const void* x, float* y, int64_t n);
+
+  // ---- vector math ----
+  void (*add)(int64_t n, const float* a, const float* b, float* y);      // y = a + b
+  void (*mul)(int64_t n, const float* a, const float* b, float* y);      // y = a * b
+  void (*scale)(int64_t n, const float* x, float s, float bias, float* y);  // y = x*s + bias
+  // y += a * x
+  void (*axpy)(int64_t n, float a, const float* x, float* y);
+  void (*axpy_f16)(int64_t n, float a, const f16_t* x, float* y);
+  float (*max)(int64_t n, const float* x);
+  // y = exp(x - m), returns sum(y)
+  float (*exp_sub_sum)(int64_t n, const float* x, float m, float* y);
+  void (*gelu)(int64_t n, const float* x, float* y);  // erf form, |error| < 1e-6 relative-ish
+  // mean and variance of x (two-pass, f32 accumulators in double where it matters)
+  void (*mean_var)(int64_t n, const float* x, float* mean, float* var);
+
+  // ---- GEMM micro-kernel for f32: C[M,N] (+)= A[M,K] * B[K,N]-ish tiles; see cpu_gemm.h ----
+  // C (ldc) = sum_k A(i,k) * B(j,k) for i < m, j < n: both operands "row = one output", so a
+  // weight matrix [K, N] in file layout and activations [K, M] are used as they are.
+  void (*gemm_f32)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                   int64_t ldb, float* c, int64_t ldc);
+};
+
+// The table for a level (Scalar always exists; others only when compiled in and supported).
+const Kernels& kernels_for(SimdLevel level);
+// The best level this processor runs, lowered by the environment variable HARK_SIMD
+// ("scalar", "avx2", "avx512") when set.
+SimdLevel best_simd_level();
+bool simd_level_supported(SimdLevel level);
+
+}  // namespace hark::cpu
