@@ -55,6 +55,7 @@ enum TensorFlags : uint32_t {
   kFlagInput = 1u << 0,   // data set by the caller before compute (allocated, never reused early)
   kFlagOutput = 1u << 1,  // read by the caller after compute (never reused)
   kFlagWeight = 1u << 2,  // model parameter living in a weights buffer
+  kFlagAllocated = 1u << 3,  // memory assigned by a GraphAllocator; the next alloc may move it
 };
 
 struct Tensor {
