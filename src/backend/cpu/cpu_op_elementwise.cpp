@@ -1,8 +1,94 @@
-// STUB
+// Element-wise ops: Add and Mul (with y broadcast over x), Scale, Gelu.
+//
+// Threads take whole rows of the (contiguous) result. A row whose operands are dense goes to the
+// kernel table in one call; broadcast and strided operands fall back to a plain loop over the
+// row, which only views and unusual broadcasts ever reach.
+#include <cmath>
+
+#include "backend/cpu/cpu_op_util.h"
 #include "backend/cpu/cpu_ops.h"
-#include "runtime/error.h"
+
 namespace hark::cpu {
-void op_add(const ComputeContext&, Tensor& node) { throw Error("not implemented: " + node.describe()); }
-void op_scale(const ComputeContext&, Tensor& node) { throw Error("not implemented: " + node.describe()); }
-void op_gelu(const ComputeContext&, Tensor& node) { throw Error("not implemented: " + node.describe()); }
+
+namespace {
+
+float gelu_scalar(float x) {
+  // erf form, like the kernels: x * Phi(x)
+  return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+}
+
+}  // namespace
+
+void op_add(const ComputeContext& ctx, Tensor& node) {
+  const Tensor& x = *node.src[0];
+  const Tensor& y = *node.src[1];
+  const bool is_mul = node.op == Op::Mul;
+  const auto vec = is_mul ? ctx.k->mul : ctx.k->add;
+  const int64_t n = x.ne[0], ny = y.ne[0];
+  const bool dense = dense_f32_rows(x) && dense_f32_rows(y);
+
+  int64_t r0, r1;
+  ctx.range(x.nrows(), &r0, &r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const RowIndex ri = row_index(x, r);
+    const RowIndex yi{ri.i1 % y.ne[1], ri.i2 % y.ne[2], ri.i3 % y.ne[3]};
+    const uint8_t* xr = row_ptr(x, ri);
+    const uint8_t* yr = row_ptr(y, yi);
+    float* out = reinterpret_cast<float*>(row_ptr(node, ri));
+    if (dense && ny == 1) {
+      // one y value for the whole row: an affine map of x, which the scale kernel does
+      const float b = load_f32(yr);
+      if (is_mul)
+        ctx.k->scale(n, reinterpret_cast<const float*>(xr), b, 0.0f, out);
+      else
+        ctx.k->scale(n, reinterpret_cast<const float*>(xr), 1.0f, b, out);
+    } else if (dense) {
+      // y repeats every ny values along the row (ny == n in the common case: one call)
+      for (int64_t j = 0; j < n; j += ny)
+        vec(ny, reinterpret_cast<const float*>(xr) + j, reinterpret_cast<const float*>(yr), out + j);
+    } else {
+      for (int64_t j = 0; j < n; ++j) {
+        const float a = load_f32(xr + j * x.nb[0]);
+        const float b = load_f32(yr + (j % ny) * y.nb[0]);
+        out[j] = is_mul ? a * b : a + b;
+      }
+    }
+  }
+}
+
+void op_scale(const ComputeContext& ctx, Tensor& node) {
+  const Tensor& x = *node.src[0];
+  const float s = node.params[0].f, bias = node.params[1].f;
+  const int64_t n = x.ne[0];
+  int64_t r0, r1;
+  ctx.range(x.nrows(), &r0, &r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const RowIndex ri = row_index(x, r);
+    const uint8_t* xr = row_ptr(x, ri);
+    float* out = reinterpret_cast<float*>(row_ptr(node, ri));
+    if (dense_f32_rows(x)) {
+      ctx.k->scale(n, reinterpret_cast<const float*>(xr), s, bias, out);
+    } else {
+      for (int64_t j = 0; j < n; ++j) out[j] = load_f32(xr + j * x.nb[0]) * s + bias;
+    }
+  }
+}
+
+void op_gelu(const ComputeContext& ctx, Tensor& node) {
+  const Tensor& x = *node.src[0];
+  const int64_t n = x.ne[0];
+  int64_t r0, r1;
+  ctx.range(x.nrows(), &r0, &r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const RowIndex ri = row_index(x, r);
+    const uint8_t* xr = row_ptr(x, ri);
+    float* out = reinterpret_cast<float*>(row_ptr(node, ri));
+    if (dense_f32_rows(x)) {
+      ctx.k->gelu(n, reinterpret_cast<const float*>(xr), out);
+    } else {
+      for (int64_t j = 0; j < n; ++j) out[j] = gelu_scalar(load_f32(xr + j * x.nb[0]));
+    }
+  }
+}
+
 }  // namespace hark::cpu
