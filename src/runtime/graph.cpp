@@ -1,5 +1,9 @@
 #include "runtime/graph.h"
 
+#include <algorithm>
+
+#include "runtime/error.h"
+
 
 namespace hark {
 
@@ -11,9 +15,11 @@ void Graph::clear() {
 }
 
 void Graph::build(Tensor* out) {
+  HARK_CHECK(out != nullptr, "Graph::build: the output tensor is null");
   visit(out);
   out->flags |= kFlagOutput;
-  outputs_.push_back(out);
+  // Building the same output twice (or one already reached as a source) must not list it twice.
+  if (std::find(outputs_.begin(), outputs_.end(), out) == outputs_.end()) outputs_.push_back(out);
 }
 
 void Graph::visit(Tensor* root) {

@@ -116,14 +116,15 @@ size_t GraphAllocator::plan(const Graph& g, const Filter& owns) {
     placements_.push_back({t, planner.take(size), size});
   };
   // Frees t's bytes once nothing reads it or views it; a view's release counts against its source.
+  // An output or input view keeps its source alive too: the caller reads (or wrote) those bytes.
   auto release = [&](const Tensor* t, auto&& self) -> void {
     if (readers[t] != 0 || views[t] != 0) return;
+    if (t->flags & (kFlagOutput | kFlagInput)) return;
     if (t->view_src) {
       const Tensor* s = t->view_src;
       if (--views[s] == 0) self(s, self);
       return;
     }
-    if (t->flags & (kFlagOutput | kFlagInput)) return;
     auto it = placed.find(t);
     if (it == placed.end() || t->op == Op::None) return;  // not ours, or a leaf (kept to the end)
     const Placement& p = placements_[it->second];
@@ -170,8 +171,14 @@ void GraphAllocator::alloc(Graph& g, const Filter& owns) {
     buffer_->place(*t, p.offset);
     t->flags |= kFlagAllocated;
   }
-  for (Tensor* n : g.nodes())
-    if (n->view_src) init_view(*n);
+  // Views of tensors another allocator places (the scheduler gives each backend its own) are left
+  // to that allocator: their storage may not have its memory yet, or still hold last plan's.
+  for (Tensor* n : g.nodes()) {
+    if (!n->view_src) continue;
+    const Tensor* s = n->storage();
+    const bool elsewhere = owns && !owns(*s) && (s->data == nullptr || (s->flags & kFlagAllocated));
+    if (!elsewhere) init_view(*n);
+  }
 }
 
 }  // namespace hark
