@@ -41,7 +41,10 @@ void op_layer_norm(const ComputeContext& ctx, Tensor& node) {
     float mean, var;
     ctx.k->mean_var(n, xr, &mean, &var);
     const float inv = 1.0f / std::sqrt(var + eps);
-    ctx.k->scale(n, xr, inv, -mean * inv, out);  // (x - mean) / sigma
+    // (x - mean) first, then / sigma: folding both into one x*inv - mean*inv would cancel
+    // catastrophically when x is close to the mean and sigma is tiny (e.g. a row of one value).
+    ctx.k->scale(n, xr, 1.0f, -mean, out);
+    ctx.k->scale(n, out, inv, 0.0f, out);
     if (w) {
       if (dense_f32_rows(*w)) {
         ctx.k->mul(n, out, static_cast<const float*>(w->data), out);
