@@ -1,10 +1,393 @@
-// STUB: the scalar table, cpu feature detection
+// The scalar kernel table: plain C++ for any processor, and the yardstick the SIMD tables are
+// tested against. It evaluates the same formulas as the SIMD tables (integer block dots, the exp
+// and erfc approximations of kernels_internal.h), so the levels differ only in summation order.
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "backend/cpu/gemm_blocked.h"
 #include "backend/cpu/kernels.h"
-#include "runtime/error.h"
-namespace hark::cpu {
-const char* simd_level_name(SimdLevel l) { return l == SimdLevel::AVX512 ? "avx512" : l == SimdLevel::AVX2 ? "avx2" : "scalar"; }
-static Kernels kScalar{};
-const Kernels& kernels_for(SimdLevel) { return kScalar; }
-SimdLevel best_simd_level() { return SimdLevel::Scalar; }
-bool simd_level_supported(SimdLevel l) { return l == SimdLevel::Scalar; }
-}  // namespace hark::cpu
+#include "backend/cpu/kernels_internal.h"
+
+namespace hark::cpu::detail {
+
+float* gemm_scratch(size_t n) {
+  struct Scratch {
+    float* p = nullptr;
+    size_t n = 0;
+    ~Scratch() { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  thread_local Scratch s;
+  if (s.n < n) {
+    ::operator delete[](s.p, std::align_val_t{64});
+    s.p = nullptr;
+    s.n = 0;
+    s.p = static_cast<float*>(::operator new[](n * sizeof(float), std::align_val_t{64}));
+    s.n = n;
+  }
+  return s.p;
+}
+
+namespace {
+
+// ---- dots ---------------------------------------------------------------------------------
+
+float dot_f32(int64_t n, const float* w, const float* x) {
+  // Four partial sums: shorter dependency chains, and closer to the SIMD tables' rounding.
+  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += w[i] * x[i];
+    s1 += w[i + 1] * x[i + 1];
+    s2 += w[i + 2] * x[i + 2];
+    s3 += w[i + 3] * x[i + 3];
+  }
+  for (; i < n; ++i) s0 += w[i] * x[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+float dot_f16_f32(int64_t n, const f16_t* w, const float* x) {
+  float s0 = 0, s1 = 0;
+  int64_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    s0 += f16_to_f32(w[i]) * x[i];
+    s1 += f16_to_f32(w[i + 1]) * x[i + 1];
+  }
+  for (; i < n; ++i) s0 += f16_to_f32(w[i]) * x[i];
+  return s0 + s1;
+}
+
+uint32_t load_qh(const uint8_t* qh) {
+  uint32_t v;
+  std::memcpy(&v, qh, 4);  // little-endian, as the file format
+  return v;
+}
+
+// Each block's integer dot is exact; only the per-block scaling rounds.
+float dot_q4_0(int64_t n, const void* wv, const BlockQ8A* x) {
+  const auto* w = static_cast<const BlockQ4_0*>(wv);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    int acc = 0;
+    for (int j = 0; j < 16; ++j) {
+      acc += ((w[b].qs[j] & 0x0F) - 8) * x[b].qs[j] + ((w[b].qs[j] >> 4) - 8) * x[b].qs[j + 16];
+    }
+    sum += f16_to_f32(w[b].d) * x[b].d * static_cast<float>(acc);
+  }
+  return sum;
+}
+
+float dot_q4_1(int64_t n, const void* wv, const BlockQ8A* x) {
+  const auto* w = static_cast<const BlockQ4_1*>(wv);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    int acc = 0;
+    for (int j = 0; j < 16; ++j) acc += (w[b].qs[j] & 0x0F) * x[b].qs[j] + (w[b].qs[j] >> 4) * x[b].qs[j + 16];
+    // sum_j (q_j d + m) x_j = d dx sum q_j xq_j + m * s
+    sum += f16_to_f32(w[b].d) * x[b].d * static_cast<float>(acc) + f16_to_f32(w[b].m) * x[b].s;
+  }
+  return sum;
+}
+
+float dot_q5_0(int64_t n, const void* wv, const BlockQ8A* x) {
+  const auto* w = static_cast<const BlockQ5_0*>(wv);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const uint32_t qh = load_qh(w[b].qh);
+    int acc = 0;
+    for (int j = 0; j < 16; ++j) {
+      const int lo = (w[b].qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
+      const int hi = (w[b].qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
+      acc += (lo - 16) * x[b].qs[j] + (hi - 16) * x[b].qs[j + 16];
+    }
+    sum += f16_to_f32(w[b].d) * x[b].d * static_cast<float>(acc);
+  }
+  return sum;
+}
+
+float dot_q5_1(int64_t n, const void* wv, const BlockQ8A* x) {
+  const auto* w = static_cast<const BlockQ5_1*>(wv);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const uint32_t qh = load_qh(w[b].qh);
+    int acc = 0;
+    for (int j = 0; j < 16; ++j) {
+      const int lo = (w[b].qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
+      const int hi = (w[b].qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
+      acc += lo * x[b].qs[j] + hi * x[b].qs[j + 16];
+    }
+    sum += f16_to_f32(w[b].d) * x[b].d * static_cast<float>(acc) + f16_to_f32(w[b].m) * x[b].s;
+  }
+  return sum;
+}
+
+float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
+  const auto* w = static_cast<const BlockQ8_0*>(wv);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    int acc = 0;
+    for (int j = 0; j < kQuantBlock; ++j) acc += w[b].qs[j] * x[b].qs[j];
+    sum += f16_to_f32(w[b].d) * x[b].d * static_cast<float>(acc);
+  }
+  return sum;
+}
+
+// Bit-for-bit the reference quantize_row_q8a (runtime/quant.cpp): NaN reads as 0, d = amax/127,
+// levels round(x * (1/d)) half to even, clamped to +-127. nearbyint rounds half to even in the
+// default floating-point environment, which hark never changes.
+void quantize_q8a(const float* x, BlockQ8A* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    float v[kQuantBlock];
+    float amax = 0;
+    for (int j = 0; j < kQuantBlock; ++j) {
+      const float f = x[b * kQuantBlock + j];
+      v[j] = std::isnan(f) ? 0.0f : f;
+      amax = std::fmax(amax, std::fabs(v[j]));
+    }
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    int sum = 0;
+    for (int j = 0; j < kQuantBlock; ++j) {
+      float l = v[j] * id;
+      if (std::isnan(l)) l = 0.0f;  // inf * 0, when the block holds an infinity
+      l = std::fmin(std::fmax(l, -127.0f), 127.0f);
+      const int q = static_cast<int>(std::nearbyint(l));
+      y[b].qs[j] = static_cast<int8_t>(q);
+      sum += q;
+    }
+    y[b].d = d;
+    y[b].s = d * static_cast<float>(sum);
+  }
+}
+
+// ---- conversions --------------------------------------------------------------------------
+
+void f16_to_f32_row(const f16_t* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = f16_to_f32(x[i]);
+}
+
+void f32_to_f16_row(const float* x, f16_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = f32_to_f16(x[i]);
+}
+
+// Products of a level (<= 5 bits) and an f16 scale (11 bits) are exact in f32, so every table
+// dequantizes to the same bits whether it fuses the multiply-add or not.
+void dequantize_row(DType type, const void* xv, float* y, int64_t n) {
+  const int64_t nb = n / kQuantBlock;
+  switch (type) {
+    case DType::F32:
+      std::memcpy(y, xv, static_cast<size_t>(n) * sizeof(float));
+      return;
+    case DType::F16:
+      f16_to_f32_row(static_cast<const f16_t*>(xv), y, n);
+      return;
+    case DType::Q4_0: {
+      const auto* x = static_cast<const BlockQ4_0*>(xv);
+      for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
+        const float d = f16_to_f32(x[b].d);
+        for (int j = 0; j < 16; ++j) {
+          y[j] = static_cast<float>((x[b].qs[j] & 0x0F) - 8) * d;
+          y[j + 16] = static_cast<float>((x[b].qs[j] >> 4) - 8) * d;
+        }
+      }
+      return;
+    }
+    case DType::Q4_1: {
+      const auto* x = static_cast<const BlockQ4_1*>(xv);
+      for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
+        const float d = f16_to_f32(x[b].d), m = f16_to_f32(x[b].m);
+        for (int j = 0; j < 16; ++j) {
+          y[j] = static_cast<float>(x[b].qs[j] & 0x0F) * d + m;
+          y[j + 16] = static_cast<float>(x[b].qs[j] >> 4) * d + m;
+        }
+      }
+      return;
+    }
+    case DType::Q5_0: {
+      const auto* x = static_cast<const BlockQ5_0*>(xv);
+      for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
+        const float d = f16_to_f32(x[b].d);
+        const uint32_t qh = load_qh(x[b].qh);
+        for (int j = 0; j < 16; ++j) {
+          const int lo = (x[b].qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
+          const int hi = (x[b].qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
+          y[j] = static_cast<float>(lo - 16) * d;
+          y[j + 16] = static_cast<float>(hi - 16) * d;
+        }
+      }
+      return;
+    }
+    case DType::Q5_1: {
+      const auto* x = static_cast<const BlockQ5_1*>(xv);
+      for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
+        const float d = f16_to_f32(x[b].d), m = f16_to_f32(x[b].m);
+        const uint32_t qh = load_qh(x[b].qh);
+        for (int j = 0; j < 16; ++j) {
+          const int lo = (x[b].qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
+          const int hi = (x[b].qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
+          y[j] = static_cast<float>(lo) * d + m;
+          y[j + 16] = static_cast<float>(hi) * d + m;
+        }
+      }
+      return;
+    }
+    case DType::Q8_0: {
+      const auto* x = static_cast<const BlockQ8_0*>(xv);
+      for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
+        const float d = f16_to_f32(x[b].d);
+        for (int j = 0; j < kQuantBlock; ++j) y[j] = static_cast<float>(x[b].qs[j]) * d;
+      }
+      return;
+    }
+    case DType::I32:
+      break;
+  }
+  // Not a weight type (callers check before computing); zeros rather than garbage.
+  std::memset(y, 0, static_cast<size_t>(n) * sizeof(float));
+}
+
+// ---- vector math --------------------------------------------------------------------------
+// Outputs may alias inputs element for element (ops compute in place), so no restrict here.
+
+void add(int64_t n, const float* a, const float* b, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+void mul(int64_t n, const float* a, const float* b, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+}
+
+void scale(int64_t n, const float* x, float s, float bias, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s + bias;
+}
+
+void axpy(int64_t n, float a, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+void axpy_f16(int64_t n, float a, const f16_t* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * f16_to_f32(x[i]);
+}
+
+float max(int64_t n, const float* x) {
+  float m = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+// p * 2^n for integer n in [-126, 128], by two normal factors applied in turn (2^128 alone is not
+// a float, and 2^-126 times p < 1 must round only once).
+float scale_pow2(float p, int n) {
+  const int h = n / 2;
+  uint32_t b1 = static_cast<uint32_t>(h + 127) << 23, b2 = static_cast<uint32_t>(n - h + 127) << 23;
+  float f1, f2;
+  std::memcpy(&f1, &b1, 4);
+  std::memcpy(&f2, &b2, 4);
+  return p * f1 * f2;
+}
+
+float exp1(float x) {
+  if (std::isnan(x)) return x;
+  if (x < kExpMin) return 0.0f;
+  if (x > kExpMax) return INFINITY;
+  const float n = std::nearbyint(x * kLog2e);
+  float r = x - n * kLn2Hi;  // exact (see kernels_internal.h)
+  r = r - n * kLn2Lo;
+  float p = kExpC7;
+  p = p * r + kExpC6;
+  p = p * r + kExpC5;
+  p = p * r + kExpC4;
+  p = p * r + kExpC3;
+  p = p * r + kExpC2;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  return scale_pow2(p, static_cast<int>(n));
+}
+
+float exp_sub_sum(int64_t n, const float* x, float m, float* y) {
+  float sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = exp1(x[i] - m);
+    sum += y[i];
+  }
+  return sum;
+}
+
+// x * Phi(x), Phi(x) = erfc(-x/sqrt2)/2, with erfc from kernels_internal.h: the upper half uses
+// 1 - erfc/2 (no cancellation, Phi >= 1/2), the lower half erfc/2 itself (relative accuracy in
+// the tail).
+float gelu1(float x) {
+  const float z = std::fabs(x) * kSqrtHalf;
+  const float t = 1.0f / (1.0f + 0.5f * z);
+  float q = kErfcQ[8];
+  for (int i = 7; i >= 0; --i) q = q * t + kErfcQ[i];
+  const float e = t * q * exp1(-(z * z));
+  const float phi = x >= 0.0f ? 1.0f - 0.5f * e : 0.5f * e;
+  return x * phi;
+}
+
+void gelu(int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = gelu1(x[i]);
+}
+
+void mean_var(int64_t n, const float* x, float* mean, float* var) {
+  if (n <= 0) {
+    *mean = 0;
+    *var = 0;
+    return;
+  }
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += x[i];
+  const double mu = s / static_cast<double>(n);
+  double v = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = x[i] - mu;
+    v += d * d;
+  }
+  *mean = static_cast<float>(mu);
+  *var = static_cast<float>(v / static_cast<double>(n));
+}
+
+// ---- GEMM ---------------------------------------------------------------------------------
+
+// A small register tile in plain C++; the compiler vectorizes what the baseline ISA allows.
+template <int MR, int NR>
+void micro_generic(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool accumulate) {
+  float t[MR][NR] = {};
+  for (int64_t p = 0; p < kc; ++p, ap += MR, bp += NR) {
+    for (int i = 0; i < MR; ++i) {
+      for (int j = 0; j < NR; ++j) t[i][j] += ap[i] * bp[j];
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    for (int j = 0; j < NR; ++j) c[i * ldc + j] = accumulate ? c[i * ldc + j] + t[i][j] : t[i][j];
+  }
+}
+
+void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+              int64_t ldb, float* c, int64_t ldc) {
+  constexpr GemmBlocking blk{64, 256, 256};
+  gemm_blocked<4, 8>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_generic<4, 8>);
+}
+
+const Kernels kTable = {
+    SimdLevel::Scalar,
+    dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, quantize_q8a,
+    f16_to_f32_row, f32_to_f16_row, dequantize_row,
+    add, mul, scale, axpy, axpy_f16, max, exp_sub_sum, gelu, mean_var,
+    gemm_f32,
+};
+
+}  // namespace
+
+const Kernels& scalar_kernels() { return kTable; }
+
+#if !(defined(__x86_64__) || defined(__i386__))
+const Kernels* avx2_kernels() { return nullptr; }
+const Kernels* avx512_kernels() { return nullptr; }
+#endif
+
+}  // namespace hark::cpu::detail

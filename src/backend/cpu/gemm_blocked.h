@@ -1,0 +1,119 @@
+// The cache-blocked driver around a GEMM micro-kernel, shared by every kernel level.
+//
+//   C(i, j) = sum_p A(i, p) * B(j, p)   (A: m rows of k, B: n rows of k, both row-major)
+//
+// Both operands are "one row per output": A rows are activations, B rows are weight rows in
+// file layout. The driver copies blocks of them into panels laid out the way the micro-kernel
+// reads them (MR values of A and NR values of B per step of p, contiguous), zero-padded to whole
+// panels, so the micro-kernel has no edge cases and streams memory linearly:
+//
+//   for each NC-wide block of B columns (rows of B):
+//     for each KC-deep slice of p:        pack B block  (KC x NC, stays in L2)
+//       for each MC-tall block of A:      pack A block  (MC x KC)
+//         for each MR-row panel of A:     (MR x KC, stays in L1 across the next loop)
+//           for each NR-column panel of B: micro-kernel -> MR x NR tile of C
+//
+// Each ISA translation unit includes this and instantiates it with its own micro-kernel and block
+// sizes, so everything here lives in an anonymous namespace: one copy per instruction set, never
+// shared through the linker.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cpu/kernels_internal.h"
+
+namespace hark::cpu::detail {
+namespace {
+
+struct GemmBlocking {
+  int64_t mc, kc, nc;  // MC a multiple of MR, NC of NR
+};
+
+// Rows [0, rows) of src (stride ld), columns [0, depth), into panels of R rows: panel q holds
+// rows q*R .. q*R+R-1 as depth steps of R values. Rows past `rows` are zeros.
+template <int R>
+inline void pack_panels(int64_t rows, int64_t depth, const float* src, int64_t ld, float* dst) {
+  for (int64_t r0 = 0; r0 < rows; r0 += R) {
+    const int64_t live = rows - r0 < R ? rows - r0 : R;
+    float* out = dst + r0 * depth;
+    // Four source rows per pass: reads stay sequential along each row, and the strided writes
+    // land in one cache line per step.
+    int64_t i = 0;
+    for (; i + 4 <= live; i += 4) {
+      const float* s0 = src + (r0 + i) * ld;
+      const float* s1 = s0 + ld;
+      const float* s2 = s1 + ld;
+      const float* s3 = s2 + ld;
+      float* o = out + i;
+      for (int64_t p = 0; p < depth; ++p, o += R) {
+        o[0] = s0[p];
+        o[1] = s1[p];
+        o[2] = s2[p];
+        o[3] = s3[p];
+      }
+    }
+    for (; i < live; ++i) {
+      const float* s = src + (r0 + i) * ld;
+      float* o = out + i;
+      for (int64_t p = 0; p < depth; ++p, o += R) *o = s[p];
+    }
+    if (live < R) {
+      for (int64_t p = 0; p < depth; ++p) {
+        for (int64_t q = live; q < R; ++q) out[p * R + q] = 0.0f;
+      }
+    }
+  }
+}
+
+// micro(kc, ap, bp, c, ldc, accumulate): c[i*ldc + j] (+)= sum_p ap[p*MR + i] * bp[p*NR + j]
+// for the full MR x NR tile.
+template <int MR, int NR, typename Micro>
+void gemm_blocked(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                  int64_t ldb, float* c, int64_t ldc, const GemmBlocking& blk, Micro micro) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    for (int64_t i = 0; i < m; ++i) std::memset(c + i * ldc, 0, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  // Equal slices of p, so a K just above KC does not leave a thin, inefficient last slice.
+  const int64_t passes = (k + blk.kc - 1) / blk.kc;
+  const int64_t kstep = (k + passes - 1) / passes;
+  float* bp = gemm_scratch(static_cast<size_t>(blk.kc * blk.nc + blk.mc * blk.kc));
+  float* ap = bp + blk.kc * blk.nc;
+  alignas(64) float edge[MR * NR];
+
+  for (int64_t jc = 0; jc < n; jc += blk.nc) {
+    const int64_t nc = n - jc < blk.nc ? n - jc : blk.nc;
+    for (int64_t pc = 0; pc < k; pc += kstep) {
+      const int64_t kc = k - pc < kstep ? k - pc : kstep;
+      const bool accumulate = pc > 0;
+      pack_panels<NR>(nc, kc, b + jc * ldb + pc, ldb, bp);
+      for (int64_t ic = 0; ic < m; ic += blk.mc) {
+        const int64_t mc = m - ic < blk.mc ? m - ic : blk.mc;
+        pack_panels<MR>(mc, kc, a + ic * lda + pc, lda, ap);
+        for (int64_t ir = 0; ir < mc; ir += MR) {
+          const int64_t mr = mc - ir < MR ? mc - ir : MR;
+          const float* apanel = ap + ir * kc;
+          for (int64_t jr = 0; jr < nc; jr += NR) {
+            const int64_t nr = nc - jr < NR ? nc - jr : NR;
+            float* ct = c + (ic + ir) * ldc + jc + jr;
+            if (mr == MR && nr == NR) {
+              micro(kc, apanel, bp + jr * kc, ct, ldc, accumulate);
+              continue;
+            }
+            // Edge tile: full tile into a buffer, then only the live part into C.
+            micro(kc, apanel, bp + jr * kc, edge, static_cast<int64_t>(NR), false);
+            for (int64_t i = 0; i < mr; ++i) {
+              for (int64_t j = 0; j < nr; ++j) {
+                ct[i * ldc + j] = accumulate ? ct[i * ldc + j] + edge[i * NR + j] : edge[i * NR + j];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hark::cpu::detail

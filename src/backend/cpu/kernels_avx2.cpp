@@ -1,0 +1,488 @@
+// The AVX2 + FMA + F16C kernel table (Haswell / Zen 1 and later).
+//
+// Compiled with -mavx2 -mfma -mf16c (CMakeLists.txt, by file name) and only called after
+// cpu_features.cpp has seen those features. Everything is internal to this file so no function
+// compiled with these flags can be picked by the linker for code that runs on older processors.
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cpu/gemm_blocked.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/kernels_internal.h"
+
+namespace hark::cpu::detail {
+namespace {
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float hmax(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline int hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(s);
+}
+
+inline float half(f16_t h) { return _cvtsh_ss(h); }
+
+// ---- dots ---------------------------------------------------------------------------------
+
+float dot_f32(int64_t n, const float* w, const float* x) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 16), _mm256_loadu_ps(x + i + 16), a2);
+    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 24), _mm256_loadu_ps(x + i + 24), a3);
+  }
+  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
+  float s = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+  for (; i < n; ++i) s += w[i] * x[i];
+  return s;
+}
+
+inline __m256 load_f16x8(const f16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+float dot_f16_f32(int64_t n, const f16_t* w, const float* x) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    a0 = _mm256_fmadd_ps(load_f16x8(w + i), _mm256_loadu_ps(x + i), a0);
+    a1 = _mm256_fmadd_ps(load_f16x8(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+    a2 = _mm256_fmadd_ps(load_f16x8(w + i + 16), _mm256_loadu_ps(x + i + 16), a2);
+    a3 = _mm256_fmadd_ps(load_f16x8(w + i + 24), _mm256_loadu_ps(x + i + 24), a3);
+  }
+  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(load_f16x8(w + i), _mm256_loadu_ps(x + i), a0);
+  float s = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+  for (; i < n; ++i) s += half(w[i]) * x[i];
+  return s;
+}
+
+// The 32 4-bit levels of a q4 block as bytes, in value order (low nibbles are values 0..15).
+inline __m256i q4_levels(const uint8_t* qs) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(v, 4), v);
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// 0x10 in byte j where bit j of the 32-bit qh is set: the fifth bit of q5 levels.
+inline __m256i q5_high_bits(const uint8_t* qh) {
+  uint32_t bits;
+  std::memcpy(&bits, qh, 4);
+  // Byte j takes qh byte j/8 (the shuffle works per 128-bit half; both halves hold all of qh)...
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(bits)),
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3,
+                       3, 3, 3, 3, 3, 3));
+  // ...and keeps bit j%8 of it.
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+  return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+// Eight int32 partial sums of u[j] * s[j] (u unsigned, s signed bytes). maddubs adds pairs into
+// int16: levels are at most 31 (or 127 for q8_0 magnitudes) times |s| <= 127, so no saturation.
+inline __m256i dot_u8s8(__m256i u, __m256i s) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+inline __m256i load_q8a(const BlockQ8A& b) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+}
+
+// Unsigned-level types: w = (q - zero) * d (+ m). The integer dot uses the unsigned q; the zero
+// point and the min come back through s = dx * sum(xq): sum_j w_j x_j = d dx sum q xq - zero d s + m s.
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
+float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
+  const auto* w = static_cast<const Block*>(wv);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+  float off = 0;  // sum of (m - zero*d) * s over blocks
+  const int64_t nb = n / kQuantBlock;
+  for (int64_t b = 0; b < nb; ++b) {
+    __m256i q = q4_levels(w[b].qs);
+    if constexpr (kFiveBit) q = _mm256_or_si256(q, q5_high_bits(w[b].qh));
+    const __m256 p = _mm256_cvtepi32_ps(dot_u8s8(q, load_q8a(x[b])));
+    const float d = half(w[b].d);
+    if (b & 1) {
+      acc1 = _mm256_fmadd_ps(p, _mm256_set1_ps(d * x[b].d), acc1);
+    } else {
+      acc0 = _mm256_fmadd_ps(p, _mm256_set1_ps(d * x[b].d), acc0);
+    }
+    float bias = -static_cast<float>(kZero) * d;
+    if constexpr (kHasMin) bias = half(w[b].m);
+    off += bias * x[b].s;
+  }
+  return hsum(_mm256_add_ps(acc0, acc1)) + off;
+}
+
+float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x); }
+float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
+float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x); }
+float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
+
+float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
+  const auto* w = static_cast<const BlockQ8_0*>(wv);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+  const int64_t nb = n / kQuantBlock;
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+    // Signed x signed as unsigned x signed: |w| * (x with w's sign). Exact for w in [-128, 127].
+    const __m256i s = _mm256_sign_epi8(load_q8a(x[b]), wq);
+    const __m256 p = _mm256_cvtepi32_ps(dot_u8s8(_mm256_abs_epi8(wq), s));
+    const __m256 sc = _mm256_set1_ps(half(w[b].d) * x[b].d);
+    if (b & 1) {
+      acc1 = _mm256_fmadd_ps(p, sc, acc1);
+    } else {
+      acc0 = _mm256_fmadd_ps(p, sc, acc0);
+    }
+  }
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+// Same results as the scalar table bit for bit (see kernels_scalar.cpp).
+void quantize_q8a(const float* x, BlockQ8A* y, int64_t n) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const float* xb = x + b * kQuantBlock;
+    __m256 v[4];
+    __m256 amax = _mm256_setzero_ps();
+    for (int j = 0; j < 4; ++j) {
+      v[j] = _mm256_loadu_ps(xb + 8 * j);
+      v[j] = _mm256_and_ps(v[j], _mm256_cmp_ps(v[j], v[j], _CMP_ORD_Q));  // NaN reads as 0
+      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[j]));
+    }
+    const float am = hmax(amax);
+    if (!(am <= FLT_MAX)) {  // an infinity: rare, leave it to the scalar definition
+      scalar_kernels().quantize_q8a(xb, y + b, kQuantBlock);
+      continue;
+    }
+    const float d = am / 127.0f;
+    const __m256 id = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+    __m256i q[4];
+    for (int j = 0; j < 4; ++j) {
+      const __m256 l = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(v[j], id), lo), hi);
+      q[j] = _mm256_cvtps_epi32(l);  // round half to even (default MXCSR)
+    }
+    const int sum = hsum_i32(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
+    // Packing works per 128-bit half, which leaves 4-value groups in the order 0,2,4,6,1,3,5,7.
+    const __m256i p16a = _mm256_packs_epi32(q[0], q[1]);
+    const __m256i p16b = _mm256_packs_epi32(q[2], q[3]);
+    const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
+    const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs), ordered);
+    y[b].d = d;
+    y[b].s = d * static_cast<float>(sum);
+  }
+}
+
+// ---- conversions --------------------------------------------------------------------------
+
+void f16_to_f32_row(const f16_t* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, load_f16x8(x + i));
+  for (; i < n; ++i) y[i] = half(x[i]);
+}
+
+void f32_to_f16_row(const float* x, f16_t* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), h);
+  }
+  for (; i < n; ++i) y[i] = f32_to_f16(x[i]);
+}
+
+// 32 levels (bytes, as in q4_levels) to floats, as the scalar definition computes them:
+// (level - zero) * d for the symmetric types (the zero point is taken off in integers, so a level
+// at the zero point gives the signed zero of 0 * d), level * d + m for the _1 types (level * d is
+// exact, so fusing the add changes nothing).
+template <int kZero, bool kHasMin>
+inline void levels_to_f32(__m256i q, float d, float m, float* y) {
+  const __m256 vd = _mm256_set1_ps(d), vm = _mm256_set1_ps(m);
+  if constexpr (kZero != 0) q = _mm256_sub_epi8(q, _mm256_set1_epi8(kZero));
+  const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+  const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
+  for (int j = 0; j < 4; ++j) {
+    const __m256i wide = kZero != 0 ? _mm256_cvtepi8_epi32(parts[j]) : _mm256_cvtepu8_epi32(parts[j]);
+    const __m256 f = _mm256_cvtepi32_ps(wide);
+    _mm256_storeu_ps(y + 8 * j, kHasMin ? _mm256_fmadd_ps(f, vd, vm) : _mm256_mul_ps(f, vd));
+  }
+}
+
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
+void dequantize_unsigned(const void* xv, float* y, int64_t n) {
+  const auto* x = static_cast<const Block*>(xv);
+  for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
+    __m256i q = q4_levels(x[b].qs);
+    if constexpr (kFiveBit) q = _mm256_or_si256(q, q5_high_bits(x[b].qh));
+    float m = 0;
+    if constexpr (kHasMin) m = half(x[b].m);
+    levels_to_f32<kZero, kHasMin>(q, half(x[b].d), m, y);
+  }
+}
+
+void dequantize_q8_0(const void* xv, float* y, int64_t n) {
+  const auto* x = static_cast<const BlockQ8_0*>(xv);
+  for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
+    const __m256 d = _mm256_set1_ps(half(x[b].d));
+    for (int j = 0; j < 4; ++j) {
+      const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x[b].qs + 8 * j));
+      _mm256_storeu_ps(y + 8 * j, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), d));
+    }
+  }
+}
+
+void dequantize_row(DType type, const void* x, float* y, int64_t n) {
+  switch (type) {
+    case DType::F16: return f16_to_f32_row(static_cast<const f16_t*>(x), y, n);
+    case DType::Q4_0: return dequantize_unsigned<BlockQ4_0, 8, false, false>(x, y, n);
+    case DType::Q4_1: return dequantize_unsigned<BlockQ4_1, 0, true, false>(x, y, n);
+    case DType::Q5_0: return dequantize_unsigned<BlockQ5_0, 16, false, true>(x, y, n);
+    case DType::Q5_1: return dequantize_unsigned<BlockQ5_1, 0, true, true>(x, y, n);
+    case DType::Q8_0: return dequantize_q8_0(x, y, n);
+    default: return scalar_kernels().dequantize_row(type, x, y, n);
+  }
+}
+
+// ---- vector math --------------------------------------------------------------------------
+
+void add(int64_t n, const float* a, const float* b, float* y) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+  for (; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+void mul(int64_t n, const float* a, const float* b, float* y) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+  for (; i < n; ++i) y[i] = a[i] * b[i];
+}
+
+void scale(int64_t n, const float* x, float s, float bias, float* y) {
+  const __m256 vs = _mm256_set1_ps(s), vb = _mm256_set1_ps(bias);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(_mm256_loadu_ps(x + i), vs, vb));
+  for (; i < n; ++i) y[i] = x[i] * s + bias;
+}
+
+void axpy(int64_t n, float a, const float* x, float* y) {
+  const __m256 va = _mm256_set1_ps(a);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  for (; i < n; ++i) y[i] += a * x[i];
+}
+
+void axpy_f16(int64_t n, float a, const f16_t* x, float* y) {
+  const __m256 va = _mm256_set1_ps(a);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, load_f16x8(x + i), _mm256_loadu_ps(y + i)));
+  for (; i < n; ++i) y[i] += a * half(x[i]);
+}
+
+float max(int64_t n, const float* x) {
+  __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
+    m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
+  }
+  for (; i + 8 <= n; i += 8) m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
+  float m = hmax(_mm256_max_ps(m0, m1));
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+// exp on 8 lanes, the algorithm of the scalar exp1 (kernels_scalar.cpp).
+inline __m256 exp8(__m256 x) {
+  const __m256 under = _mm256_cmp_ps(x, _mm256_set1_ps(kExpMin), _CMP_LT_OQ);
+  const __m256 over = _mm256_cmp_ps(x, _mm256_set1_ps(kExpMax), _CMP_GT_OQ);
+  // Constant first: max/min return the second operand for NaN, so NaN flows through.
+  x = _mm256_min_ps(_mm256_set1_ps(kExpMax), _mm256_max_ps(_mm256_set1_ps(kExpMin), x));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kExpC7);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC6));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC5));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpC2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  // 2^n as two normal factors: n reaches 128 and -126, beyond a single exponent field.
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i h = _mm256_srai_epi32(ni, 1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), bias), 23));
+  __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+  y = _mm256_andnot_ps(under, y);
+  return _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), over);
+}
+
+float exp_sub_sum(int64_t n, const float* x, float m, float* y) {
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 acc = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+    _mm256_storeu_ps(y + i, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  float s = hsum(acc);
+  if (i < n) {
+    float tx[8] = {0}, ty[8];
+    for (int64_t j = i; j < n; ++j) tx[j - i] = x[j];
+    _mm256_storeu_ps(ty, exp8(_mm256_sub_ps(_mm256_loadu_ps(tx), vm)));
+    for (int64_t j = i; j < n; ++j) {
+      y[j] = ty[j - i];
+      s += ty[j - i];
+    }
+  }
+  return s;
+}
+
+// gelu on 8 lanes, the algorithm of the scalar gelu1.
+inline __m256 gelu8(__m256 x) {
+  const __m256 one = _mm256_set1_ps(1.0f), halfv = _mm256_set1_ps(0.5f);
+  const __m256 z = _mm256_mul_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(kSqrtHalf));
+  const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(halfv, z, one));
+  __m256 q = _mm256_set1_ps(kErfcQ[8]);
+  for (int i = 7; i >= 0; --i) q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(kErfcQ[i]));
+  const __m256 e = _mm256_mul_ps(_mm256_mul_ps(t, q), exp8(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(z, z))));
+  const __m256 he = _mm256_mul_ps(halfv, e);
+  const __m256 phi = _mm256_blendv_ps(he, _mm256_sub_ps(one, he), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ));
+  return _mm256_mul_ps(x, phi);
+}
+
+void gelu(int64_t n, const float* x, float* y) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, gelu8(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    float tx[8] = {0}, ty[8];
+    for (int64_t j = i; j < n; ++j) tx[j - i] = x[j];
+    _mm256_storeu_ps(ty, gelu8(_mm256_loadu_ps(tx)));
+    for (int64_t j = i; j < n; ++j) y[j] = ty[j - i];
+  }
+}
+
+// Two passes. Lanes sum in f32 over chunks of 1024 values (64 per lane), chunks in double: long
+// rows keep the accuracy of short ones.
+constexpr int64_t kSumChunk = 1024;
+
+inline double hsum_double(__m256 v) {
+  alignas(32) float t[8];
+  _mm256_store_ps(t, v);
+  double s = 0;
+  for (float f : t) s += f;
+  return s;
+}
+
+// sum over [0, n) of x (kSquares false) or of (x - c)^2 (kSquares true)
+template <bool kSquares>
+double chunked_sum(int64_t n, const float* x, float c) {
+  const __m256 vc = _mm256_set1_ps(c);
+  double total = 0;
+  for (int64_t c0 = 0; c0 < n; c0 += kSumChunk) {
+    const int64_t c1 = n - c0 < kSumChunk ? n : c0 + kSumChunk;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0;
+    int64_t i = c0;
+    for (; i + 16 <= c1; i += 16) {
+      __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+      if constexpr (kSquares) {
+        v0 = _mm256_sub_ps(v0, vc);
+        v1 = _mm256_sub_ps(v1, vc);
+        s0 = _mm256_fmadd_ps(v0, v0, s0);
+        s1 = _mm256_fmadd_ps(v1, v1, s1);
+      } else {
+        s0 = _mm256_add_ps(s0, v0);
+        s1 = _mm256_add_ps(s1, v1);
+      }
+    }
+    total += hsum_double(_mm256_add_ps(s0, s1));
+    for (; i < c1; ++i) {
+      const double d = kSquares ? double(x[i]) - c : double(x[i]);
+      total += kSquares ? d * d : d;
+    }
+  }
+  return total;
+}
+
+void mean_var(int64_t n, const float* x, float* mean, float* var) {
+  if (n <= 0) {
+    *mean = 0;
+    *var = 0;
+    return;
+  }
+  const double mu = chunked_sum<false>(n, x, 0.0f) / static_cast<double>(n);
+  *mean = static_cast<float>(mu);
+  *var = static_cast<float>(chunked_sum<true>(n, x, *mean) / static_cast<double>(n));
+}
+
+// ---- GEMM ---------------------------------------------------------------------------------
+
+// 6 x 16 register tile: 12 accumulators, 2 B vectors and one broadcast fill the 16 ymm registers.
+void micro_6x16(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool accumulate) {
+  __m256 c0[6], c1[6];
+  for (int i = 0; i < 6; ++i) c0[i] = c1[i] = _mm256_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p, ap += 6, bp += 16) {
+    const __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) {
+      const __m256 a = _mm256_broadcast_ss(ap + i);
+      c0[i] = _mm256_fmadd_ps(a, b0, c0[i]);
+      c1[i] = _mm256_fmadd_ps(a, b1, c1[i]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < 6; ++i) {
+    float* ci = c + i * ldc;
+    if (accumulate) {
+      c0[i] = _mm256_add_ps(c0[i], _mm256_loadu_ps(ci));
+      c1[i] = _mm256_add_ps(c1[i], _mm256_loadu_ps(ci + 8));
+    }
+    _mm256_storeu_ps(ci, c0[i]);
+    _mm256_storeu_ps(ci + 8, c1[i]);
+  }
+}
+
+void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+              int64_t ldb, float* c, int64_t ldc) {
+  constexpr GemmBlocking blk{144, 256, 512};
+  gemm_blocked<6, 16>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_6x16);
+}
+
+const Kernels kTable = {
+    SimdLevel::AVX2,
+    dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, quantize_q8a,
+    f16_to_f32_row, f32_to_f16_row, dequantize_row,
+    add, mul, scale, axpy, axpy_f16, max, exp_sub_sum, gelu, mean_var,
+    gemm_f32,
+};
+
+}  // namespace
+
+const Kernels* avx2_kernels() { return &kTable; }
+
+}  // namespace hark::cpu::detail
+#endif

@@ -1,0 +1,444 @@
+// The AVX-512 kernel table (F, BW, VL, DQ, VNNI: Ice Lake, Zen 4 and later).
+//
+// Compiled with those flags (CMakeLists.txt, by file name) and only called after
+// cpu_features.cpp has seen them all. Everything is internal to this file (see
+// kernels_internal.h). Tails use masked loads and stores instead of scalar loops. Quantized dots
+// use VNNI (vpdpbusd) on 256-bit halves: one block of 32 levels per instruction.
+#if defined(__x86_64__) || defined(__i386__)
+// GCC 12's AVX-512 headers start some intrinsics from _mm512_undefined_*(), which its own
+// uninitialized-use analysis then reports at every call site: noise, not a defect here.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cpu/gemm_blocked.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/kernels_internal.h"
+
+namespace hark::cpu::detail {
+namespace {
+
+inline __mmask16 tail_mask(int64_t left) {
+  return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
+}
+
+inline float half(f16_t h) { return _cvtsh_ss(h); }
+
+inline float hsum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// ---- dots ---------------------------------------------------------------------------------
+
+float dot_f32(int64_t n, const float* w, const float* x) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i), _mm512_loadu_ps(x + i), a0);
+    a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 16), _mm512_loadu_ps(x + i + 16), a1);
+    a2 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 32), _mm512_loadu_ps(x + i + 32), a2);
+    a3 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 48), _mm512_loadu_ps(x + i + 48), a3);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, w + i), _mm512_maskz_loadu_ps(k, x + i), a0);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+inline __m512 load_f16x16(const f16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+inline __m512 load_f16x16(const f16_t* p, __mmask16 k) {
+  return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, p));
+}
+
+float dot_f16_f32(int64_t n, const f16_t* w, const float* x) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    a0 = _mm512_fmadd_ps(load_f16x16(w + i), _mm512_loadu_ps(x + i), a0);
+    a1 = _mm512_fmadd_ps(load_f16x16(w + i + 16), _mm512_loadu_ps(x + i + 16), a1);
+    a2 = _mm512_fmadd_ps(load_f16x16(w + i + 32), _mm512_loadu_ps(x + i + 32), a2);
+    a3 = _mm512_fmadd_ps(load_f16x16(w + i + 48), _mm512_loadu_ps(x + i + 48), a3);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    a0 = _mm512_fmadd_ps(load_f16x16(w + i, k), _mm512_maskz_loadu_ps(k, x + i), a0);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+// The 32 4-bit levels of a q4 block as bytes, in value order (low nibbles are values 0..15).
+inline __m256i q4_levels(const uint8_t* qs) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(v, 4), v);
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// Adds the fifth bit: qh's bit j is exactly the byte mask for level j.
+inline __m256i add_q5_high(__m256i q, const uint8_t* qh) {
+  uint32_t bits;
+  std::memcpy(&bits, qh, 4);
+  return _mm256_mask_add_epi8(q, static_cast<__mmask32>(bits), q, _mm256_set1_epi8(0x10));
+}
+
+inline __m256i load_q8a(const BlockQ8A& b) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+}
+
+// Unsigned-level types: w = (q - zero) * d (+ m). vpdpbusd multiplies unsigned by signed bytes,
+// which is the unsigned level times the activation; the zero point and the min come back through
+// s = dx * sum(xq): sum_j w_j x_j = d dx sum q xq + (m - zero d) s.
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
+float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
+  const auto* w = static_cast<const Block*>(wv);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+  float off0 = 0, off1 = 0;
+  const int64_t nb = n / kQuantBlock;
+  auto one = [&](int64_t b, __m256& acc, float& off) {
+    __m256i q = q4_levels(w[b].qs);
+    if constexpr (kFiveBit) q = add_q5_high(q, w[b].qh);
+    const __m256 p = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, load_q8a(x[b])));
+    const float d = half(w[b].d);
+    acc = _mm256_fmadd_ps(p, _mm256_set1_ps(d * x[b].d), acc);
+    float bias = -static_cast<float>(kZero) * d;
+    if constexpr (kHasMin) bias = half(w[b].m);
+    off += bias * x[b].s;
+  };
+  int64_t b = 0;
+  for (; b + 2 <= nb; b += 2) {  // two chains, so the FMA latency overlaps
+    one(b, acc0, off0);
+    one(b + 1, acc1, off1);
+  }
+  if (b < nb) one(b, acc0, off0);
+  return hsum8(_mm256_add_ps(acc0, acc1)) + (off0 + off1);
+}
+
+float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x); }
+float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
+float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x); }
+float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
+
+float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
+  const auto* w = static_cast<const BlockQ8_0*>(wv);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+  const int64_t nb = n / kQuantBlock;
+  auto one = [&](int64_t b, __m256& acc) {
+    const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+    // Signed x signed as unsigned x signed: |w| * (x with w's sign). Exact for w in [-128, 127].
+    const __m256i s = _mm256_sign_epi8(load_q8a(x[b]), wq);
+    const __m256i dot = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(wq), s);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(half(w[b].d) * x[b].d), acc);
+  };
+  int64_t b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    one(b, acc0);
+    one(b + 1, acc1);
+  }
+  if (b < nb) one(b, acc0);
+  return hsum8(_mm256_add_ps(acc0, acc1));
+}
+
+// Same results as the scalar table bit for bit (see kernels_scalar.cpp).
+void quantize_q8a(const float* x, BlockQ8A* y, int64_t n) {
+  const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const float* xb = x + b * kQuantBlock;
+    __m512 v0 = _mm512_loadu_ps(xb), v1 = _mm512_loadu_ps(xb + 16);
+    v0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v0, v0, _CMP_ORD_Q), v0);  // NaN reads as 0
+    v1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v1, v1, _CMP_ORD_Q), v1);
+    const float am = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+    if (!(am <= FLT_MAX)) {  // an infinity: rare, leave it to the scalar definition
+      scalar_kernels().quantize_q8a(xb, y + b, kQuantBlock);
+      continue;
+    }
+    const float d = am / 127.0f;
+    const __m512 id = _mm512_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+    const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v0, id), lo), hi));
+    const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v1, id), lo), hi));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].qs), _mm512_cvtepi32_epi8(q0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].qs + 16), _mm512_cvtepi32_epi8(q1));
+    y[b].d = d;
+    y[b].s = d * static_cast<float>(_mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1)));
+  }
+}
+
+// ---- conversions --------------------------------------------------------------------------
+
+void f16_to_f32_row(const f16_t* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, k, load_f16x16(x + i, k));
+  }
+}
+
+void f32_to_f16_row(const float* x, f16_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    const __m256i h = _mm512_cvtps_ph(_mm512_maskz_loadu_ps(k, x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm256_mask_storeu_epi16(y + i, k, h);
+  }
+}
+
+// 32 levels (bytes) to floats, as the scalar definition computes them: (level - zero) * d for
+// the symmetric types (the zero point is taken off in integers, so a level at the zero point gives
+// the signed zero of 0 * d), level * d + m for the _1 types (level * d is exact, so fusing the add
+// changes nothing).
+template <int kZero, bool kHasMin>
+inline void levels_to_f32(__m256i q, float d, float m, float* y) {
+  const __m512 vd = _mm512_set1_ps(d), vm = _mm512_set1_ps(m);
+  if constexpr (kZero != 0) q = _mm256_sub_epi8(q, _mm256_set1_epi8(kZero));
+  const __m128i parts[2] = {_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1)};
+  for (int j = 0; j < 2; ++j) {
+    const __m512i wide = kZero != 0 ? _mm512_cvtepi8_epi32(parts[j]) : _mm512_cvtepu8_epi32(parts[j]);
+    const __m512 f = _mm512_cvtepi32_ps(wide);
+    _mm512_storeu_ps(y + 16 * j, kHasMin ? _mm512_fmadd_ps(f, vd, vm) : _mm512_mul_ps(f, vd));
+  }
+}
+
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
+void dequantize_unsigned(const void* xv, float* y, int64_t n) {
+  const auto* x = static_cast<const Block*>(xv);
+  for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
+    __m256i q = q4_levels(x[b].qs);
+    if constexpr (kFiveBit) q = add_q5_high(q, x[b].qh);
+    float m = 0;
+    if constexpr (kHasMin) m = half(x[b].m);
+    levels_to_f32<kZero, kHasMin>(q, half(x[b].d), m, y);
+  }
+}
+
+void dequantize_q8_0(const void* xv, float* y, int64_t n) {
+  const auto* x = static_cast<const BlockQ8_0*>(xv);
+  for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
+    const __m512 d = _mm512_set1_ps(half(x[b].d));
+    const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].qs));
+    const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].qs + 16));
+    _mm512_storeu_ps(y, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q0)), d));
+    _mm512_storeu_ps(y + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q1)), d));
+  }
+}
+
+void dequantize_row(DType type, const void* x, float* y, int64_t n) {
+  switch (type) {
+    case DType::F16: return f16_to_f32_row(static_cast<const f16_t*>(x), y, n);
+    case DType::Q4_0: return dequantize_unsigned<BlockQ4_0, 8, false, false>(x, y, n);
+    case DType::Q4_1: return dequantize_unsigned<BlockQ4_1, 0, true, false>(x, y, n);
+    case DType::Q5_0: return dequantize_unsigned<BlockQ5_0, 16, false, true>(x, y, n);
+    case DType::Q5_1: return dequantize_unsigned<BlockQ5_1, 0, true, true>(x, y, n);
+    case DType::Q8_0: return dequantize_q8_0(x, y, n);
+    default: return scalar_kernels().dequantize_row(type, x, y, n);
+  }
+}
+
+// ---- vector math --------------------------------------------------------------------------
+
+void add(int64_t n, const float* a, const float* b, float* y) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, k, _mm512_add_ps(_mm512_maskz_loadu_ps(k, a + i), _mm512_maskz_loadu_ps(k, b + i)));
+  }
+}
+
+void mul(int64_t n, const float* a, const float* b, float* y) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, a + i), _mm512_maskz_loadu_ps(k, b + i)));
+  }
+}
+
+void scale(int64_t n, const float* x, float s, float bias, float* y) {
+  const __m512 vs = _mm512_set1_ps(s), vb = _mm512_set1_ps(bias);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, k, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, x + i), vs, vb));
+  }
+}
+
+void axpy(int64_t n, float a, const float* x, float* y) {
+  const __m512 va = _mm512_set1_ps(a);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, k, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(k, x + i), _mm512_maskz_loadu_ps(k, y + i)));
+  }
+}
+
+void axpy_f16(int64_t n, float a, const f16_t* x, float* y) {
+  const __m512 va = _mm512_set1_ps(a);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, k, _mm512_fmadd_ps(va, load_f16x16(x + i, k), _mm512_maskz_loadu_ps(k, y + i)));
+  }
+}
+
+float max(int64_t n, const float* x) {
+  __m512 m0 = _mm512_set1_ps(-INFINITY), m1 = m0;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    m0 = _mm512_max_ps(m0, _mm512_loadu_ps(x + i));
+    m1 = _mm512_max_ps(m1, _mm512_loadu_ps(x + i + 16));
+  }
+  for (; i < n; i += 16) m0 = _mm512_mask_max_ps(m0, tail_mask(n - i), m0, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
+  return _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
+}
+
+// exp on 16 lanes, the algorithm of the scalar exp1 (kernels_scalar.cpp); scalef applies 2^n
+// without building exponent bits, so n = 128 and n = -126 need no special care.
+inline __m512 exp16(__m512 x) {
+  const __mmask16 under = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpMin), _CMP_LT_OQ);
+  const __mmask16 over = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpMax), _CMP_GT_OQ);
+  // Constant first: max/min return the second operand for NaN, so NaN flows through.
+  x = _mm512_min_ps(_mm512_set1_ps(kExpMax), _mm512_max_ps(_mm512_set1_ps(kExpMin), x));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kExpC7);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC5));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpC2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  __m512 y = _mm512_scalef_ps(p, n);
+  y = _mm512_mask_mov_ps(y, under, _mm512_setzero_ps());
+  return _mm512_mask_mov_ps(y, over, _mm512_set1_ps(INFINITY));
+}
+
+float exp_sub_sum(int64_t n, const float* x, float m, float* y) {
+  const __m512 vm = _mm512_set1_ps(m);
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm));
+    _mm512_mask_storeu_ps(y + i, k, e);
+    acc = _mm512_mask_add_ps(acc, k, acc, e);
+  }
+  return _mm512_reduce_add_ps(acc);
+}
+
+// gelu on 16 lanes, the algorithm of the scalar gelu1.
+inline __m512 gelu16(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f), halfv = _mm512_set1_ps(0.5f);
+  const __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(kSqrtHalf));
+  const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(halfv, z, one));
+  __m512 q = _mm512_set1_ps(kErfcQ[8]);
+  for (int i = 7; i >= 0; --i) q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(kErfcQ[i]));
+  const __m512 e = _mm512_mul_ps(_mm512_mul_ps(t, q), exp16(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(z, z))));
+  const __m512 he = _mm512_mul_ps(halfv, e);
+  const __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
+  return _mm512_mul_ps(x, _mm512_mask_sub_ps(he, pos, one, he));
+}
+
+void gelu(int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, k, gelu16(_mm512_maskz_loadu_ps(k, x + i)));
+  }
+}
+
+// Two passes. Lanes sum in f32 over chunks of 1024 values (32 per lane), chunks in double: long
+// rows keep the accuracy of short ones.
+constexpr int64_t kSumChunk = 1024;
+
+inline double hsum_double(__m512 v) {
+  const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+  const __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  return _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
+}
+
+// sum over [0, n) of x (kSquares false) or of (x - c)^2 (kSquares true)
+template <bool kSquares>
+double chunked_sum(int64_t n, const float* x, float c) {
+  const __m512 vc = _mm512_set1_ps(c);
+  double total = 0;
+  for (int64_t c0 = 0; c0 < n; c0 += kSumChunk) {
+    const int64_t c1 = n - c0 < kSumChunk ? n : c0 + kSumChunk;
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0;
+    for (int64_t i = c0; i < c1; i += 32) {
+      const __mmask16 k0 = tail_mask(c1 - i), k1 = tail_mask(c1 - i - 16 > 0 ? c1 - i - 16 : 0);
+      __m512 v0 = _mm512_maskz_loadu_ps(k0, x + i), v1 = _mm512_maskz_loadu_ps(k1, x + i + 16);
+      if constexpr (kSquares) {
+        v0 = _mm512_maskz_sub_ps(k0, v0, vc);
+        v1 = _mm512_maskz_sub_ps(k1, v1, vc);
+        s0 = _mm512_fmadd_ps(v0, v0, s0);
+        s1 = _mm512_fmadd_ps(v1, v1, s1);
+      } else {
+        s0 = _mm512_add_ps(s0, v0);
+        s1 = _mm512_add_ps(s1, v1);
+      }
+    }
+    total += hsum_double(_mm512_add_ps(s0, s1));
+  }
+  return total;
+}
+
+void mean_var(int64_t n, const float* x, float* mean, float* var) {
+  if (n <= 0) {
+    *mean = 0;
+    *var = 0;
+    return;
+  }
+  const double mu = chunked_sum<false>(n, x, 0.0f) / static_cast<double>(n);
+  *mean = static_cast<float>(mu);
+  *var = static_cast<float>(chunked_sum<true>(n, x, *mean) / static_cast<double>(n));
+}
+
+// ---- GEMM ---------------------------------------------------------------------------------
+
+// 12 x 32 register tile: 24 accumulators and 2 B vectors of the 32 zmm registers; A values are
+// broadcast from memory. Per step of p: 24 FMAs against 2 vector loads and 12 broadcasts.
+void micro_12x32(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool accumulate) {
+  __m512 c0[12], c1[12];
+#pragma GCC unroll 12
+  for (int i = 0; i < 12; ++i) c0[i] = c1[i] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p, ap += 12, bp += 32) {
+    const __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) {
+      const __m512 a = _mm512_set1_ps(ap[i]);
+      c0[i] = _mm512_fmadd_ps(a, b0, c0[i]);
+      c1[i] = _mm512_fmadd_ps(a, b1, c1[i]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int i = 0; i < 12; ++i) {
+    float* ci = c + i * ldc;
+    if (accumulate) {
+      c0[i] = _mm512_add_ps(c0[i], _mm512_loadu_ps(ci));
+      c1[i] = _mm512_add_ps(c1[i], _mm512_loadu_ps(ci + 16));
+    }
+    _mm512_storeu_ps(ci, c0[i]);
+    _mm512_storeu_ps(ci + 16, c1[i]);
+  }
+}
+
+void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+              int64_t ldb, float* c, int64_t ldc) {
+  constexpr GemmBlocking blk{144, 256, 512};
+  gemm_blocked<12, 32>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_12x32);
+}
+
+const Kernels kTable = {
+    SimdLevel::AVX512,
+    dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, quantize_q8a,
+    f16_to_f32_row, f32_to_f16_row, dequantize_row,
+    add, mul, scale, axpy, axpy_f16, max, exp_sub_sum, gelu, mean_var,
+    gemm_f32,
+};
+
+}  // namespace
+
+const Kernels* avx512_kernels() { return &kTable; }
+
+}  // namespace hark::cpu::detail
+#endif

@@ -1,0 +1,50 @@
+// What the kernel tables share behind kernels.h: the per-ISA table getters that cpu_features.cpp
+// dispatches to, the constants of the exp and erf approximations (every level evaluates the same
+// formulas, so levels agree to rounding and tests can hold them to tight bounds), and the packing
+// scratch of gemm_f32.
+//
+// This header is included by the ISA translation units (*_avx2.cpp, *_avx512.cpp). It must not
+// define inline functions with external linkage: one compiled with AVX-512 flags could be the copy
+// the linker keeps and then run on a machine without AVX-512.
+#pragma once
+#include <cstddef>
+
+#include "backend/cpu/kernels.h"
+
+namespace hark::cpu::detail {
+
+const Kernels& scalar_kernels();
+// nullptr when the table is not compiled in (non-x86 builds).
+const Kernels* avx2_kernels();
+const Kernels* avx512_kernels();
+
+// Per-thread float scratch of at least n floats, 64-byte aligned, allocated on a thread's first
+// call and grown (never shrunk) after. gemm_f32 packs its panels here: the kernel signature has
+// no workspace, and a thread runs one gemm at a time.
+float* gemm_scratch(size_t n);
+
+// ---- exp(x) = 2^n * p(r), x = n ln2 + r, |r| <= ln2/2 ----
+// ln2 split in two (Cody-Waite): kLn2Hi has few mantissa bits, so n * kLn2Hi is exact for |n| < 2^9.
+inline constexpr float kLog2e = 1.44269504088896341f;
+inline constexpr float kLn2Hi = 0.693359375f;
+inline constexpr float kLn2Lo = -2.12194440e-4f;
+// Below this exp(x) is subnormal in f32; every level returns 0 there (softmax masks give -inf).
+inline constexpr float kExpMin = -87.3365447505531f;
+// Above this exp(x) overflows f32.
+inline constexpr float kExpMax = 88.7228391116729f;
+// Taylor coefficients 1/k!, k = 2..7: on |r| <= ln2/2 the truncation error is ~5e-9, so the
+// result is within a few ulp of exp.
+inline constexpr float kExpC2 = 1.0f / 2, kExpC3 = 1.0f / 6, kExpC4 = 1.0f / 24,
+                       kExpC5 = 1.0f / 120, kExpC6 = 1.0f / 720, kExpC7 = 1.0f / 5040;
+
+// ---- erfc(z) for z >= 0 as t * Q(t) * exp(-z^2), t = 1 / (1 + z/2) ----
+// Q is a degree-8 polynomial fitted (weighted least squares, then reweighted toward minimax) to
+// erfcx(z)/t over z in [0, 10]; its relative error is below 4.3e-8 there. Using erfc for the lower
+// tail keeps gelu's relative accuracy for negative x, where x * Phi(x) is small.
+inline constexpr float kErfcQ[9] = {
+    0.28208641560241343f,  0.2823753517825669f,  0.24310342370832769f,
+    0.20268829788655932f,  -0.026629226375235133f, 0.27807256351315334f,
+    -0.48720480108735105f, 0.28457740644444825f, -0.059069474361167912f};
+inline constexpr float kSqrtHalf = 0.70710678118654752f;
+
+}  // namespace hark::cpu::detail

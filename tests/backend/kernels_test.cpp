@@ -1,0 +1,398 @@
+// Every kernel table this processor runs, function by function: each table against independent
+// references (double-precision math, std::exp/std::erf, the scalar quantizers of runtime/quant.h)
+// and each SIMD table against the scalar table. Sizes cover SIMD tails and large rows.
+//
+// Tolerances, and why:
+//  * Exact (bit for bit): conversions, dequantization, q8a quantization, add, mul, max. These do
+//    the same IEEE operations in every table (level * scale products are exact; see the tables).
+//  * f32 sums (dots, GEMM, exp sums, variance): |got - ref| <= c * eps * sqrt(n) * sum|terms|,
+//    the growth of rounding error for sums in a few interleaved accumulators.
+//  * Quantized dots: the block integer sums are exact; the per-block scale products and the
+//    zero-point term through s = d * sum(q) round, so 1e-5 of sum|w x|.
+//  * exp: 3e-7 relative (the approximation is within a few ulp); gelu: 1e-6 absolute and 2e-6
+//    relative, whichever is looser (the brief's ~1e-6), erf form against std::erf in double.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/kernels.h"
+#include "runtime/dtype.h"
+#include "runtime/quant.h"
+
+namespace hark::cpu {
+namespace {
+
+constexpr double kEps = 1.1920929e-7;  // f32 machine epsilon
+
+std::vector<SimdLevel> supported_levels() {
+  std::vector<SimdLevel> v;
+  for (SimdLevel l : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512})
+    if (simd_level_supported(l)) v.push_back(l);
+  return v;
+}
+
+const Kernels& scalar() { return kernels_for(SimdLevel::Scalar); }
+
+std::vector<float> random_floats(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& f : v) f = d(rng);
+  return v;
+}
+
+const std::vector<int64_t> kSizes = {1, 3, 17, 31, 32, 33, 1500, 51865};
+const std::vector<int64_t> kQuantSizes = {32, 64, 96, 384, 1504, 51200};
+const DType kWeightTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0};
+
+bool same_bits(float a, float b) {
+  if (std::isnan(a) && std::isnan(b)) return true;
+  return std::memcmp(&a, &b, 4) == 0;
+}
+
+class KernelsTest : public ::testing::TestWithParam<SimdLevel> {
+ protected:
+  const Kernels& k() const { return kernels_for(GetParam()); }
+};
+
+TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
+  const Kernels& t = k();
+  EXPECT_EQ(t.level, GetParam());
+  const void* fns[] = {
+      reinterpret_cast<const void*>(t.dot_f32), reinterpret_cast<const void*>(t.dot_f16_f32),
+      reinterpret_cast<const void*>(t.dot_q4_0), reinterpret_cast<const void*>(t.dot_q4_1),
+      reinterpret_cast<const void*>(t.dot_q5_0), reinterpret_cast<const void*>(t.dot_q5_1),
+      reinterpret_cast<const void*>(t.dot_q8_0), reinterpret_cast<const void*>(t.quantize_q8a),
+      reinterpret_cast<const void*>(t.f16_to_f32_row), reinterpret_cast<const void*>(t.f32_to_f16_row),
+      reinterpret_cast<const void*>(t.dequantize_row), reinterpret_cast<const void*>(t.add),
+      reinterpret_cast<const void*>(t.mul), reinterpret_cast<const void*>(t.scale),
+      reinterpret_cast<const void*>(t.axpy), reinterpret_cast<const void*>(t.axpy_f16),
+      reinterpret_cast<const void*>(t.max), reinterpret_cast<const void*>(t.exp_sub_sum),
+      reinterpret_cast<const void*>(t.gelu), reinterpret_cast<const void*>(t.mean_var),
+      reinterpret_cast<const void*>(t.gemm_f32)};
+  for (const void* f : fns) EXPECT_NE(f, nullptr);
+}
+
+TEST_P(KernelsTest, DotF32) {
+  for (int64_t n : kSizes) {
+    const auto w = random_floats(n, 1), x = random_floats(n, 2);
+    double ref = 0, mag = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      ref += double(w[i]) * x[i];
+      mag += std::fabs(double(w[i]) * x[i]);
+    }
+    const double tol = 4 * kEps * std::sqrt(double(n)) * mag + 1e-30;
+    EXPECT_NEAR(k().dot_f32(n, w.data(), x.data()), ref, tol) << "n=" << n;
+    EXPECT_NEAR(k().dot_f32(n, w.data(), x.data()), scalar().dot_f32(n, w.data(), x.data()), 2 * tol) << "n=" << n;
+  }
+}
+
+TEST_P(KernelsTest, DotF16) {
+  for (int64_t n : kSizes) {
+    const auto wf = random_floats(n, 3), x = random_floats(n, 4);
+    std::vector<f16_t> w(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) w[i] = f32_to_f16(wf[i]);
+    double ref = 0, mag = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      ref += double(f16_to_f32(w[i])) * x[i];
+      mag += std::fabs(double(f16_to_f32(w[i])) * x[i]);
+    }
+    const double tol = 4 * kEps * std::sqrt(double(n)) * mag + 1e-30;
+    EXPECT_NEAR(k().dot_f16_f32(n, w.data(), x.data()), ref, tol) << "n=" << n;
+    EXPECT_NEAR(k().dot_f16_f32(n, w.data(), x.data()), scalar().dot_f16_f32(n, w.data(), x.data()), 2 * tol);
+  }
+}
+
+using QDot = float (*)(int64_t, const void*, const BlockQ8A*);
+QDot qdot(const Kernels& t, DType type) {
+  switch (type) {
+    case DType::Q4_0: return t.dot_q4_0;
+    case DType::Q4_1: return t.dot_q4_1;
+    case DType::Q5_0: return t.dot_q5_0;
+    case DType::Q5_1: return t.dot_q5_1;
+    default: return t.dot_q8_0;
+  }
+}
+
+// Weights from quantizing random values (realistic scales), and from random bytes with sane
+// scales (every level pattern, including q8_0's -128 that quantizers never produce).
+std::vector<uint8_t> weight_row(DType type, int64_t n, uint32_t seed, bool raw_levels) {
+  std::vector<uint8_t> w(dtype_row_bytes(type, n));
+  if (!raw_levels) {
+    const auto f = random_floats(n, seed, -2.0f, 1.5f);
+    quantize_row(type, f.data(), w.data(), n);
+    return w;
+  }
+  std::mt19937 rng(seed);
+  for (uint8_t& b : w) b = static_cast<uint8_t>(rng());
+  // Overwrite the f16 scale (and min) of each block with finite values.
+  const size_t bb = dtype_block_bytes(type);
+  const bool has_min = type == DType::Q4_1 || type == DType::Q5_1;
+  std::uniform_real_distribution<float> d(-0.05f, 0.05f);
+  for (size_t off = 0; off < w.size(); off += bb) {
+    const f16_t sd = f32_to_f16(d(rng)), sm = f32_to_f16(d(rng));
+    std::memcpy(&w[off], &sd, 2);
+    if (has_min) std::memcpy(&w[off + 2], &sm, 2);
+  }
+  return w;
+}
+
+TEST_P(KernelsTest, QuantizedDots) {
+  for (DType type : kWeightTypes) {
+    for (int64_t n : kQuantSizes) {
+      for (bool raw : {false, true}) {
+        const auto w = weight_row(type, n, static_cast<uint32_t>(n) + 7, raw);
+        const auto xf = random_floats(n, static_cast<uint32_t>(n) + 11, -3.0f, 3.0f);
+        std::vector<BlockQ8A> xq(static_cast<size_t>(n / kQuantBlock));
+        quantize_row_q8a(xf.data(), xq.data(), n);
+        std::vector<float> wd(static_cast<size_t>(n));
+        dequantize_row(type, w.data(), wd.data(), n);
+        double ref = 0, mag = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const double xv = double(xq[i / 32].qs[i % 32]) * xq[i / 32].d;
+          ref += double(wd[i]) * xv;
+          mag += std::fabs(double(wd[i]) * xv);
+        }
+        const double tol = 1e-5 * mag + 1e-20;
+        const float got = qdot(k(), type)(n, w.data(), xq.data());
+        EXPECT_NEAR(got, ref, tol) << dtype_name(type) << " n=" << n << " raw=" << raw;
+        EXPECT_NEAR(got, qdot(scalar(), type)(n, w.data(), xq.data()), tol) << dtype_name(type) << " n=" << n;
+      }
+    }
+  }
+}
+
+TEST_P(KernelsTest, QuantizeQ8aMatchesReferenceBitForBit) {
+  for (int64_t n : kQuantSizes) {
+    auto x = random_floats(n, static_cast<uint32_t>(n), -5.0f, 5.0f);
+    // Special blocks: zeros, exact ties at half steps (amax 127 makes the step 1), NaN, inf.
+    if (n >= 128) {
+      for (int j = 0; j < 32; ++j) x[j] = 0.0f;
+      for (int j = 0; j < 32; ++j) x[32 + j] = j == 0 ? 127.0f : static_cast<float>(j) - 15.5f;
+      x[64 + 3] = NAN;
+      x[96 + 5] = INFINITY;
+    }
+    std::vector<BlockQ8A> ref(static_cast<size_t>(n / 32)), got(ref.size());
+    quantize_row_q8a(x.data(), ref.data(), n);
+    k().quantize_q8a(x.data(), got.data(), n);
+    for (size_t b = 0; b < ref.size(); ++b) {
+      ASSERT_TRUE(same_bits(got[b].d, ref[b].d)) << "block " << b;
+      ASSERT_TRUE(same_bits(got[b].s, ref[b].s)) << "block " << b;
+      ASSERT_EQ(std::memcmp(got[b].qs, ref[b].qs, 32), 0) << "block " << b << " n=" << n;
+    }
+  }
+}
+
+TEST_P(KernelsTest, F16ConversionsMatchScalarDefinitions) {
+  std::vector<f16_t> all(65536);
+  for (uint32_t h = 0; h < 65536; ++h) all[h] = static_cast<f16_t>(h);
+  std::vector<float> f(65536);
+  k().f16_to_f32_row(all.data(), f.data(), 65536);
+  for (uint32_t h = 0; h < 65536; ++h) ASSERT_TRUE(same_bits(f[h], f16_to_f32(all[h]))) << "half " << h;
+  for (int64_t n : kSizes) {
+    // Wide exponent range: normal, subnormal and overflowing halves, and round-to-even ties.
+    std::mt19937 rng(static_cast<uint32_t>(n));
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) {
+      uint32_t bits = rng();
+      bits = (bits & 0x807fffffu) | ((100u + bits % 50u) << 23);  // exponents 2^-27 .. 2^22
+      std::memcpy(&v, &bits, 4);
+    }
+    std::vector<f16_t> h(static_cast<size_t>(n));
+    k().f32_to_f16_row(x.data(), h.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(h[i], f32_to_f16(x[i])) << "value " << x[i];
+  }
+}
+
+TEST_P(KernelsTest, DequantizeMatchesReferenceBitForBit) {
+  for (DType type : {DType::F32, DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
+    for (int64_t n : kQuantSizes) {
+      for (bool raw : {false, true}) {
+        std::vector<uint8_t> w;
+        if (dtype_quantized(type)) {
+          w = weight_row(type, n, static_cast<uint32_t>(n) * 3 + 1, raw);
+        } else {
+          const auto f = random_floats(n, static_cast<uint32_t>(n));
+          w.resize(dtype_row_bytes(type, n));
+          quantize_row(type, f.data(), w.data(), n);
+        }
+        std::vector<float> ref(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+        dequantize_row(type, w.data(), ref.data(), n);
+        k().dequantize_row(type, w.data(), got.data(), n);
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_TRUE(same_bits(got[i], ref[i])) << dtype_name(type) << " n=" << n << " i=" << i;
+      }
+    }
+  }
+}
+
+TEST_P(KernelsTest, ElementWise) {
+  for (int64_t n : kSizes) {
+    const auto a = random_floats(n, 5, -4, 4), b = random_floats(n, 6, -4, 4);
+    std::vector<float> y(static_cast<size_t>(n)), r(static_cast<size_t>(n));
+    k().add(n, a.data(), b.data(), y.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], a[i] + b[i]);
+    k().mul(n, a.data(), b.data(), y.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], a[i] * b[i]);
+    // scale and axpy may fuse the multiply-add: one rounding instead of two.
+    k().scale(n, a.data(), 0.37f, -1.25f, y.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], double(a[i]) * 0.37 - 1.25, 2 * kEps * (std::fabs(a[i] * 0.37) + 1.25));
+    y = b;
+    k().axpy(n, -0.61f, a.data(), y.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], b[i] - 0.61 * a[i], 2 * kEps * (std::fabs(b[i]) + std::fabs(0.61 * a[i])));
+    std::vector<f16_t> h(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) h[i] = f32_to_f16(a[i]);
+    y = b;
+    k().axpy_f16(n, 1.7f, h.data(), y.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const double e = b[i] + 1.7 * f16_to_f32(h[i]);
+      ASSERT_NEAR(y[i], e, 2 * kEps * (std::fabs(b[i]) + std::fabs(1.7 * f16_to_f32(h[i]))));
+    }
+    // In place, as the ops call them.
+    y = a;
+    k().scale(n, y.data(), 2.0f, 0.0f, y.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], 2.0f * a[i]);
+    float mref = -INFINITY;
+    for (float v : a) mref = v > mref ? v : mref;
+    EXPECT_EQ(k().max(n, a.data()), mref);
+    (void)r;
+  }
+}
+
+TEST_P(KernelsTest, ExpSubSum) {
+  for (int64_t n : kSizes) {
+    auto x = random_floats(n, 9, -95.0f, 3.0f);
+    if (n > 3) x[1] = -INFINITY;  // a masked score
+    const float m = 3.0f;
+    std::vector<float> y(static_cast<size_t>(n));
+    const float s = k().exp_sub_sum(n, x.data(), m, y.data());
+    double sref = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float diff = x[i] - m;  // rounded in f32, as the kernels see it
+      const double e = diff < -87.34f ? 0.0 : std::exp(double(diff));
+      sref += e;
+      // Below -87.34 every level returns 0 (where f32 would be subnormal): absolute 1e-37 there.
+      ASSERT_NEAR(y[i], e, 3e-7 * e + 1.2e-38) << "x=" << x[i];
+    }
+    EXPECT_NEAR(s, sref, 4 * kEps * std::sqrt(double(n)) * sref + 3e-7 * sref);
+    std::vector<float> ys(static_cast<size_t>(n));
+    scalar().exp_sub_sum(n, x.data(), m, ys.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], ys[i], 4e-7 * ys[i] + 1.2e-38);
+  }
+  // Over the whole range where exp is normal, and the edges.
+  const float edge[] = {0.0f, -0.0f, 1.0f, -1.0f, 88.7f, 88.0f, -87.3f, -87.0f, 0.3466f, -0.3466f, -120.0f, 100.0f};
+  for (float e : edge) {
+    float y;
+    k().exp_sub_sum(1, &e, 0.0f, &y);
+    const double r = e < -87.34f ? 0.0 : std::exp(double(e));
+    if (std::isinf(r) || r > 3.4e38) {
+      EXPECT_TRUE(std::isinf(y)) << e;
+    } else {
+      EXPECT_NEAR(y, r, 3e-7 * r + 1.2e-38) << e;
+    }
+  }
+}
+
+TEST_P(KernelsTest, GeluErfForm) {
+  double worst_abs = 0;
+  for (int64_t n : kSizes) {
+    const auto x = random_floats(n, 12, -12.0f, 12.0f);
+    std::vector<float> y(static_cast<size_t>(n)), ys(static_cast<size_t>(n));
+    k().gelu(n, x.data(), y.data());
+    scalar().gelu(n, x.data(), ys.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const double xd = x[i];
+      const double r = 0.5 * xd * (1.0 + std::erf(xd / std::sqrt(2.0)));
+      const double err = std::fabs(y[i] - r);
+      worst_abs = std::max(worst_abs, err);
+      ASSERT_LE(err, std::max(1e-6 * std::min(1.0, std::fabs(xd)), 2e-6 * std::fabs(r)) + 1e-30)
+          << "x=" << xd << " got " << y[i] << " want " << r;
+      ASSERT_NEAR(y[i], ys[i], 4e-7 * std::fabs(ys[i]) + 1e-12);
+    }
+  }
+  // Dense sweep near 0 and in the negative tail, where relative accuracy matters most.
+  for (float v = -10.0f; v <= 10.0f; v += 0.01f) {
+    float y;
+    k().gelu(1, &v, &y);
+    const double r = 0.5 * v * (1.0 + std::erf(double(v) / std::sqrt(2.0)));
+    ASSERT_LE(std::fabs(y - r), std::max(1e-6 * std::min(1.0, std::fabs(double(v))), 2e-6 * std::fabs(r)) + 1e-30) << v;
+    if (v < 0) {
+      const double rt = 0.5 * v * std::erfc(-double(v) / std::sqrt(2.0));  // precise tail
+      if (rt < -1e-30) {
+        ASSERT_NEAR(y, rt, 1e-5 * std::fabs(rt)) << v;
+      }
+    }
+  }
+  RecordProperty("worst_abs_error", std::to_string(worst_abs));
+}
+
+TEST_P(KernelsTest, MeanVar) {
+  for (int64_t n : kSizes) {
+    auto x = random_floats(n, 13, -3.0f, 5.0f);
+    for (float& v : x) v += 100.0f;  // an offset the two passes must not lose
+    double mu = 0;
+    for (float v : x) mu += v;
+    mu /= double(n);
+    double var = 0;
+    for (float v : x) var += (v - mu) * (v - mu);
+    var /= double(n);
+    float m, s;
+    k().mean_var(n, x.data(), &m, &s);
+    EXPECT_NEAR(m, mu, 2 * kEps * 105.0) << n;
+    EXPECT_NEAR(s, var, 1e-5 * var + 1e-6) << n;  // f32 lanes, and the mean rounded to f32
+  }
+}
+
+TEST_P(KernelsTest, GemmF32) {
+  struct Shape {
+    int64_t m, n, k, pad;
+  };
+  const Shape shapes[] = {{1, 1, 1, 0},   {3, 17, 5, 1},   {17, 31, 33, 3},  {13, 33, 257, 0},
+                          {25, 65, 300, 7}, {100, 40, 600, 0}, {37, 600, 70, 2}, {150, 130, 384, 0}};
+  for (const Shape& sh : shapes) {
+    const int64_t lda = sh.k + sh.pad, ldb = sh.k + 2 * sh.pad, ldc = sh.n + sh.pad;
+    const auto a = random_floats(sh.m * lda, 21), b = random_floats(sh.n * ldb, 22);
+    std::vector<float> c(static_cast<size_t>(sh.m * ldc), 123.0f);
+    k().gemm_f32(sh.m, sh.n, sh.k, a.data(), lda, b.data(), ldb, c.data(), ldc);
+    for (int64_t i = 0; i < sh.m; ++i) {
+      for (int64_t j = 0; j < sh.n; ++j) {
+        double ref = 0, mag = 0;
+        for (int64_t p = 0; p < sh.k; ++p) {
+          ref += double(a[i * lda + p]) * b[j * ldb + p];
+          mag += std::fabs(double(a[i * lda + p]) * b[j * ldb + p]);
+        }
+        ASSERT_NEAR(c[i * ldc + j], ref, 4 * kEps * std::sqrt(double(sh.k)) * mag + 1e-30)
+            << "m=" << sh.m << " n=" << sh.n << " k=" << sh.k << " at " << i << "," << j;
+      }
+      for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], 123.0f) << "wrote past n";
+    }
+  }
+}
+
+std::string level_name(const ::testing::TestParamInfo<SimdLevel>& info) { return simd_level_name(info.param); }
+
+INSTANTIATE_TEST_SUITE_P(Levels, KernelsTest, ::testing::ValuesIn(supported_levels()), level_name);
+
+TEST(KernelDispatch, BestLevelIsSupportedAndEnvLowersIt) {
+  EXPECT_TRUE(simd_level_supported(SimdLevel::Scalar));
+  EXPECT_TRUE(simd_level_supported(best_simd_level()));
+  const char* old = std::getenv("HARK_SIMD");
+  const std::string saved = old ? old : "";
+  setenv("HARK_SIMD", "scalar", 1);
+  EXPECT_EQ(best_simd_level(), SimdLevel::Scalar);
+  setenv("HARK_SIMD", "avx512", 1);  // never raises above the hardware
+  EXPECT_TRUE(simd_level_supported(best_simd_level()));
+  if (old) {
+    setenv("HARK_SIMD", saved.c_str(), 1);
+  } else {
+    unsetenv("HARK_SIMD");
+  }
+  EXPECT_EQ(kernels_for(SimdLevel::Scalar).level, SimdLevel::Scalar);
+}
+
+}  // namespace
+}  // namespace hark::cpu
