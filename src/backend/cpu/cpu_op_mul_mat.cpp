@@ -1,7 +1,299 @@
-// STUB: to be replaced by the mul_mat implementation.
+// mul_mat on the CPU: out[n, m] = sum_k w[k, n] * x[k, m], batched, w broadcast over batches.
+//
+// Two paths, by the number of activation rows M:
+//  * Row dots (M < kGemmMinRows: decoder steps). Every output is one dot product of a weight row
+//    with an activation row, and the weights are read once, so this is bound by memory bandwidth.
+//    Quantized weights meet activations quantized to BlockQ8A (integer dots); f32/f16 weights
+//    meet f32 activations. Threads split the weight rows.
+//  * Tiled GEMM (M >= kGemmMinRows: the encoder). Each thread takes a range of weight rows and
+//    runs an f32 GEMM of all M activation rows against them: directly for f32 weights, through a
+//    per-thread f32 panel of its rows for f16 and quantized weights. The GEMM is hark's gemm_f32
+//    or OpenBLAS sgemm (gemm_config.h).
+// Both work in two phases: first the threads convert the activations (quantize them, or make
+// strided rows contiguous) into the work buffer; then, after a barrier, they compute outputs.
+// Nothing here throws: CpuBackend::compute has validated the node before the threads started.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "backend/cpu/cpu_op_util.h"
 #include "backend/cpu/cpu_ops.h"
-#include "runtime/error.h"
+#include "backend/cpu/gemm_config.h"
+
+#ifdef HARK_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
 namespace hark::cpu {
-void op_mul_mat(const ComputeContext&, Tensor& node) { throw Error("mul_mat not implemented: " + node.describe()); }
-size_t mul_mat_work_size(const Tensor&, int) { return 0; }
+
+// ---- GEMM selection -----------------------------------------------------------------------
+
+namespace {
+
+// Measured on the target (Zen 4, 2 threads, bench_kernels): see the report in bench/kernels.cpp.
+constexpr GemmImpl kDefaultGemm = GemmImpl::Own;
+
+GemmImpl initial_gemm_impl() {
+  if (const char* env = std::getenv("HARK_GEMM")) {
+    if (std::strcmp(env, "blas") == 0 && gemm_blas_available()) return GemmImpl::Blas;
+    if (std::strcmp(env, "own") == 0) return GemmImpl::Own;
+  }
+  return gemm_blas_available() ? kDefaultGemm : GemmImpl::Own;
+}
+
+std::atomic<int>& gemm_choice() {
+  static std::atomic<int> choice{static_cast<int>(initial_gemm_impl())};
+  return choice;
+}
+
+}  // namespace
+
+bool gemm_blas_available() {
+#ifdef HARK_HAVE_OPENBLAS
+  return true;
+#else
+  return false;
+#endif
+}
+
+GemmImpl gemm_impl() { return static_cast<GemmImpl>(gemm_choice().load(std::memory_order_relaxed)); }
+
+void set_gemm_impl(GemmImpl impl) {
+  if (impl == GemmImpl::Blas && !gemm_blas_available()) impl = GemmImpl::Own;
+  gemm_choice().store(static_cast<int>(impl), std::memory_order_relaxed);
+}
+
+const char* gemm_impl_name(GemmImpl impl) { return impl == GemmImpl::Blas ? "openblas" : "own"; }
+
+// ---- planning -----------------------------------------------------------------------------
+
+namespace {
+
+// Weight rows a thread converts to f32 at a time on the GEMM path. As wide as gemm_f32's column
+// block, so the activations are packed once per panel, not more often than for f32 weights.
+constexpr int64_t kPanelRows = 512;
+
+constexpr size_t align64(size_t n) { return (n + 63) & ~size_t{63}; }
+
+// Shapes, the path, and where each part of the work buffer starts. work_size and the op build the
+// same plan from the same node, so the buffer always matches what the op uses.
+struct Plan {
+  int64_t K, N, M;
+  int64_t wb2, wb3;  // weight batch dims
+  int64_t b2, b3;    // activation (and output) batch dims
+  bool gemm;         // tiled GEMM path (else row dots)
+  bool quant_x;      // activations quantized to BlockQ8A (row dots with quantized weights)
+  bool copy_x;       // activations copied to contiguous f32 rows
+  bool w_panel;      // GEMM path with non-f32 weights: per-thread f32 panels
+  size_t xrow_bytes;     // one converted activation row
+  size_t off_x = 0;      // converted activations: rows in (m, b2, b3) order
+  size_t off_tmp = 0;    // per thread: one f32 row (gathering strided rows before quantizing)
+  size_t off_panel = 0;  // per thread: kPanelRows x K f32
+  size_t panel_bytes = 0;
+  size_t total = 0;
+};
+
+Plan make_plan(const Tensor& node, int nth) {
+  const Tensor& w = *node.src[0];
+  const Tensor& x = *node.src[1];
+  Plan p;
+  p.K = w.ne[0];
+  p.N = w.ne[1];
+  p.M = x.ne[1];
+  p.wb2 = w.ne[2];
+  p.wb3 = w.ne[3];
+  p.b2 = x.ne[2];
+  p.b3 = x.ne[3];
+  p.gemm = p.M >= kGemmMinRows;
+  const bool x_dense = x.nb[0] == sizeof(float) && x.nb[1] % sizeof(float) == 0 &&
+                       x.nb[2] % sizeof(float) == 0 && x.nb[3] % sizeof(float) == 0;
+  p.quant_x = !p.gemm && dtype_quantized(w.type);
+  p.copy_x = !p.quant_x && !x_dense;
+  p.w_panel = p.gemm && w.type != DType::F32;
+  const int64_t rows = p.M * p.b2 * p.b3;
+  p.xrow_bytes = p.quant_x ? static_cast<size_t>(p.K / kQuantBlock) * sizeof(BlockQ8A)
+                           : static_cast<size_t>(p.K) * sizeof(float);
+  size_t at = 0;
+  if (p.quant_x || p.copy_x) {
+    p.off_x = at;
+    at += align64(static_cast<size_t>(rows) * p.xrow_bytes);
+  }
+  if (p.quant_x && !x_dense) {
+    p.off_tmp = at;
+    at += static_cast<size_t>(nth) * align64(static_cast<size_t>(p.K) * sizeof(float));
+  }
+  if (p.w_panel) {
+    p.panel_bytes = align64(static_cast<size_t>(kPanelRows * p.K) * sizeof(float));
+    p.off_panel = at;
+    at += static_cast<size_t>(nth) * p.panel_bytes;
+  }
+  p.total = at;
+  return p;
+}
+
+// x's row m of batch (i2, i3), as bytes.
+inline const uint8_t* x_row(const Tensor& x, int64_t m, int64_t i2, int64_t i3) {
+  return static_cast<const uint8_t*>(x.data) + row_offset(x, m, i2, i3);
+}
+
+inline const uint8_t* w_row(const Tensor& w, const Plan& p, int64_t n, int64_t i2, int64_t i3) {
+  return static_cast<const uint8_t*>(w.data) +
+         row_offset(w, n, i2 / (p.b2 / p.wb2), i3 / (p.b3 / p.wb3));
+}
+
+inline float* out_row(Tensor& out, int64_t m, int64_t i2, int64_t i3) {
+  return reinterpret_cast<float*>(static_cast<uint8_t*>(out.data) + row_offset(out, m, i2, i3));
+}
+
+// Phase 1: activation rows in (m, i2, i3) order into the work buffer, split over threads.
+void prepare_x(const ComputeContext& ctx, const Plan& p, const Tensor& x) {
+  uint8_t* base = static_cast<uint8_t*>(ctx.wdata);
+  int64_t r0, r1;
+  ctx.range(p.M * p.b2 * p.b3, &r0, &r1);
+  float* tmp = reinterpret_cast<float*>(base + p.off_tmp +
+                                        static_cast<size_t>(ctx.ith) * align64(static_cast<size_t>(p.K) * sizeof(float)));
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t m = r % p.M, i2 = (r / p.M) % p.b2, i3 = r / (p.M * p.b2);
+    const uint8_t* src = x_row(x, m, i2, i3);
+    uint8_t* dst = base + p.off_x + static_cast<size_t>(r) * p.xrow_bytes;
+    const float* dense = reinterpret_cast<const float*>(src);
+    if (x.nb[0] != sizeof(float)) {
+      float* gathered = p.quant_x ? tmp : reinterpret_cast<float*>(dst);
+      for (int64_t k = 0; k < p.K; ++k) gathered[k] = load_f32(src + k * x.nb[0]);
+      dense = gathered;
+    } else if (!p.quant_x) {
+      std::memcpy(dst, src, static_cast<size_t>(p.K) * sizeof(float));
+    }
+    if (p.quant_x) ctx.k->quantize_q8a(dense, reinterpret_cast<BlockQ8A*>(dst), p.K);
+  }
+}
+
+// The dot kernel for a weight type, as a function of (n, weight row, activation row bytes).
+using RowDot = float (*)(const Kernels& k, int64_t n, const void* w, const void* x);
+
+RowDot row_dot_for(DType t) {
+  switch (t) {
+    case DType::F32: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
+      return k.dot_f32(n, static_cast<const float*>(w), static_cast<const float*>(x)); };
+    case DType::F16: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
+      return k.dot_f16_f32(n, static_cast<const f16_t*>(w), static_cast<const float*>(x)); };
+    case DType::Q4_0: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
+      return k.dot_q4_0(n, w, static_cast<const BlockQ8A*>(x)); };
+    case DType::Q4_1: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
+      return k.dot_q4_1(n, w, static_cast<const BlockQ8A*>(x)); };
+    case DType::Q5_0: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
+      return k.dot_q5_0(n, w, static_cast<const BlockQ8A*>(x)); };
+    case DType::Q5_1: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
+      return k.dot_q5_1(n, w, static_cast<const BlockQ8A*>(x)); };
+    case DType::Q8_0: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
+      return k.dot_q8_0(n, w, static_cast<const BlockQ8A*>(x)); };
+    case DType::I32: break;
+  }
+  return nullptr;  // not reached: supports() rejects i32 weights
+}
+
+// Phase 2 of the row-dot path: threads split the (batch, weight row) pairs; each weight row is
+// read once and dotted with all M activation rows while it is in L1.
+void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, const Tensor& x, Tensor& out) {
+  const RowDot dot = row_dot_for(w.type);
+  const uint8_t* xbase = static_cast<const uint8_t*>(ctx.wdata) + p.off_x;
+  const bool converted = p.quant_x || p.copy_x;
+  int64_t f0, f1;
+  ctx.range(p.N * p.b2 * p.b3, &f0, &f1);
+  for (int64_t f = f0; f < f1;) {
+    const int64_t batch = f / p.N, i2 = batch % p.b2, i3 = batch / p.b2;
+    const int64_t n_end = (batch + 1) * p.N < f1 ? (batch + 1) * p.N : f1;
+    for (int64_t n = f - batch * p.N; f < n_end; ++f, ++n) {
+      const void* wr = w_row(w, p, n, i2, i3);
+      for (int64_t m = 0; m < p.M; ++m) {
+        const void* xr = converted ? xbase + static_cast<size_t>(m + p.M * batch) * p.xrow_bytes
+                                   : static_cast<const void*>(x_row(x, m, i2, i3));
+        out_row(out, m, i2, i3)[n] = dot(*ctx.k, p.K, wr, xr);
+      }
+    }
+  }
+}
+
+// C (M x n, ldc) = A (M x K, lda) * B^T (n x K, ldb), with the selected implementation.
+void gemm(const ComputeContext& ctx, GemmImpl impl, int64_t M, int64_t n, int64_t K, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+#ifdef HARK_HAVE_OPENBLAS
+  if (impl == GemmImpl::Blas) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(M), static_cast<blasint>(n),
+                static_cast<blasint>(K), 1.0f, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb),
+                0.0f, c, static_cast<blasint>(ldc));
+    return;
+  }
+#else
+  (void)impl;
+#endif
+  ctx.k->gemm_f32(M, n, K, a, lda, b, ldb, c, ldc);
+}
+
+// Phase 2 of the GEMM path: threads split the (batch, weight row) pairs into ranges of whole
+// register tiles where there are enough rows; each range runs against all M activation rows.
+void mul_mat_gemm(const ComputeContext& ctx, const Plan& p, GemmImpl impl, const Tensor& w,
+                  const Tensor& x, Tensor& out) {
+  const int64_t total = p.N * p.b2 * p.b3;
+  int64_t per = (total + ctx.nth - 1) / ctx.nth;
+  if (total >= 64 * ctx.nth) per = (per + 31) / 32 * 32;  // whole 32-column tiles
+  const int64_t f0 = per * ctx.ith < total ? per * ctx.ith : total;
+  const int64_t f1 = f0 + per < total ? f0 + per : total;
+  float* panel = reinterpret_cast<float*>(static_cast<uint8_t*>(ctx.wdata) + p.off_panel +
+                                          static_cast<size_t>(ctx.ith) * p.panel_bytes);
+  const int64_t ldc = static_cast<int64_t>(out.nb[1] / sizeof(float));
+  for (int64_t f = f0; f < f1;) {
+    const int64_t batch = f / p.N, i2 = batch % p.b2, i3 = batch / p.b2;
+    const int64_t n0 = f - batch * p.N;
+    const int64_t n1 = (batch + 1) * p.N < f1 ? p.N : f1 - batch * p.N;
+    const float* a;
+    int64_t lda;
+    if (p.copy_x) {
+      a = reinterpret_cast<const float*>(static_cast<const uint8_t*>(ctx.wdata) + p.off_x) + p.M * batch * p.K;
+      lda = p.K;
+    } else {
+      a = reinterpret_cast<const float*>(x_row(x, 0, i2, i3));
+      lda = static_cast<int64_t>(x.nb[1] / sizeof(float));
+    }
+    float* c = out_row(out, 0, i2, i3);
+    if (!p.w_panel) {
+      const float* b = reinterpret_cast<const float*>(w_row(w, p, n0, i2, i3));
+      gemm(ctx, impl, p.M, n1 - n0, p.K, a, lda, b, static_cast<int64_t>(w.nb[1] / sizeof(float)), c + n0, ldc);
+    } else {
+      for (int64_t j0 = n0; j0 < n1; j0 += kPanelRows) {
+        const int64_t rows = n1 - j0 < kPanelRows ? n1 - j0 : kPanelRows;
+        for (int64_t r = 0; r < rows; ++r) ctx.k->dequantize_row(w.type, w_row(w, p, j0 + r, i2, i3), panel + r * p.K, p.K);
+        gemm(ctx, impl, p.M, rows, p.K, a, lda, panel, p.K, c + j0, ldc);
+      }
+    }
+    f += n1 - n0;
+  }
+}
+
+}  // namespace
+
+size_t mul_mat_work_size(const Tensor& node, int nth) { return make_plan(node, nth < 1 ? 1 : nth).total; }
+
+void op_mul_mat(const ComputeContext& ctx, Tensor& node) {
+  const Tensor& w = *node.src[0];
+  const Tensor& x = *node.src[1];
+  const Plan p = make_plan(node, ctx.nth);
+  const GemmImpl impl = p.gemm ? gemm_impl() : GemmImpl::Own;
+
+  if (p.quant_x || p.copy_x) prepare_x(ctx, p, x);
+#ifdef HARK_HAVE_OPENBLAS
+  // Each of our threads runs its own single-threaded sgemm: OpenBLAS's own threads would compete
+  // with ours for the same cores.
+  if (impl == GemmImpl::Blas && ctx.ith == 0 && openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+#endif
+  // Every thread decides from the plan alone, so all of them meet at this barrier or none do.
+  if (p.quant_x || p.copy_x || p.gemm) ctx.barrier();
+
+  if (p.gemm) {
+    mul_mat_gemm(ctx, p, impl, w, x, node);
+  } else {
+    mul_mat_rows(ctx, p, w, x, node);
+  }
+}
+
 }  // namespace hark::cpu
