@@ -493,6 +493,9 @@ TEST_F(OpsCpu, FlashAttnSmallShapes) {
       {8, 1, 1, 1, 1, 1, false, false},  {16, 3, 17, 2, 2, 1, true, false}, {16, 3, 17, 2, 2, 1, true, true},
       {64, 5, 300, 4, 2, 2, false, true}, {32, 17, 5, 3, 1, 1, false, true},  // nq > nk: some rows see nothing
       {64, 7, 513, 2, 2, 1, true, true},
+      // 16+ queries take the blocked GEMM path: partial blocks and tiles, GQA, batches, prompts
+      {64, 50, 300, 4, 2, 2, true, true}, {16, 160, 517, 2, 1, 1, true, false},
+      {64, 97, 97, 3, 3, 1, false, true},  {8, 20, 1, 1, 1, 1, true, true},
   };
   for (const Case& c : cases) {
     for (DType kv : {DType::F32, DType::F16}) {
@@ -515,6 +518,13 @@ TEST_F(OpsCpu, FlashAttnSmallShapes) {
   Tensor* kc = rand_leaf(DType::F16, {32, 3, 40, 1}, -2, 2, "kc");
   Tensor* vc = rand_leaf(DType::F16, {32, 3, 40, 1}, -2, 2, "vc");
   check(ops::flash_attn(arena_, q, ops::permute(arena_, kc, 0, 2, 1, 3), ops::permute(arena_, vc, 0, 2, 1, 3),
+                        nullptr, 0.2f, true),
+        tol);
+  // the same for f32 K/V (fed to the GEMM in place, rows D*H apart) and 20 queries
+  Tensor* q20 = rand_leaf(DType::F32, {32, 20, 3, 1}, -2, 2, "q");
+  Tensor* kc32 = rand_leaf(DType::F32, {32, 3, 40, 1}, -2, 2, "kc");
+  Tensor* vc32 = rand_leaf(DType::F32, {32, 3, 40, 1}, -2, 2, "vc");
+  check(ops::flash_attn(arena_, q20, ops::permute(arena_, kc32, 0, 2, 1, 3), ops::permute(arena_, vc32, 0, 2, 1, 3),
                         nullptr, 0.2f, true),
         tol);
 }

@@ -1,16 +1,22 @@
-// FlashAttn on the CPU: softmax(Q K^T * scale + mask) V, one query row at a time, keys in tiles.
+// FlashAttn on the CPU: softmax(Q K^T * scale + mask) V with keys visited in tiles.
 //
-// For each query row the keys are visited in tiles of kTile. A tile's scores are computed into
-// scratch, and the row keeps a running maximum M, a running sum S of exp(score - M) and an
+// For each query the keys are visited in tiles of kTile. A tile's scores are computed into
+// scratch, and the query keeps a running maximum M, a running sum S of exp(score - M) and an
 // accumulator acc = sum exp(score - M) * v. When a tile raises M, S and acc are rescaled by
 // exp(M_old - M_new), so the result is exactly softmax-weighted without ever holding the Nq x Nk
-// score matrix: scratch per thread is kTile + D floats, whatever the sequence lengths.
+// score matrix: scratch per thread is a fixed few tiles, whatever the sequence lengths.
 //
-// Threads take query rows ordered query-fastest, so one thread's rows mostly share a K/V head and
-// that head stays in cache. K and V may be f32 or f16 (the KV cache); the dot and axpy kernels
-// read f16 directly.
+// Two ways through the same arithmetic:
+//  - few queries (decoder steps): one query at a time, a dot product per key and an axpy per
+//    weighted value;
+//  - many queries (the encoder, prompts): blocks of kQBlock queries of one head, where a tile's
+//    scores are one small GEMM (Q block x K tile) and its weighted values another (P x V tile),
+//    so the work runs at matrix-multiply speed instead of one kernel call per key.
+// Threads take whole queries (or query blocks) ordered query-fastest, so one thread's work mostly
+// shares a K/V head, which then stays in cache. K and V may be f32 or f16 (the KV cache).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "backend/cpu/cpu_op_util.h"
@@ -20,13 +26,207 @@ namespace hark::cpu {
 
 namespace {
 
-constexpr int64_t kTile = 256;  // keys per tile: scores of a tile stay in L1
+constexpr int64_t kTile = 256;     // keys per tile: a query's tile of scores stays in L1
+constexpr int64_t kQBlock = 144;   // queries per GEMM block (a multiple of every micro-kernel's rows)
+constexpr int64_t kMinBlocked = 16;  // fewer queries than this go one by one
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// The operands of one node, unpacked once.
+struct Attn {
+  const Tensor& q;
+  const Tensor& k;
+  const Tensor& v;
+  const Tensor* mask;
+  const Tensor& out;
+  float scale;
+  bool causal;
+  int64_t D, nq, nk, group;
+  bool k_f16, v_f16;
+
+  explicit Attn(const Tensor& node)
+      : q(*node.src[0]), k(*node.src[1]), v(*node.src[2]), mask(node.src[3]), out(node),
+        scale(node.params[0].f), causal(node.params[1].i != 0), D(q.ne[0]), nq(q.ne[1]), nk(k.ne[1]),
+        group(q.ne[2] / k.ne[2]), k_f16(k.type == DType::F16), v_f16(v.type == DType::F16) {}
+
+  // Keys [0, live) are visible to query i: past the causal limit they would get probability
+  // zero, so they are never visited.
+  int64_t live(int64_t i) const { return causal ? std::clamp<int64_t>(i + (nk - nq) + 1, 0, nk) : nk; }
+  const uint8_t* k_head(int64_t h, int64_t b) const {
+    return static_cast<const uint8_t*>(k.data) + (h / group) * k.nb[2] + b * k.nb[3];
+  }
+  const uint8_t* v_head(int64_t h, int64_t b) const {
+    return static_cast<const uint8_t*>(v.data) + (h / group) * v.nb[2] + b * v.nb[3];
+  }
+  // result [D, H, Nq, B]: query i of head h has its D values contiguous
+  float* out_row(int64_t i, int64_t h, int64_t b) const {
+    return reinterpret_cast<float*>(static_cast<uint8_t*>(out.data) + h * out.nb[1] + i * out.nb[2] + b * out.nb[3]);
+  }
+  // Q rows feed the GEMM in place, so their stride must be whole floats (it always is for f32).
+  bool blocked() const { return nq >= kMinBlocked && q.nb[1] % sizeof(float) == 0; }
+};
+
+// Adds query i's mask to the first n scores of a tile starting at key j0.
+void add_mask(const Kernels& kern, const Attn& a, int64_t i, int64_t j0, int64_t n, float* s) {
+  if (!a.mask) return;
+  const uint8_t* mr = static_cast<const uint8_t*>(a.mask->data) + i * a.mask->nb[1] + j0 * a.mask->nb[0];
+  if (dense_f32_rows(*a.mask)) {
+    kern.add(n, s, reinterpret_cast<const float*>(mr), s);
+  } else {
+    for (int64_t t = 0; t < n; ++t) s[t] += load_f32(mr + t * a.mask->nb[0]);
+  }
+}
+
+// Folds a tile of n masked, scaled scores into one query's running (m, sum, acc): afterwards s
+// holds the tile's weights exp(score - m) for the new m. Returns false (s untouched) when the
+// tile has no visible key for this query.
+bool online_update(const Kernels& kern, int64_t D, int64_t n, float* s, float* m, float* sum, float* acc) {
+  const float tile_max = n > 0 ? kern.max(n, s) : kNegInf;
+  if (!(tile_max > kNegInf)) return false;  // all masked (or NaN): no weight
+  if (tile_max > *m) {
+    // Rescale what has been summed so far to the new maximum (nothing to rescale on the first
+    // visible tile, where sum and acc are still zero).
+    if (*sum > 0.0f) {
+      const float c = std::exp(*m - tile_max);
+      *sum *= c;
+      kern.scale(D, acc, c, 0.0f, acc);
+    }
+    *m = tile_max;
+  }
+  *sum += kern.exp_sub_sum(n, s, *m, s);
+  return true;
+}
+
+void finish(const Kernels& kern, int64_t D, float sum, const float* acc, float* out) {
+  if (sum > 0.0f)
+    kern.scale(D, acc, 1.0f / sum, 0.0f, out);
+  else
+    std::fill(out, out + D, 0.0f);  // no visible key: zeros, not 0/0
+}
+
+// ---- one query at a time ----
+
+size_t row_floats(int64_t D) { return static_cast<size_t>(kTile + D); }
+
+void attend_row(const Kernels& kern, const Attn& a, int64_t i, int64_t h, int64_t b, float* scratch) {
+  const int64_t D = a.D;
+  float* scores = scratch;
+  float* acc = scratch + kTile;
+  const auto* qr = reinterpret_cast<const float*>(static_cast<const uint8_t*>(a.q.data) + i * a.q.nb[1] +
+                                                  h * a.q.nb[2] + b * a.q.nb[3]);
+  const uint8_t* kb = a.k_head(h, b);
+  const uint8_t* vb = a.v_head(h, b);
+  const int64_t live = a.live(i);
+  float m = kNegInf, sum = 0.0f;
+  std::fill(acc, acc + D, 0.0f);
+  for (int64_t j0 = 0; j0 < live; j0 += kTile) {
+    const int64_t T = std::min(kTile, live - j0);
+    for (int64_t t = 0; t < T; ++t) {
+      const uint8_t* kj = kb + (j0 + t) * a.k.nb[1];
+      scores[t] = a.k_f16 ? kern.dot_f16_f32(D, reinterpret_cast<const f16_t*>(kj), qr)
+                          : kern.dot_f32(D, reinterpret_cast<const float*>(kj), qr);
+    }
+    kern.scale(T, scores, a.scale, 0.0f, scores);
+    add_mask(kern, a, i, j0, T, scores);
+    if (!online_update(kern, D, T, scores, &m, &sum, acc)) continue;
+    for (int64_t t = 0; t < T; ++t) {
+      const float p = scores[t];
+      if (p == 0.0f) continue;  // masked keys (and negligible ones) add nothing
+      const uint8_t* vj = vb + (j0 + t) * a.v.nb[1];
+      if (a.v_f16)
+        kern.axpy_f16(D, p, reinterpret_cast<const f16_t*>(vj), acc);
+      else
+        kern.axpy(D, p, reinterpret_cast<const float*>(vj), acc);
+    }
+  }
+  finish(kern, D, sum, acc, a.out_row(i, h, b));
+}
+
+// ---- blocks of queries through the GEMM kernel ----
+
+// Scratch of one thread for a block: scores S [kQBlock x kTile], a K tile as f32 rows
+// [kTile x D], the V tile transposed [D x kTile], a block product O [kQBlock x D], the
+// accumulators [kQBlock x D], and each query's running max and sum.
+struct BlockScratch {
+  float *s, *kf, *vt, *o, *acc, *m, *sum;
+  static size_t floats(int64_t D) {
+    return static_cast<size_t>(kQBlock * kTile + kTile * D + D * kTile + 2 * kQBlock * D + 2 * kQBlock);
+  }
+  BlockScratch(float* p, int64_t D)
+      : s(p), kf(s + kQBlock * kTile), vt(kf + kTile * D), o(vt + D * kTile), acc(o + kQBlock * D),
+        m(acc + kQBlock * D), sum(m + kQBlock) {}
+};
+
+// Queries [i0, i0 + nqb) of head h, batch b.
+void attend_block(const Kernels& kern, const Attn& a, int64_t i0, int64_t nqb, int64_t h, int64_t b,
+                  BlockScratch w) {
+  const int64_t D = a.D;
+  const float* qb = reinterpret_cast<const float*>(static_cast<const uint8_t*>(a.q.data) + i0 * a.q.nb[1] +
+                                                   h * a.q.nb[2] + b * a.q.nb[3]);
+  const int64_t ldq = static_cast<int64_t>(a.q.nb[1] / sizeof(float));
+  const uint8_t* kb = a.k_head(h, b);
+  const uint8_t* vb = a.v_head(h, b);
+  // f32 K rows whose stride is whole floats feed the GEMM in place; f16 K is converted per tile
+  const bool k_direct = !a.k_f16 && a.k.nb[1] % sizeof(float) == 0;
+
+  std::fill(w.acc, w.acc + nqb * D, 0.0f);
+  std::fill(w.m, w.m + nqb, kNegInf);
+  std::fill(w.sum, w.sum + nqb, 0.0f);
+  const int64_t live_max = a.live(i0 + nqb - 1);  // the last query sees the most keys
+  for (int64_t j0 = 0; j0 < live_max; j0 += kTile) {
+    const int64_t T = std::min(kTile, live_max - j0);
+    const float* kt = w.kf;
+    int64_t ldk = D;
+    if (k_direct) {
+      kt = reinterpret_cast<const float*>(kb + j0 * a.k.nb[1]);
+      ldk = static_cast<int64_t>(a.k.nb[1] / sizeof(float));
+    } else {
+      for (int64_t t = 0; t < T; ++t)
+        kern.f16_to_f32_row(reinterpret_cast<const f16_t*>(kb + (j0 + t) * a.k.nb[1]), w.kf + t * D, D);
+    }
+    kern.gemm_f32(nqb, T, D, qb, ldq, kt, ldk, w.s, kTile);  // S(i, t) = q_i . k_t
+
+    bool any = false;
+    for (int64_t r = 0; r < nqb; ++r) {
+      float* s = w.s + r * kTile;
+      const int64_t n = std::clamp<int64_t>(a.live(i0 + r) - j0, 0, T);  // visible keys of the tile
+      kern.scale(n, s, a.scale, 0.0f, s);
+      add_mask(kern, a, i0 + r, j0, n, s);
+      if (online_update(kern, D, n, s, &w.m[r], &w.sum[r], w.acc + r * D)) {
+        any = true;
+      } else {
+        std::fill(s, s + n, 0.0f);  // this query takes nothing from the tile
+      }
+      std::fill(s + n, s + T, 0.0f);  // past the causal limit: weight zero in the product below
+    }
+    if (!any) continue;
+
+    // V tile transposed, so the weighted sum is again "rows times rows": O(r, d) = P_r . V^T_d.
+    // f16 rows are widened into the K tile buffer (free again) first; the transpose then goes in
+    // 16 x 16 squares so both its reads and its writes stay within a few cache lines.
+    const uint8_t* vt0 = vb + j0 * a.v.nb[1];
+    size_t vstride = a.v.nb[1];
+    if (a.v_f16) {
+      for (int64_t t = 0; t < T; ++t)
+        kern.f16_to_f32_row(reinterpret_cast<const f16_t*>(vt0 + t * a.v.nb[1]), w.kf + t * D, D);
+      vt0 = reinterpret_cast<const uint8_t*>(w.kf);
+      vstride = static_cast<size_t>(D) * sizeof(float);
+    }
+    for (int64_t t0 = 0; t0 < T; t0 += 16)
+      for (int64_t d0 = 0; d0 < D; d0 += 16)
+        for (int64_t t = t0; t < std::min(t0 + 16, T); ++t) {
+          const float* vr = reinterpret_cast<const float*>(vt0 + t * vstride);
+          for (int64_t d = d0; d < std::min(d0 + 16, D); ++d) w.vt[d * kTile + t] = vr[d];
+        }
+    kern.gemm_f32(nqb, D, T, w.s, kTile, w.vt, kTile, w.o, D);
+    for (int64_t r = 0; r < nqb; ++r) kern.add(D, w.acc + r * D, w.o + r * D, w.acc + r * D);
+  }
+  for (int64_t r = 0; r < nqb; ++r) finish(kern, D, w.sum[r], w.acc + r * D, a.out_row(i0 + r, h, b));
+}
+
 size_t per_thread_floats(const Tensor& node) {
-  const int64_t d = node.src[0]->ne[0];
-  // round up to a cache line so threads never share one
-  return static_cast<size_t>((kTile + d + 15) / 16 * 16);
+  const Attn a(node);
+  const size_t n = a.blocked() ? BlockScratch::floats(a.D) : row_floats(a.D);
+  return (n + 15) / 16 * 16;  // whole cache lines, so threads never share one
 }
 
 }  // namespace
@@ -36,73 +236,25 @@ size_t flash_attn_work_size(const Tensor& node, int nth) {
 }
 
 void op_flash_attn(const ComputeContext& ctx, Tensor& node) {
-  const Tensor& q = *node.src[0];
-  const Tensor& k = *node.src[1];
-  const Tensor& v = *node.src[2];
-  const Tensor* mask = node.src[3];
-  const float scale = node.params[0].f;
-  const bool causal = node.params[1].i != 0;
-  const int64_t D = q.ne[0], nq = q.ne[1], H = q.ne[2];
-  const int64_t nk = k.ne[1];
-  const int64_t group = H / k.ne[2];  // query heads per K/V head
-  const bool k_f16 = k.type == DType::F16, v_f16 = v.type == DType::F16;
-
-  float* scores = static_cast<float*>(ctx.wdata) + per_thread_floats(node) * static_cast<size_t>(ctx.ith);
-  float* acc = scores + kTile;
-
-  int64_t r0, r1;
-  ctx.range(q.nrows(), &r0, &r1);
-  for (int64_t r = r0; r < r1; ++r) {
-    const RowIndex ri = row_index(q, r);  // (query, head, batch)
-    const int64_t iq = ri.i1, h = ri.i2, b = ri.i3;
-    const auto* qr = reinterpret_cast<const float*>(row_ptr(q, ri));
-    const uint8_t* kb = static_cast<const uint8_t*>(k.data) + (h / group) * k.nb[2] + b * k.nb[3];
-    const uint8_t* vb = static_cast<const uint8_t*>(v.data) + (h / group) * v.nb[2] + b * v.nb[3];
-    const uint8_t* mr = mask ? static_cast<const uint8_t*>(mask->data) + iq * mask->nb[1] : nullptr;
-    // Keys past the causal limit would get probability zero; they are simply never visited.
-    const int64_t live = causal ? std::clamp<int64_t>(iq + (nk - nq) + 1, 0, nk) : nk;
-
-    float m = kNegInf;  // running maximum score
-    float sum = 0.0f;   // running sum of exp(score - m)
-    std::fill(acc, acc + D, 0.0f);
-    for (int64_t j0 = 0; j0 < live; j0 += kTile) {
-      const int64_t T = std::min(kTile, live - j0);
-      for (int64_t t = 0; t < T; ++t) {
-        const uint8_t* kj = kb + (j0 + t) * k.nb[1];
-        const float dot = k_f16 ? ctx.k->dot_f16_f32(D, reinterpret_cast<const f16_t*>(kj), qr)
-                                : ctx.k->dot_f32(D, reinterpret_cast<const float*>(kj), qr);
-        scores[t] = dot * scale + (mr ? load_f32(mr + (j0 + t) * mask->nb[0]) : 0.0f);
-      }
-      const float tile_max = ctx.k->max(T, scores);
-      if (!(tile_max > kNegInf)) continue;  // the whole tile is masked out (or NaN): no weight
-      if (tile_max > m) {
-        // Rescale what has been summed so far to the new maximum (a no-op on the first live tile,
-        // where sum and acc are still zero).
-        if (sum > 0.0f) {
-          const float c = std::exp(m - tile_max);
-          sum *= c;
-          ctx.k->scale(D, acc, c, 0.0f, acc);
-        }
-        m = tile_max;
-      }
-      sum += ctx.k->exp_sub_sum(T, scores, m, scores);
-      for (int64_t t = 0; t < T; ++t) {
-        const float p = scores[t];
-        if (p == 0.0f) continue;  // masked keys (and negligible ones) add nothing
-        const uint8_t* vj = vb + (j0 + t) * v.nb[1];
-        if (v_f16)
-          ctx.k->axpy_f16(D, p, reinterpret_cast<const f16_t*>(vj), acc);
-        else
-          ctx.k->axpy(D, p, reinterpret_cast<const float*>(vj), acc);
-      }
+  const Attn a(node);
+  float* scratch = static_cast<float*>(ctx.wdata) + per_thread_floats(node) * static_cast<size_t>(ctx.ith);
+  const int64_t H = a.q.ne[2], B = a.q.ne[3];
+  if (!a.blocked()) {
+    int64_t r0, r1;
+    ctx.range(a.q.nrows(), &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const RowIndex ri = row_index(a.q, r);  // (query, head, batch)
+      attend_row(*ctx.k, a, ri.i1, ri.i2, ri.i3, scratch);
     }
-    // result [D, H, Nq, B]: this row's D values are contiguous at (h, iq, b)
-    float* out = reinterpret_cast<float*>(static_cast<uint8_t*>(node.data) + h * node.nb[1] + iq * node.nb[2] +
-                                          b * node.nb[3]);
-    if (sum > 0.0f)
-      ctx.k->scale(D, acc, 1.0f / sum, 0.0f, out);
-    else
-      std::fill(out, out + D, 0.0f);  // no visible key: zeros, not 0/0
+    return;
+  }
+  const int64_t nblocks = (a.nq + kQBlock - 1) / kQBlock;
+  int64_t w0, w1;
+  ctx.range(nblocks * H * B, &w0, &w1);
+  for (int64_t w = w0; w < w1; ++w) {
+    const int64_t qblock = w % nblocks, h = (w / nblocks) % H, b = w / (nblocks * H);
+    const int64_t i0 = qblock * kQBlock;
+    attend_block(*ctx.k, a, i0, std::min(kQBlock, a.nq - i0), h, b, BlockScratch(scratch, a.D));
   }
 }
 
