@@ -51,6 +51,10 @@ void convert_run(const Kernels& k, DType st, const uint8_t* s, size_t snb, DType
     const size_t unit = dtype_block_bytes(dt);
     if (snb == unit && dnb == unit) {
       std::memcpy(d, s, static_cast<size_t>(n) * unit);
+    } else if (unit == 4) {  // strided f32/i32 (transposes): fixed-size moves the compiler inlines
+      for (int64_t j = 0; j < n; ++j) std::memcpy(d + j * dnb, s + j * snb, 4);
+    } else if (unit == 2) {
+      for (int64_t j = 0; j < n; ++j) std::memcpy(d + j * dnb, s + j * snb, 2);
     } else {
       for (int64_t j = 0; j < n; ++j) std::memcpy(d + j * dnb, s + j * snb, unit);
     }
