@@ -71,7 +71,7 @@ namespace {
 
 // Weight rows a thread converts to f32 at a time on the GEMM path. As wide as gemm_f32's column
 // block, so the activations are packed once per panel, not more often than for f32 weights.
-constexpr int64_t kPanelRows = 512;
+constexpr int64_t kPanelRows = 1024;
 
 constexpr size_t align64(size_t n) { return (n + 63) & ~size_t{63}; }
 
