@@ -267,6 +267,32 @@ TEST_F(OpsRef, FlashAttnEqualsUnfusedAttention) {
   }
 }
 
+// No op computes in place: every op may read any source element after writing any result
+// element (mul_mat, transposes, softmax over strided rows, ...). So the memory plan must never
+// give a node bytes that overlap a source it reads, even one whose last reader it is.
+TEST_F(OpsRef, NodesNeverShareBytesWithTheirSources) {
+  Tensor* x = rand_leaf(DType::F32, {24, 16, 1, 1});
+  Tensor* y = rand_leaf(DType::F32, {24, 5, 1, 1});
+  Tensor* t = ops::cont(arena_, ops::transpose(arena_, x));       // [16, 24]
+  Tensor* s = ops::scale(arena_, t, 2.0f);                         // last reader of t
+  Tensor* w = ops::cont(arena_, ops::transpose(arena_, s));       // [24, 16]
+  Tensor* out = ops::soft_max(arena_, ops::mul_mat(arena_, w, y), nullptr, 1.0f);
+  Graph g;
+  g.build(out);
+  GraphAllocator ga(ref_->device().buffer_type());
+  ga.alloc(g);
+  for (const Tensor* n : g.nodes()) {
+    if (op_is_view(n->op)) continue;
+    const auto* nb = static_cast<const uint8_t*>(n->data);
+    for (const Tensor* src : n->src) {
+      if (!src) continue;
+      const auto* sb = static_cast<const uint8_t*>(src->data);
+      EXPECT_TRUE(nb + n->nbytes() <= sb || sb + src->nbytes() <= nb)
+          << n->describe() << " was given bytes of its source " << src->describe();
+    }
+  }
+}
+
 // ============================== CPU against the reference ==============================
 
 using OpsCpu = OpsFixture;
