@@ -398,6 +398,26 @@ TEST_F(OpsCpu, Im2ColWhisperConvolutions) {
   }
 }
 
+// mul_mat has its own tests; this holds it to the reference backend too, and runs conv1d
+// (im2col + mul_mat) at the shape of Whisper's first convolution.
+TEST_F(OpsCpu, MulMatAndConv1dAgainstReference) {
+  // f32/f16 weights: f32 sums of exact products. Quantized weights meet activations quantized to
+  // 8 bits (q8a), an error of up to half a step of max|x|/127 per value, so 1% of the largest
+  // result is allowed there.
+  for (DType t : {DType::F32, DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
+    const Tol tol = dtype_quantized(t) ? Tol{0.0, 1e-2} : Tol{1e-5, 1e-5};
+    Tensor* w = rand_leaf(t, {96, 33, 1, 1}, -1, 1, "w");
+    for (int64_t m : {1, 3, 40}) check(ops::mul_mat(arena_, w, rand_leaf(DType::F32, {96, m, 1, 1})), tol, {1, 3});
+  }
+  // batched, with the weights broadcast over runs of activation batches
+  Tensor* wb = rand_leaf(DType::F16, {64, 17, 2, 1}, -1, 1, "w");
+  check(ops::mul_mat(arena_, wb, rand_leaf(DType::F32, {64, 5, 4, 1})), {1e-5, 1e-5}, {2});
+  // conv1: kernel [K=3, Cin=80, Cout=64] f16 over a mel [3000, 80] seen as [80, 3000]
+  Tensor* kern = rand_leaf(DType::F16, {3, 80, 64, 1}, -0.2f, 0.2f, "conv1.weight");
+  Tensor* mel = rand_leaf(DType::F32, {3000, 80, 1, 1}, -1, 1, "mel");
+  check(ops::conv1d(arena_, kern, ops::transpose(arena_, mel), 1, 1), {1e-5, 1e-5}, {2}, false);
+}
+
 TEST_F(OpsCpu, AddMulBroadcastAndStrides) {
   const Tol tol{1e-7, 1e-7};
   for (int64_t cols : {1, 3, 17, 1500}) {
