@@ -265,8 +265,11 @@ void soft_max(Tensor& node) {
   });
 }
 
-// Indices of row values, best first: larger value first, lower index first among equals.
-std::vector<int64_t> ranked(const std::vector<double>& v) {
+// Indices of row values, best first: larger value first, lower index first among equals. NaN
+// ranks last (as -inf), which also keeps the sort's ordering well defined.
+std::vector<int64_t> ranked(std::vector<double> v) {
+  for (double& e : v)
+    if (std::isnan(e)) e = kNegInf;
   std::vector<int64_t> idx(v.size());
   std::iota(idx.begin(), idx.end(), 0);
   std::stable_sort(idx.begin(), idx.end(),
