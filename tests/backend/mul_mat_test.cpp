@@ -246,6 +246,18 @@ TEST_F(MulMatTest, BroadcastBatches) {
   }
 }
 
+TEST_F(MulMatTest, RowDotsWithManyActivationRows) {
+  // Past 65536 activation values the row-dot path converts them once, shared by all threads
+  // (behind a barrier), instead of once per thread.
+  for (DType t : kAllTypes) {
+    Case c{t, 512, 17, 17};
+    c.b2 = 8;
+    run_case(c);
+    c.transposed_x = true;
+    run_case(c);
+  }
+}
+
 TEST_F(MulMatTest, TransposedActivationsAndStridedWeights) {
   for (DType t : kAllTypes) {
     for (int64_t M : {1, 5, 40}) {

@@ -11,6 +11,8 @@
 //    or OpenBLAS sgemm (gemm_config.h).
 // Both work in two phases: first the threads convert the activations (quantize them, or make
 // strided rows contiguous) into the work buffer; then, after a barrier, they compute outputs.
+// When the activations are only a few rows (decoder steps), every thread converts all of them
+// into its own copy instead, and no thread waits for another.
 // Nothing here throws: CpuBackend::compute has validated the node before the threads started.
 #include <atomic>
 #include <cstdlib>
@@ -73,7 +75,18 @@ namespace {
 // block, so the activations are packed once per panel, not more often than for f32 weights.
 constexpr int64_t kPanelRows = 1024;
 
+// Row-dot path: activations up to this many values are converted by every thread for itself.
+constexpr int64_t kPrivateValues = 1 << 16;
+
 constexpr size_t align64(size_t n) { return (n + 63) & ~size_t{63}; }
+
+// GEMM path: weight rows (over all batches) per thread, in whole 32-column tiles when there are
+// enough rows to go round.
+int64_t gemm_rows_per_thread(int64_t total, int nth) {
+  int64_t per = (total + nth - 1) / nth;
+  if (total >= 64 * nth) per = (per + 31) / 32 * 32;
+  return per;
+}
 
 // Shapes, the path, and where each part of the work buffer starts. work_size and the op build the
 // same plan from the same node, so the buffer always matches what the op uses.
@@ -84,11 +97,14 @@ struct Plan {
   bool gemm;         // tiled GEMM path (else row dots)
   bool quant_x;      // activations quantized to BlockQ8A (row dots with quantized weights)
   bool copy_x;       // activations copied to contiguous f32 rows
+  bool private_x;    // each thread converts all rows for itself: no barrier (decoder steps)
   bool w_panel;      // GEMM path with non-f32 weights: per-thread f32 panels
   size_t xrow_bytes;     // one converted activation row
-  size_t off_x = 0;      // converted activations: rows in (m, b2, b3) order
+  size_t off_x = 0;      // converted activations: rows in (m, b2, b3) order (one copy per
+                         // thread when private_x)
+  size_t x_bytes = 0;    // bytes of one copy of the converted activations
   size_t off_tmp = 0;    // per thread: one f32 row (gathering strided rows before quantizing)
-  size_t off_panel = 0;  // per thread: kPanelRows x K f32
+  size_t off_panel = 0;  // per thread: min(kPanelRows, its rows) x K f32
   size_t panel_bytes = 0;
   size_t total = 0;
 };
@@ -113,17 +129,23 @@ Plan make_plan(const Tensor& node, int nth) {
   const int64_t rows = p.M * p.b2 * p.b3;
   p.xrow_bytes = p.quant_x ? static_cast<size_t>(p.K / kQuantBlock) * sizeof(BlockQ8A)
                            : static_cast<size_t>(p.K) * sizeof(float);
+  // Converting a few rows twice costs less than making every thread wait for the others: a
+  // decoder step has a couple of dozen products, each would pay a barrier.
+  p.private_x = !p.gemm && rows * p.K <= kPrivateValues;
   size_t at = 0;
   if (p.quant_x || p.copy_x) {
     p.off_x = at;
-    at += align64(static_cast<size_t>(rows) * p.xrow_bytes);
+    p.x_bytes = align64(static_cast<size_t>(rows) * p.xrow_bytes);
+    at += (p.private_x ? static_cast<size_t>(nth) : 1) * p.x_bytes;
   }
   if (p.quant_x && !x_dense) {
     p.off_tmp = at;
     at += static_cast<size_t>(nth) * align64(static_cast<size_t>(p.K) * sizeof(float));
   }
   if (p.w_panel) {
-    p.panel_bytes = align64(static_cast<size_t>(kPanelRows * p.K) * sizeof(float));
+    const int64_t per = gemm_rows_per_thread(p.N * p.b2 * p.b3, nth);
+    const int64_t panel_rows = per < kPanelRows ? per : kPanelRows;
+    p.panel_bytes = align64(static_cast<size_t>(panel_rows * p.K) * sizeof(float));
     p.off_panel = at;
     at += static_cast<size_t>(nth) * p.panel_bytes;
   }
@@ -145,17 +167,24 @@ inline float* out_row(Tensor& out, int64_t m, int64_t i2, int64_t i3) {
   return reinterpret_cast<float*>(static_cast<uint8_t*>(out.data) + row_offset(out, m, i2, i3));
 }
 
-// Phase 1: activation rows in (m, i2, i3) order into the work buffer, split over threads.
+// The converted activations this thread reads: its own copy, or the shared one.
+inline uint8_t* converted_x(const ComputeContext& ctx, const Plan& p) {
+  return static_cast<uint8_t*>(ctx.wdata) + p.off_x + (p.private_x ? static_cast<size_t>(ctx.ith) * p.x_bytes : 0);
+}
+
+// Phase 1: activation rows in (m, i2, i3) order into the work buffer: all rows into this
+// thread's own copy (private_x), or this thread's share of the rows into the shared copy.
 void prepare_x(const ComputeContext& ctx, const Plan& p, const Tensor& x) {
   uint8_t* base = static_cast<uint8_t*>(ctx.wdata);
-  int64_t r0, r1;
-  ctx.range(p.M * p.b2 * p.b3, &r0, &r1);
+  uint8_t* xdst = converted_x(ctx, p);
+  int64_t r0 = 0, r1 = p.M * p.b2 * p.b3;
+  if (!p.private_x) ctx.range(r1, &r0, &r1);
   float* tmp = reinterpret_cast<float*>(base + p.off_tmp +
                                         static_cast<size_t>(ctx.ith) * align64(static_cast<size_t>(p.K) * sizeof(float)));
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t m = r % p.M, i2 = (r / p.M) % p.b2, i3 = r / (p.M * p.b2);
     const uint8_t* src = x_row(x, m, i2, i3);
-    uint8_t* dst = base + p.off_x + static_cast<size_t>(r) * p.xrow_bytes;
+    uint8_t* dst = xdst + static_cast<size_t>(r) * p.xrow_bytes;
     const float* dense = reinterpret_cast<const float*>(src);
     if (x.nb[0] != sizeof(float)) {
       float* gathered = p.quant_x ? tmp : reinterpret_cast<float*>(dst);
@@ -196,7 +225,7 @@ RowDot row_dot_for(DType t) {
 // read once and dotted with all M activation rows while it is in L1.
 void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, const Tensor& x, Tensor& out) {
   const RowDot dot = row_dot_for(w.type);
-  const uint8_t* xbase = static_cast<const uint8_t*>(ctx.wdata) + p.off_x;
+  const uint8_t* xbase = converted_x(ctx, p);
   const bool converted = p.quant_x || p.copy_x;
   int64_t f0, f1;
   ctx.range(p.N * p.b2 * p.b3, &f0, &f1);
@@ -235,8 +264,7 @@ void gemm(const ComputeContext& ctx, GemmImpl impl, int64_t M, int64_t n, int64_
 void mul_mat_gemm(const ComputeContext& ctx, const Plan& p, GemmImpl impl, const Tensor& w,
                   const Tensor& x, Tensor& out) {
   const int64_t total = p.N * p.b2 * p.b3;
-  int64_t per = (total + ctx.nth - 1) / ctx.nth;
-  if (total >= 64 * ctx.nth) per = (per + 31) / 32 * 32;  // whole 32-column tiles
+  const int64_t per = gemm_rows_per_thread(total, ctx.nth);
   const int64_t f0 = per * ctx.ith < total ? per * ctx.ith : total;
   const int64_t f1 = f0 + per < total ? f0 + per : total;
   float* panel = reinterpret_cast<float*>(static_cast<uint8_t*>(ctx.wdata) + p.off_panel +
@@ -287,7 +315,7 @@ void op_mul_mat(const ComputeContext& ctx, Tensor& node) {
   if (impl == GemmImpl::Blas && ctx.ith == 0 && openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 #endif
   // Every thread decides from the plan alone, so all of them meet at this barrier or none do.
-  if (p.quant_x || p.copy_x || p.gemm) ctx.barrier();
+  if (((p.quant_x || p.copy_x) && !p.private_x) || p.gemm) ctx.barrier();
 
   if (p.gemm) {
     mul_mat_gemm(ctx, p, impl, w, x, node);
