@@ -2,7 +2,7 @@
 //
 // Ops (cpu_ops*.cpp) do the shapes, strides and threading; they call these for contiguous runs of
 // values. kernels_scalar.cpp, kernels_avx2.cpp and kernels_avx512.cpp each fill a table; the CPU
-// backend picks one at start-up from the processor's features (see cpu_features.h), and tests can
+// backend picks one at start-up from the processor's features (see cpu_features.cpp), and tests can
 // force any level the machine supports. A NEON table would slot in the same way.
 #pragma once
 #include <cstddef>
@@ -50,7 +50,9 @@ struct Kernels {
   // mean and variance of x (two-pass, f32 accumulators in double where it matters)
   void (*mean_var)(int64_t n, const float* x, float* mean, float* var);
 
-  // ---- GEMM micro-kernel for f32: C[M,N] (+)= A[M,K] * B[K,N]-ish tiles; see cpu_gemm.h ----
+  // ---- f32 GEMM, cache-blocked around a register-tile micro-kernel (gemm_blocked.h) ----
+  // Single-threaded (callers split the work); packs panels into per-thread scratch that is
+  // allocated on a thread's first call and kept.
   // C (ldc) = sum_k A(i,k) * B(j,k) for i < m, j < n: both operands "row = one output", so a
   // weight matrix [K, N] in file layout and activations [K, M] are used as they are.
   void (*gemm_f32)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
