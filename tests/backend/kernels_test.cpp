@@ -66,7 +66,8 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.dot_f32), reinterpret_cast<const void*>(t.dot_f16_f32),
       reinterpret_cast<const void*>(t.dot_q4_0), reinterpret_cast<const void*>(t.dot_q4_1),
       reinterpret_cast<const void*>(t.dot_q5_0), reinterpret_cast<const void*>(t.dot_q5_1),
-      reinterpret_cast<const void*>(t.dot_q8_0), reinterpret_cast<const void*>(t.quantize_q8a),
+      reinterpret_cast<const void*>(t.dot_q8_0), reinterpret_cast<const void*>(t.dot_q_rows),
+      reinterpret_cast<const void*>(t.quantize_q8a),
       reinterpret_cast<const void*>(t.f16_to_f32_row), reinterpret_cast<const void*>(t.f32_to_f16_row),
       reinterpret_cast<const void*>(t.dequantize_row), reinterpret_cast<const void*>(t.add),
       reinterpret_cast<const void*>(t.mul), reinterpret_cast<const void*>(t.scale),
@@ -161,6 +162,34 @@ TEST_P(KernelsTest, QuantizedDots) {
         const float got = qdot(k(), type)(n, w.data(), xq.data());
         EXPECT_NEAR(got, ref, tol) << dtype_name(type) << " n=" << n << " raw=" << raw;
         EXPECT_NEAR(got, qdot(scalar(), type)(n, w.data(), xq.data()), tol) << dtype_name(type) << " n=" << n;
+      }
+    }
+  }
+}
+
+TEST_P(KernelsTest, QuantizedDotsOverSeveralRows) {
+  // Strided activation rows (a gap of one block between rows) and strided outputs; every group
+  // size the kernels unroll (1..4) and a remainder after full groups.
+  const int64_t n = 384, nb = n / kQuantBlock, xs = nb + 1;
+  for (DType type : kWeightTypes) {
+    const auto w = weight_row(type, n, 99, true);
+    for (int64_t nx : {1, 2, 3, 4, 5, 7, 9}) {
+      const auto xf = random_floats(nx * xs * kQuantBlock, 77, -2.0f, 2.0f);
+      std::vector<BlockQ8A> xq(static_cast<size_t>(nx * xs));
+      quantize_row_q8a(xf.data(), xq.data(), nx * xs * kQuantBlock);
+      std::vector<float> y(static_cast<size_t>(2 * nx), -1.0f);
+      k().dot_q_rows(type, n, w.data(), xq.data(), xs, nx, y.data(), 2);
+      std::vector<float> wd(static_cast<size_t>(n));
+      dequantize_row(type, w.data(), wd.data(), n);
+      for (int64_t i = 0; i < nx; ++i) {
+        const float single = qdot(scalar(), type)(n, w.data(), xq.data() + i * xs);
+        double mag = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          const BlockQ8A& b = xq[static_cast<size_t>(i * xs + j / 32)];
+          mag += std::fabs(double(wd[j]) * b.qs[j % 32] * b.d);
+        }
+        EXPECT_NEAR(y[2 * i], single, 1e-5 * mag + 1e-20) << dtype_name(type) << " nx=" << nx << " row " << i;
+        EXPECT_EQ(y[2 * i + 1], -1.0f) << "wrote between strided outputs";
       }
     }
   }

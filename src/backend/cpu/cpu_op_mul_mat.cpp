@@ -222,22 +222,31 @@ RowDot row_dot_for(DType t) {
 }
 
 // Phase 2 of the row-dot path: threads split the (batch, weight row) pairs; each weight row is
-// read once and dotted with all M activation rows while it is in L1.
+// read once and dotted with all M activation rows while it is in L1 (quantized weights: unpacked
+// once for all of them, dot_q_rows).
 void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, const Tensor& x, Tensor& out) {
   const RowDot dot = row_dot_for(w.type);
   const uint8_t* xbase = converted_x(ctx, p);
   const bool converted = p.quant_x || p.copy_x;
+  const bool multi_q = p.quant_x && p.M > 1;
+  const int64_t ldo = static_cast<int64_t>(out.nb[1] / sizeof(float));
   int64_t f0, f1;
   ctx.range(p.N * p.b2 * p.b3, &f0, &f1);
   for (int64_t f = f0; f < f1;) {
     const int64_t batch = f / p.N, i2 = batch % p.b2, i3 = batch / p.b2;
     const int64_t n_end = (batch + 1) * p.N < f1 ? (batch + 1) * p.N : f1;
+    const uint8_t* xb = xbase + static_cast<size_t>(p.M * batch) * p.xrow_bytes;
+    float* ob = out_row(out, 0, i2, i3);
     for (int64_t n = f - batch * p.N; f < n_end; ++f, ++n) {
       const void* wr = w_row(w, p, n, i2, i3);
+      if (multi_q) {
+        ctx.k->dot_q_rows(w.type, p.K, wr, reinterpret_cast<const BlockQ8A*>(xb), p.K / kQuantBlock, p.M, ob + n, ldo);
+        continue;
+      }
       for (int64_t m = 0; m < p.M; ++m) {
-        const void* xr = converted ? xbase + static_cast<size_t>(m + p.M * batch) * p.xrow_bytes
+        const void* xr = converted ? xb + static_cast<size_t>(m) * p.xrow_bytes
                                    : static_cast<const void*>(x_row(x, m, i2, i3));
-        out_row(out, m, i2, i3)[n] = dot(*ctx.k, p.K, wr, xr);
+        ob[m * ldo + n] = dot(*ctx.k, p.K, wr, xr);
       }
     }
   }

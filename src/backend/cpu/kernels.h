@@ -28,6 +28,11 @@ struct Kernels {
   float (*dot_q5_0)(int64_t n, const void* w, const BlockQ8A* x);
   float (*dot_q5_1)(int64_t n, const void* w, const BlockQ8A* x);
   float (*dot_q8_0)(int64_t n, const void* w, const BlockQ8A* x);
+  // One quantized weight row (q4_0 .. q8_0) with nx activation rows: y[i * y_stride] = dot of w
+  // with the row starting at x + i * x_stride (in blocks). The weight blocks are unpacked once for
+  // all rows, which is what several activation rows (beam search) gain over nx single dots.
+  void (*dot_q_rows)(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t x_stride,
+                     int64_t nx, float* y, int64_t y_stride);
   void (*quantize_q8a)(const float* x, BlockQ8A* y, int64_t n);
 
   // ---- conversions ----

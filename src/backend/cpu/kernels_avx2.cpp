@@ -158,6 +158,64 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
   return hsum(_mm256_add_ps(acc0, acc1));
 }
 
+// Several activation rows against one weight row: each weight block is unpacked (levels, scale,
+// zero-point term) once and dotted with G activation rows, G accumulators in registers.
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned, int G>
+void dot_rows_group(int64_t nb, const Block* w, const BlockQ8A* x, int64_t xs, float* y, int64_t ys) {
+  __m256 acc[G];
+  float off[G];
+  for (int i = 0; i < G; ++i) {
+    acc[i] = _mm256_setzero_ps();
+    off[i] = 0;
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    __m256i q;
+    if constexpr (kSigned) {
+      q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+    } else {
+      q = q4_levels(w[b].qs);
+      if constexpr (kFiveBit) q = _mm256_or_si256(q, q5_high_bits(w[b].qh));
+    }
+    const __m256i uq = kSigned ? _mm256_abs_epi8(q) : q;
+    const float d = half(w[b].d);
+    float bias = -static_cast<float>(kZero) * d;
+    if constexpr (kHasMin) bias = half(w[b].m);
+#pragma GCC unroll 4
+    for (int i = 0; i < G; ++i) {
+      const BlockQ8A& xb = x[i * xs + b];
+      __m256i xq = load_q8a(xb);
+      if constexpr (kSigned) xq = _mm256_sign_epi8(xq, q);
+      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8(uq, xq)), _mm256_set1_ps(d * xb.d), acc[i]);
+      if constexpr (!kSigned) off[i] += bias * xb.s;
+    }
+  }
+  for (int i = 0; i < G; ++i) y[i * ys] = hsum(acc[i]) + off[i];
+}
+
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned>
+void dot_rows(int64_t n, const void* wv, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
+  const auto* w = static_cast<const Block*>(wv);
+  const int64_t nb = n / kQuantBlock;
+  int64_t i = 0;
+  for (; i + 4 <= nx; i += 4) dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 4>(nb, w, x + i * xs, xs, y + i * ys, ys);
+  switch (nx - i) {
+    case 3: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 3>(nb, w, x + i * xs, xs, y + i * ys, ys);
+    case 2: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 2>(nb, w, x + i * xs, xs, y + i * ys, ys);
+    case 1: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 1>(nb, w, x + i * xs, xs, y + i * ys, ys);
+    default: return;
+  }
+}
+
+void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
+  switch (type) {
+    case DType::Q4_0: return dot_rows<BlockQ4_0, 8, false, false, false>(n, w, x, xs, nx, y, ys);
+    case DType::Q4_1: return dot_rows<BlockQ4_1, 0, true, false, false>(n, w, x, xs, nx, y, ys);
+    case DType::Q5_0: return dot_rows<BlockQ5_0, 16, false, true, false>(n, w, x, xs, nx, y, ys);
+    case DType::Q5_1: return dot_rows<BlockQ5_1, 0, true, true, false>(n, w, x, xs, nx, y, ys);
+    default: return dot_rows<BlockQ8_0, 0, false, false, true>(n, w, x, xs, nx, y, ys);
+  }
+}
+
 // Same results as the scalar table bit for bit (see kernels_scalar.cpp).
 void quantize_q8a(const float* x, BlockQ8A* y, int64_t n) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
@@ -477,7 +535,7 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
 
 const Kernels kTable = {
     SimdLevel::AVX2,
-    dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, quantize_q8a,
+    dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, max, exp_sub_sum, gelu, mean_var,
     gemm_f32,

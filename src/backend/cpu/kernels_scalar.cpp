@@ -135,6 +135,19 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
   return sum;
 }
 
+void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t x_stride, int64_t nx,
+                float* y, int64_t y_stride) {
+  float (*dot)(int64_t, const void*, const BlockQ8A*) = dot_q8_0;
+  switch (type) {
+    case DType::Q4_0: dot = dot_q4_0; break;
+    case DType::Q4_1: dot = dot_q4_1; break;
+    case DType::Q5_0: dot = dot_q5_0; break;
+    case DType::Q5_1: dot = dot_q5_1; break;
+    default: break;
+  }
+  for (int64_t i = 0; i < nx; ++i) y[i * y_stride] = dot(n, w, x + i * x_stride);
+}
+
 // Bit-for-bit the reference quantize_row_q8a (runtime/quant.cpp): NaN reads as 0, d = amax/127,
 // levels round(x * (1/d)) half to even, clamped to +-127. nearbyint rounds half to even in the
 // default floating-point environment, which hark never changes.
@@ -375,7 +388,7 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
 
 const Kernels kTable = {
     SimdLevel::Scalar,
-    dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, quantize_q8a,
+    dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, max, exp_sub_sum, gelu, mean_var,
     gemm_f32,
