@@ -533,7 +533,8 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
   gemm_blocked<6, 16>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_6x16);
 }
 
-const Kernels kTable = {
+// constinit: no start-up code runs in this file before the processor has been checked.
+constinit const Kernels kTable = {
     SimdLevel::AVX2,
     dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,

@@ -386,7 +386,8 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
   gemm_blocked<4, 8>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_generic<4, 8>);
 }
 
-const Kernels kTable = {
+// constinit: the table is ready before any static constructor elsewhere could ask for it.
+constinit const Kernels kTable = {
     SimdLevel::Scalar,
     dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
