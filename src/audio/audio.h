@@ -26,10 +26,12 @@ inline constexpr int kMaxSourceRate = 768000;       // the highest rate real har
 inline constexpr int kMaxChannels = 256;
 inline constexpr int64_t kMaxSeconds = 8 * 3600;    // bounds memory: 8 h at 16 kHz is 1.8 GB f32
 
-// Decodes the file at `path` (format detected from its content, not its name).
+// Decodes the file at `path`. The format is detected from the content; the name matters only
+// for a .mp3/.mp2/.mp1/.mpga file whose MPEG frames hide behind leading junk.
 std::vector<float> load_file(const std::string& path);
 
-// Decodes a complete encoded file held in memory; `name` is used in error messages.
+// Decodes a complete encoded file held in memory. `name` prefixes error messages and serves as
+// the name load_file would see (its extension is the same MPEG hint).
 std::vector<float> decode_memory(const void* data, size_t size,
                                  const std::string& name = "<memory>");
 

@@ -154,6 +154,8 @@ SndfilePtr open_sndfile(ByteSource& src, SF_INFO* info, std::string* why, bool* 
   *info = SF_INFO{};
   SNDFILE* f = sf_open_virtual(&vio, SFM_READ, info, &src);
   if (f == nullptr) {
+    // libsndfile keeps the last open failure in one process-wide variable, so two threads
+    // failing at once may swap messages; the failure itself is still reported correctly.
     *why = sf_strerror(nullptr);
     *unknown = sf_error(nullptr) == SF_ERR_UNRECOGNISED_FORMAT;
   }

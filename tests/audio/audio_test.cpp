@@ -105,6 +105,14 @@ std::string error_of(const std::function<void()>& fn) {
     EXPECT_NE(what_.find(text), std::string::npos) << "message: " << what_; \
   } while (0)
 
+// An empty ID3v2.3 tag with `body` padding bytes; its size field is "syncsafe" (7 bits a byte).
+std::string id3v2_tag(uint32_t body) {
+  std::string t = "ID3";
+  t += char(3), t += char(0), t += char(0);
+  for (int shift : {21, 14, 7, 0}) t += char((body >> shift) & 0x7F);
+  return t + std::string(body, '\0');
+}
+
 struct FormatCase {
   const char* ext;
   int format;
@@ -181,6 +189,13 @@ TEST_F(AudioTest, DecodesMp3) {
       const std::string renamed = path("no_extension");
       write_bytes(renamed, bytes);
       EXPECT_EQ(load_file(renamed), y);
+      // An ID3v2 tag in front (as most real MP3s have) is skipped by the content sniffing.
+      write_bytes(renamed, id3v2_tag(500) + bytes);
+      EXPECT_EQ(load_file(renamed), y);
+      // Junk in front that no sniffing sees through: the .mp3 name sends it to libmpg123,
+      // which resynchronises on the first real frame.
+      write_bytes(path("junk.mp3"), std::string(100, 'j') + bytes);
+      EXPECT_EQ(load_file(path("junk.mp3")).size(), y.size());
     }
   }
 }
@@ -196,6 +211,16 @@ TEST_F(AudioTest, MemoryDecodingMatchesFiles) {
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(decode_memory(bytes.data(), bytes.size(), p), load_file(p)) << ext;
   }
+}
+
+TEST_F(AudioTest, FlacWithId3TagIsNotMistakenForMp3) {
+  // Some taggers put ID3v2 in front of FLAC; an ID3 tag alone must not mean "MP3".
+  const std::string p = path("t.flac");
+  ASSERT_TRUE(write_file(p, SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 16000, 1, sine(16000, 1, 0.2, 440, {0.5f})));
+  std::ifstream in(p, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string tagged = id3v2_tag(300) + bytes;
+  EXPECT_EQ(decode_memory(tagged.data(), tagged.size()), load_file(p));
 }
 
 TEST_F(AudioTest, RealSpeechClips) {
