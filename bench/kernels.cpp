@@ -1,8 +1,10 @@
 // Matrix products at Whisper's shapes through the CPU backend (2 threads), next to what the
 // machine allows: OpenBLAS sgemm on the same shapes (when built in) and memory-copy bandwidth.
 //
-//   bench_kernels                          everything (about 2-3 minutes)
+//   bench_kernels                          everything (under a minute on an idle machine)
 //   bench_kernels --benchmark_filter=tiny  the tiny model's shapes only (fast)
+//   HARK_BENCH_THREADS=1 bench_kernels     one thread, summary in CPU time (busy machines)
+//   HARK_SIMD=avx2 bench_kernels           a lower kernel level, as for hark itself
 //
 // Shapes are M x K . K x N (activation rows M, depth K, weight rows N):
 //   encoder: 1500 x 384 . 384 x 1536 (tiny MLP), 1500 x 1280 . 1280 x 5120 (large MLP)
@@ -16,6 +18,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -42,7 +45,16 @@ namespace {
 
 using namespace hark;
 
-constexpr int kThreads = 2;
+// Threads for the products, sgemm and memcpy: 2, or HARK_BENCH_THREADS. With 1 the CPU-time
+// column is the work itself even on a busy machine, and the summary uses it.
+int bench_threads() {
+  static const int n = [] {
+    const char* env = std::getenv("HARK_BENCH_THREADS");
+    const int v = env ? std::atoi(env) : 2;
+    return v > 0 ? v : 2;
+  }();
+  return n;
+}
 constexpr size_t kCopyBytes = size_t{256} << 20;
 constexpr size_t kColdBytes = size_t{128} << 20;  // decoder weights cycled through: 4x a 32 MiB L3
 
@@ -87,7 +99,7 @@ struct MulMatSetup {
 
   MulMatSetup(DType t, const Shape& s) : type(t), shape(&s) {
     Device* dev = Registry::global().find(kCpuDeviceName);
-    backend = dev->init_backend({kThreads});
+    backend = dev->init_backend({bench_threads()});
     const size_t wbytes = dtype_row_bytes(t, s.K) * static_cast<size_t>(s.N);
     weight_bytes = wbytes;
     const int copies = s.decoder ? static_cast<int>(std::max<size_t>(2, (kColdBytes + wbytes - 1) / wbytes)) : 1;
@@ -157,7 +169,7 @@ void bench_mul_mat(benchmark::State& state, DType t, const Shape* s, cpu::GemmIm
 void bench_sgemm(benchmark::State& state, const Shape* s) {
   const auto x = random_values(s->M * s->K, 2), w = random_values(s->N * s->K, 1);
   std::vector<float> c(static_cast<size_t>(s->M * s->N));
-  openblas_set_num_threads(kThreads);
+  openblas_set_num_threads(bench_threads());
   for (auto _ : state) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(s->M), static_cast<blasint>(s->N),
                 static_cast<blasint>(s->K), 1.0f, x.data(), static_cast<blasint>(s->K), w.data(),
@@ -171,12 +183,17 @@ void bench_sgemm(benchmark::State& state, const Shape* s) {
 // memcpy of 256 MiB split over the same number of threads as the products use.
 void bench_memcpy(benchmark::State& state) {
   std::vector<uint8_t> src(kCopyBytes, 1), dst(kCopyBytes, 0);
-  const size_t half = kCopyBytes / kThreads;
+  const int nt = bench_threads();
+  const size_t part = kCopyBytes / static_cast<size_t>(nt);
   for (auto _ : state) {
-    std::vector<std::thread> ts;
-    for (int t = 0; t < kThreads; ++t)
-      ts.emplace_back([&, t] { std::memcpy(dst.data() + t * half, src.data() + t * half, half); });
-    for (auto& th : ts) th.join();
+    if (nt == 1) {
+      std::memcpy(dst.data(), src.data(), kCopyBytes);
+    } else {
+      std::vector<std::thread> ts;
+      for (int t = 0; t < nt; ++t)
+        ts.emplace_back([&, t] { std::memcpy(dst.data() + t * part, src.data() + t * part, part); });
+      for (auto& th : ts) th.join();
+    }
     benchmark::DoNotOptimize(dst.data());
   }
   state.counters["GB/s"] = benchmark::Counter(static_cast<double>(kCopyBytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
@@ -192,7 +209,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       const std::string suffix = "/real_time";
       if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
         name.resize(name.size() - suffix.size());
-      seconds_[name] = r.real_accumulated_time / static_cast<double>(r.iterations);
+      // One thread: its CPU time is the work, unaffected by other processes taking the cores.
+      const double t = bench_threads() == 1 ? r.cpu_accumulated_time : r.real_accumulated_time;
+      seconds_[name] = t / static_cast<double>(r.iterations);
     }
     ConsoleReporter::ReportRuns(runs);
   }
@@ -210,8 +229,9 @@ std::string mul_mat_name(DType t, const Shape& s, const char* impl) {
 }
 
 void print_summary(const SummaryReporter& rep) {
-  std::printf("\nsummary (%s, %d threads, %s kernels)\n",
-              Registry::global().find(kCpuDeviceName)->description().c_str(), kThreads,
+  std::printf("\nsummary (%s; %d thread%s, %s time; %s kernels)\n",
+              Registry::global().find(kCpuDeviceName)->description().c_str(), bench_threads(),
+              bench_threads() == 1 ? "" : "s", bench_threads() == 1 ? "cpu" : "wall",
               cpu::simd_level_name(cpu::best_simd_level()));
   for (const Shape& s : kShapes) {
     const double flops = 2.0 * s.M * s.K * s.N;
@@ -249,7 +269,7 @@ void print_summary(const SummaryReporter& rep) {
     }
   }
   if (const double* copy = rep.find("memcpy/256MiB/tiny_large"))
-    std::printf("  memcpy bandwidth (%d threads): %.1f GB/s\n", kThreads, kCopyBytes / *copy * 1e-9);
+    std::printf("  memcpy bandwidth (%d threads): %.1f GB/s\n", bench_threads(), kCopyBytes / *copy * 1e-9);
 }
 
 }  // namespace
