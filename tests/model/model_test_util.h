@@ -48,7 +48,9 @@ class TempFile {
   void write(const std::vector<uint8_t>& bytes) const {
     std::FILE* f = std::fopen(path_.c_str(), "wb");
     ASSERT_NE(f, nullptr) << path_;
-    ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+    if (!bytes.empty()) {  // fwrite(nullptr, ...) is undefined even for 0 bytes
+      ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+    }
     std::fclose(f);
   }
 

@@ -1,0 +1,21 @@
+// libFuzzer entry point for the model file parser (not part of hark_tests: the test glob takes
+// *_test.cpp only). Any input must either parse or throw hark::Error; anything else -- a crash,
+// an out-of-bounds read under ASan, another exception type -- is a bug.
+//
+// Build (clang): clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
+//   tests/model/model_loader_fuzz.cpp src/model/*.cpp src/runtime/*.cpp src/backend/*.cpp ...
+// Seed corpus: a micro model from make-test-model and ../shared/model-headers/*.bin.
+#include <cstddef>
+#include <cstdint>
+
+#include "model/model_file.h"
+#include "runtime/error.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    const hark::ModelHeader h = hark::parse_model_header(data, size, "fuzz");
+    hark::parse_model_tensors(data, size, h, "fuzz");
+  } catch (const hark::Error&) {
+  }
+  return 0;
+}
