@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/model_file.h"
 #include "model/model_writer.h"
 #include "runtime/error.h"
 
@@ -115,5 +116,12 @@ int main(int argc, char** argv) {
   }
   std::printf("%s: %s %s seed %llu, %lld bytes in %.0f ms\n", out.c_str(), preset.c_str(), type_name.c_str(),
               static_cast<unsigned long long>(seed), bytes, ms);
+  // Read it back through the loader: what was written is a model hark accepts.
+  try {
+    std::printf("%s", hark::ModelFile::open(out)->describe().c_str());
+  } catch (const hark::Error& e) {
+    std::fprintf(stderr, "make-test-model: the written file does not load: %s\n", e.what());
+    return 1;
+  }
   return 0;
 }
