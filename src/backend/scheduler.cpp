@@ -348,10 +348,12 @@ ComputeStatus Scheduler::compute(Graph& g) {
     Backend& be = *backends_[sp.backend];
     // Work of other backends must be done before this split reads it: the host waits when it is
     // about to copy those bytes itself, the backend's stream waits otherwise.
+    // The copies' bytes may also be ones this backend's previous split still reads (the
+    // allocator reuses memory across splits), so an asynchronous backend must be idle too.
     for (size_t j = 0; j < backends_.size(); ++j) {
-      if (!m.ran[j] || static_cast<int>(j) == sp.backend) continue;
+      if (!m.ran[j]) continue;
       if (!sp.copies.empty()) m.events[j]->synchronize();
-      m.events[j]->wait(be);
+      if (static_cast<int>(j) != sp.backend) m.events[j]->wait(be);
     }
     for (const Split::Copy& c : sp.copies) copy_tensor_bytes(*c.from, *c.to);
     ComputeStatus st = ComputeStatus::Ok;
