@@ -1,0 +1,96 @@
+#include "decode/timestamp_rules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace hark::decode {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+void mask_range(float* logits, int32_t begin, int32_t end) {
+  for (int32_t i = std::max(begin, 0); i < end; ++i) logits[i] = kNegInf;
+}
+
+// log(sum(exp(x))) over [begin, end), stable; -inf for an empty or all -inf range.
+double log_sum_exp(const float* x, int32_t begin, int32_t end) {
+  float m = kNegInf;
+  for (int32_t i = begin; i < end; ++i) m = std::max(m, x[i]);
+  if (m == kNegInf) return kNegInf;
+  double s = 0.0;
+  for (int32_t i = begin; i < end; ++i) s += std::exp(static_cast<double>(x[i]) - m);
+  return m + std::log(s);
+}
+
+}  // namespace
+
+std::vector<int32_t> default_suppressed(const SpecialTokens& st) {
+  std::vector<int32_t> ids = {st.sot, st.translate, st.transcribe, st.solm, st.prev, st.no_speech};
+  for (int i = 0; i < st.n_languages; ++i) ids.push_back(st.lang_first + i);
+  return ids;
+}
+
+void apply_rules(const SpecialTokens& st, const RuleOptions& opt, std::span<const int32_t> sampled,
+                 float* logits) {
+  const int32_t n_vocab = st.n_vocab;
+  for (int32_t id : opt.suppress)
+    if (id >= 0 && id < n_vocab) logits[id] = kNegInf;
+
+  if (opt.suppress_blank && sampled.empty()) {
+    for (int32_t id : opt.blank_tokens)
+      if (id >= 0 && id < n_vocab) logits[id] = kNegInf;
+    logits[st.eot] = kNegInf;
+  }
+
+  if (!opt.timestamps) {
+    // Without timestamps every timestamp token is out; <|notimestamps|> is part of the prompt.
+    mask_range(logits, st.timestamp_begin, n_vocab);
+    logits[st.no_timestamps] = kNegInf;
+    return;
+  }
+  logits[st.no_timestamps] = kNegInf;
+
+  const size_t n = sampled.size();
+  const bool last_ts = n >= 1 && st.is_timestamp(sampled[n - 1]);
+  // With no token before the last, the last one opens the window: treat it as a completed pair
+  // so that text must follow.
+  const bool penultimate_ts = n < 2 || st.is_timestamp(sampled[n - 2]);
+  if (last_ts) {
+    if (penultimate_ts)
+      mask_range(logits, st.timestamp_begin, n_vocab);  // a pair just closed (or opened): text next
+    else
+      mask_range(logits, 0, st.eot);  // an open segment just closed: timestamp or end-of-text next
+  }
+
+  // Timestamps never go backwards; after a closing timestamp the next opening one may equal it,
+  // otherwise (inside a segment) the next timestamp must be strictly later: no empty segments.
+  int32_t last_timestamp = -1;
+  for (size_t i = n; i-- > 0;)
+    if (st.is_timestamp(sampled[i])) {
+      last_timestamp = sampled[i];
+      break;
+    }
+  if (last_timestamp >= 0) {
+    const int32_t min_next = (last_ts && !penultimate_ts) ? last_timestamp : last_timestamp + 1;
+    mask_range(logits, st.timestamp_begin, std::min(min_next, n_vocab));
+  }
+
+  if (n == 0) {
+    // The window starts with a timestamp, not too late.
+    mask_range(logits, 0, st.timestamp_begin);
+    if (opt.max_initial_timestamp_index >= 0)
+      mask_range(logits, st.timestamp_begin + opt.max_initial_timestamp_index + 1, n_vocab);
+  }
+
+  // If timestamps together are more likely than the best text token, the next token must be one.
+  const double ts_mass = log_sum_exp(logits, st.timestamp_begin, n_vocab);
+  const double all = log_sum_exp(logits, 0, n_vocab);
+  float best_text = kNegInf;
+  for (int32_t i = 0; i < st.timestamp_begin; ++i) best_text = std::max(best_text, logits[i]);
+  if (all != kNegInf && ts_mass - all > static_cast<double>(best_text) - all)
+    mask_range(logits, 0, st.timestamp_begin);
+}
+
+}  // namespace hark::decode

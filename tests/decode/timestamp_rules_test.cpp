@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "decode/segments.h"
+#include "decode/timestamp_rules.h"
+
+namespace hark::decode {
+namespace {
+
+class TimestampRules : public ::testing::Test {
+ protected:
+  SpecialTokens st = special_tokens(HParams{});
+  std::vector<float> flat() const { return std::vector<float>(static_cast<size_t>(st.n_vocab), 0.0f); }
+  int32_t ts(int i) const { return st.timestamp_begin + i; }
+  static bool allowed(const std::vector<float>& l, int32_t id) { return std::isfinite(l[static_cast<size_t>(id)]); }
+};
+
+TEST_F(TimestampRules, FirstTokenIsAnEarlyTimestamp) {
+  auto l = flat();
+  apply_rules(st, RuleOptions{}, {}, l.data());
+  EXPECT_FALSE(allowed(l, 100));             // text
+  EXPECT_FALSE(allowed(l, st.eot));
+  EXPECT_FALSE(allowed(l, st.no_timestamps));
+  EXPECT_TRUE(allowed(l, ts(0)));
+  EXPECT_TRUE(allowed(l, ts(50)));           // 1.00 s
+  EXPECT_FALSE(allowed(l, ts(51)));
+}
+
+TEST_F(TimestampRules, OpeningTimestampIsFollowedByText) {
+  auto l = flat();
+  const std::vector<int32_t> seq = {ts(10)};
+  apply_rules(st, RuleOptions{}, seq, l.data());
+  EXPECT_TRUE(allowed(l, 100));
+  for (int i = 0; i <= 1500; ++i) EXPECT_FALSE(allowed(l, ts(i))) << i;
+}
+
+TEST_F(TimestampRules, ClosingTimestampMustBeLaterThanOpening) {
+  auto l = flat();
+  l[102] = 10.0f;  // text clearly beats all timestamps together, so none is forced
+  const std::vector<int32_t> seq = {ts(10), 100, 101};
+  apply_rules(st, RuleOptions{}, seq, l.data());
+  EXPECT_FALSE(allowed(l, ts(9)));
+  EXPECT_FALSE(allowed(l, ts(10)));  // zero-length segment
+  EXPECT_TRUE(allowed(l, ts(11)));
+  EXPECT_TRUE(allowed(l, 102));
+}
+
+TEST_F(TimestampRules, AfterClosingTimestampOnlyTimestampOrEnd) {
+  auto l = flat();
+  const std::vector<int32_t> seq = {ts(10), 100, ts(30)};
+  apply_rules(st, RuleOptions{}, seq, l.data());
+  EXPECT_FALSE(allowed(l, 100));
+  EXPECT_TRUE(allowed(l, st.eot) || !allowed(l, 100));
+  EXPECT_FALSE(allowed(l, ts(29)));
+  EXPECT_TRUE(allowed(l, ts(30)));  // next segment may open where this one closed
+}
+
+TEST_F(TimestampRules, TimestampForcedWhenTheirMassBeatsBestText) {
+  auto l = flat();
+  for (int i = 0; i <= 1500; ++i) l[static_cast<size_t>(ts(i))] = 1.0f;  // each alone < text peak
+  l[100] = 3.0f;
+  const std::vector<int32_t> seq = {ts(0), 100, 101};
+  apply_rules(st, RuleOptions{}, seq, l.data());
+  EXPECT_FALSE(allowed(l, 100));
+  EXPECT_TRUE(allowed(l, ts(5)));
+}
+
+TEST_F(TimestampRules, BlankNeverStartsTheText) {
+  RuleOptions opt;
+  opt.timestamps = false;
+  opt.blank_tokens = {220};
+  auto l = flat();
+  apply_rules(st, opt, {}, l.data());
+  EXPECT_FALSE(allowed(l, 220));
+  EXPECT_FALSE(allowed(l, st.eot));
+  EXPECT_FALSE(allowed(l, ts(0)));
+  EXPECT_TRUE(allowed(l, 221));
+}
+
+TEST_F(TimestampRules, SuppressedTokensNeverAppear) {
+  RuleOptions opt;
+  opt.suppress = default_suppressed(st);
+  auto l = flat();
+  const std::vector<int32_t> seq = {ts(0)};
+  apply_rules(st, opt, seq, l.data());
+  EXPECT_FALSE(allowed(l, st.sot));
+  EXPECT_FALSE(allowed(l, st.transcribe));
+  EXPECT_FALSE(allowed(l, st.lang_first));
+  EXPECT_TRUE(allowed(l, 100));
+}
+
+TEST_F(TimestampRules, SplitsPairsIntoSegmentsAndSeeksToLastCompleteTimestamp) {
+  // <0.00> a b <1.00><1.00> c <2.00><2.00> d   (unfinished last segment)
+  const std::vector<int32_t> seq = {ts(0), 1, 2, ts(50), ts(50), 3, ts(100), ts(100), 4, st.eot};
+  const WindowResult r = split_window(st, seq, 500, 3000);
+  ASSERT_EQ(r.segments.size(), 2u);
+  EXPECT_EQ(r.segments[0].t0, 500);
+  EXPECT_EQ(r.segments[0].t1, 600);
+  EXPECT_EQ(r.segments[0].tokens, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(r.segments[1].t0, 600);
+  EXPECT_EQ(r.segments[1].t1, 700);
+  EXPECT_EQ(r.consumed_frames, 200);  // re-decode from 2.00 s
+}
+
+TEST_F(TimestampRules, SingleTimestampEndingConsumesTheWindow) {
+  const std::vector<int32_t> seq = {ts(0), 1, ts(50), ts(50), 3, ts(100), st.eot};
+  const WindowResult r = split_window(st, seq, 0, 2500);
+  ASSERT_EQ(r.segments.size(), 2u);
+  EXPECT_EQ(r.segments[1].t1, 200);
+  EXPECT_EQ(r.consumed_frames, 2500);
+}
+
+TEST_F(TimestampRules, NoPairMakesOneSegment) {
+  const std::vector<int32_t> seq = {ts(0), 1, 2, st.eot};
+  const WindowResult r = split_window(st, seq, 3000, 3000);
+  ASSERT_EQ(r.segments.size(), 1u);
+  EXPECT_EQ(r.segments[0].t0, 3000);
+  EXPECT_EQ(r.segments[0].t1, 6000);
+  EXPECT_EQ(r.consumed_frames, 3000);
+}
+
+}  // namespace
+}  // namespace hark::decode
