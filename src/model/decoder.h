@@ -1,0 +1,25 @@
+// The Whisper decoder as a graph for one step: n new tokens at positions n_past .. n_past+n-1
+// -> logits of the last one.
+//
+//   token embedding + learned positions
+//   -> n_text_layer x [x += masked self-attn(LN(x)) over the KV cache;
+//                      x += cross-attn(LN(x)) over the encoder's cached K/V; x += MLP(LN(x))]
+//   -> LN -> logits against the token embedding (the output projection shares its weights)
+//
+// The step's keys and values are copied into the self-attention cache by copy nodes that the
+// graph lists before the attention reading the cache (graph order is execution order), so a
+// step reads its own tokens and all earlier ones without recomputing them.
+#pragma once
+#include "model/hparams.h"
+#include "model/kv_cache.h"
+#include "model/weights.h"
+#include "runtime/graph.h"
+
+namespace hark {
+
+// tokens: i32 [n], an input tensor. Builds the whole step into g (cleared first) and returns the
+// logits, f32 [n_vocab] (marked as the graph's output). Requires n_past + n <= n_text_ctx.
+Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
+                      Tensor* tokens, int n_past);
+
+}  // namespace hark

@@ -1,0 +1,58 @@
+#include "model/encoder.h"
+
+#include <string>
+
+#include "model/layers.h"
+#include "runtime/error.h"
+#include "runtime/ops.h"
+
+namespace hark {
+
+using namespace ops;
+
+namespace {
+constexpr float kLayerNormEps = 1e-5f;
+
+Tensor* conv_bias(TensorArena& a, Tensor* b) { return reshape(a, b, {b->nelements()}); }  // stored [1, S]
+}  // namespace
+
+Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp, Tensor* mel) {
+  const int64_t n_frames = 2 * static_cast<int64_t>(hp.n_audio_ctx);
+  HARK_CHECK(mel->ne[0] == n_frames && mel->ne[1] == hp.n_mels && mel->type == DType::F32,
+             "encoder: mel input must be f32 [" + std::to_string(n_frames) + ", " + std::to_string(hp.n_mels) +
+                 "], got " + mel->describe());
+
+  // The convolutions read the mel channels-first, [n_mels, frames]: a transposed view, no copy.
+  Tensor* x = conv1d(a, w.conv1_w, transpose(a, mel), 1, 1);
+  x = gelu(a, add(a, x, conv_bias(a, w.conv1_b)));
+  x = conv1d(a, w.conv2_w, x, 2, 1);
+  x = gelu(a, add(a, x, conv_bias(a, w.conv2_b)));
+  x = add(a, x, w.enc_pos);  // [S, n_audio_ctx]
+
+  for (const EncoderLayer& l : w.enc) {
+    Tensor* h = layer_norm(a, x, l.attn_ln_w, l.attn_ln_b, kLayerNormEps);
+    Tensor* q = linear(a, h, l.attn_q_w, l.attn_q_b);
+    Tensor* k = split_heads(a, linear(a, h, l.attn_k_w, nullptr), hp.n_audio_head);
+    Tensor* v = split_heads(a, linear(a, h, l.attn_v_w, l.attn_v_b), hp.n_audio_head);
+    Tensor* att = multi_head_attention(a, q, k, v, hp.n_audio_head, /*causal=*/false);
+    x = add(a, x, linear(a, att, l.attn_out_w, l.attn_out_b));
+
+    h = layer_norm(a, x, l.mlp_ln_w, l.mlp_ln_b, kLayerNormEps);
+    h = gelu(a, linear(a, h, l.mlp_0_w, l.mlp_0_b));
+    x = add(a, x, linear(a, h, l.mlp_2_w, l.mlp_2_b));
+  }
+  Tensor* out = layer_norm(a, x, w.enc_ln_w, w.enc_ln_b, kLayerNormEps);
+  out->name = "encoder.out";
+  return out;
+}
+
+void build_cross_kv(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, Tensor* features,
+                    KvCache& cache) {
+  for (int l = 0; l < hp.n_text_layer; ++l) {
+    const DecoderLayer& d = w.dec[static_cast<size_t>(l)];
+    g.build(copy(a, linear(a, features, d.cross_k_w, nullptr), cache.cross_k(l)));
+    g.build(copy(a, linear(a, features, d.cross_v_w, d.cross_v_b), cache.cross_v(l)));
+  }
+}
+
+}  // namespace hark

@@ -1,0 +1,32 @@
+#include "model/kv_cache.h"
+
+#include <string>
+
+namespace hark {
+
+KvCache::KvCache(const HParams& hp, BufferType* type, DType dtype) {
+  const int64_t s = hp.n_text_state;
+  const size_t align = type->alignment();
+  auto make = [&](std::vector<Tensor*>& out, const char* what, int64_t n_ctx) {
+    for (int l = 0; l < hp.n_text_layer; ++l)
+      out.push_back(arena_.new_tensor(dtype, {s, n_ctx}, "kv." + std::to_string(l) + "." + what));
+  };
+  make(self_k_, "self_k", hp.n_text_ctx);
+  make(self_v_, "self_v", hp.n_text_ctx);
+  make(cross_k_, "cross_k", hp.n_audio_ctx);
+  make(cross_v_, "cross_v", hp.n_audio_ctx);
+
+  size_t total = 0;
+  for (const Tensor& t : arena_.tensors()) total += (type->alloc_size(t) + align - 1) / align * align;
+  buffer_ = type->alloc(total);
+  buffer_->set_usage(BufferUsage::Compute);
+  // Zeroed so a cache read before it is written gives zeros, never stale or NaN bytes.
+  buffer_->clear(0);
+  size_t offset = 0;
+  for (Tensor& t : arena_.tensors()) {
+    buffer_->place(t, offset);
+    offset += (type->alloc_size(t) + align - 1) / align * align;
+  }
+}
+
+}  // namespace hark
