@@ -74,10 +74,19 @@ struct Timings {
   double real_time_factor() const { return audio_seconds > 0 ? total_ms / 1000.0 / audio_seconds : 0.0; }
 };
 
+// The stretch of audio one encoder window decoded, 10 ms units. Windows follow each other from
+// the start of the audio to its end; one starts where the last complete segment of the one before
+// ended, so they may overlap.
+struct Window {
+  int64_t t0 = 0, t1 = 0;
+  bool skipped_as_silence = false;
+};
+
 struct Transcript {
   std::vector<Segment> segments;
   std::string language;  // code of the language transcribed ("en", ...)
   Timings timings;
+  std::vector<Window> windows;
   std::string text() const;  // all segments' text joined
 };
 

@@ -36,8 +36,9 @@ WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> all_
     for (size_t cut : cuts) {
       // tokens[begin] opens, tokens[cut-1] closes this segment
       RawSegment seg;
-      seg.t0 = window_offset + ts_units(tokens[begin]);
-      seg.t1 = window_offset + ts_units(tokens[cut - 1]);
+      // The model may place a timestamp past the audio the window really holds: clamp to it.
+      seg.t0 = window_offset + std::min(ts_units(tokens[begin]), window_frames);
+      seg.t1 = window_offset + std::clamp(ts_units(tokens[cut - 1]), seg.t0 - window_offset, window_frames);
       seg.tokens = text_of(begin, cut);
       if (!seg.tokens.empty()) r.segments.push_back(std::move(seg));
       begin = cut;
@@ -51,17 +52,18 @@ WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> all_
     return r;
   }
 
-  // No complete pair: the whole window is one segment, ending at its last timestamp when there
-  // is a later one than the start, else at the end of the window.
+  // No complete pair: the whole window is one segment, from its opening timestamp (if any) to its
+  // last timestamp when that is a later one, else to the end of the window.
+  const int64_t start = n > 0 && st.is_timestamp(tokens[0]) ? std::min(ts_units(tokens[0]), window_frames) : 0;
   int64_t end = window_frames;
-  for (size_t i = n; i-- > 0;)
+  for (size_t i = n; i-- > 1;)
     if (st.is_timestamp(tokens[i])) {
-      if (tokens[i] != st.timestamp_begin) end = ts_units(tokens[i]);
+      if (ts_units(tokens[i]) > start) end = ts_units(tokens[i]);
       break;
     }
   RawSegment seg;
-  seg.t0 = window_offset;
-  seg.t1 = window_offset + end;
+  seg.t0 = window_offset + start;
+  seg.t1 = window_offset + std::min(end, window_frames);
   seg.tokens = text_of(0, n);
   if (!seg.tokens.empty()) r.segments.push_back(std::move(seg));
   r.consumed_frames = window_frames;
