@@ -1,0 +1,245 @@
+// hark: the command-line front end.
+//
+//   hark transcribe -m MODEL FILE... [-l LANG] [-t N] [-o txt,srt,vtt,json] [--output-file BASE] ...
+//   hark info MODEL
+//
+// A thin layer over the public API (hark/hark.hpp) and nothing else, as every front end is.
+// Exit codes: 0 success, 1 an error while running (message on stderr as "hark: error: ..."),
+// 2 a usage error (bad option or argument), 130 interrupted.
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "hark/hark.hpp"
+
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;
+
+const std::vector<std::string> kFormats = {"txt", "srt", "vtt", "json"};
+
+// Set by SIGINT/SIGTERM; the running job polls it through should_abort and stops between nodes.
+// A second signal gets the default action, so a job that does not stop can still be killed.
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_signal(int sig) {
+  g_interrupted.store(true);
+  std::signal(sig, SIG_DFL);
+}
+
+std::string trimmed(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+void print_error(const std::string& msg) { std::fprintf(stderr, "hark: error: %s\n", msg.c_str()); }
+
+// Writes `data` to `path` through a temporary file in the same folder, renamed into place once
+// complete: a run that fails or is killed midway never leaves a truncated transcript behind, and an
+// earlier good file stays as it was.
+void write_file_atomically(const std::string& path, const std::string& data) {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw hark::Error("cannot create " + path + ": " + std::strerror(errno));
+  const bool wrote = data.empty() || std::fwrite(data.data(), 1, data.size(), f) == data.size();
+  const int write_errno = errno;
+  const bool closed = std::fclose(f) == 0;  // reports a failure to flush (e.g. a full disk)
+  const int close_errno = errno;
+  if (!wrote || !closed) {
+    std::remove(tmp.c_str());
+    throw hark::Error("cannot write " + path + ": " + std::strerror(wrote ? close_errno : write_errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    throw hark::Error("cannot write " + path + ": " + std::strerror(e));
+  }
+}
+
+std::string render(const std::string& format, const hark::Transcript& t) {
+  if (format == "txt") return hark::to_txt(t);
+  if (format == "srt") return hark::to_srt(t);
+  if (format == "vtt") return hark::to_vtt(t);
+  return hark::to_json(t);
+}
+
+std::string timings_line(const std::string& file, const hark::Timings& tm) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "hark: %s: %.1f s of audio; load %.0f ms, mel %.0f ms, encode %.0f ms (%d windows), decode %.0f ms "
+                "(%d tokens, %.2f ms/token), total %.0f ms, real-time factor %.3f",
+                file.c_str(), tm.audio_seconds, tm.load_ms, tm.mel_ms, tm.encode_ms, tm.n_windows, tm.decode_ms,
+                tm.n_decode_tokens, tm.decode_ms_per_token(), tm.total_ms, tm.real_time_factor());
+  return buf;
+}
+
+struct TranscribeOptions {
+  std::string model;
+  std::vector<std::string> files;
+  std::string language = "en";
+  int threads = 0;
+  std::string device = "cpu";
+  std::vector<std::string> formats;
+  std::string output_file;
+  int64_t offset_ms = 0;
+  int64_t duration_ms = 0;
+  bool no_timestamps = false;
+  bool translate = false;
+  std::string prompt;
+  bool quiet = false;
+};
+
+int run_transcribe(const TranscribeOptions& o) {
+  hark::ContextParams cp;
+  cp.n_threads = o.threads;
+  cp.device = o.device;
+  const std::unique_ptr<hark::Context> ctx = hark::Context::load(o.model, cp);
+  if (!o.quiet) std::fprintf(stderr, "hark: loaded %s (%s, %s) in %.0f ms\n", o.model.c_str(),
+                             ctx->info().size_name.c_str(), ctx->info().weight_type.c_str(), ctx->info().load_ms);
+
+  // The same format named twice is written once.
+  std::vector<std::string> formats;
+  for (const std::string& f : o.formats)
+    if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
+
+  int status = 0;
+  for (const std::string& file : o.files) {
+    try {
+      const std::string base = o.output_file.empty() ? file : o.output_file;
+      // A folder that is not there fails now, not after minutes of transcribing.
+      if (!formats.empty()) {
+        const std::string folder = std::filesystem::path(base).parent_path().string();
+        std::error_code ec;
+        if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+          throw hark::Error("cannot write " + base + "." + formats[0] + ": folder " + folder + " does not exist");
+      }
+      const std::vector<float> audio = hark::load_audio(file);
+
+      hark::TranscribeParams p;
+      p.language = o.language;
+      p.translate = o.translate;
+      p.n_threads = o.threads;
+      p.offset_ms = o.offset_ms;
+      p.duration_ms = o.duration_ms;
+      p.timestamps = !o.no_timestamps;
+      p.initial_prompt = o.prompt;
+      p.should_abort = [] { return g_interrupted.load(); };
+      // Segments are printed as they become final, so a long file shows progress as it goes.
+      p.on_segment = [&](const hark::Segment& s, int) {
+        if (o.no_timestamps) {
+          const std::string text = trimmed(s.text);  // as in the .txt file: no blank lines
+          if (!text.empty()) std::printf("%s\n", text.c_str());
+        } else {
+          std::fputs(hark::format_segment_line(s).c_str(), stdout);
+        }
+        std::fflush(stdout);
+      };
+
+      hark::Transcript t;
+      try {
+        t = ctx->transcribe(audio, p);
+      } catch (const hark::Error& e) {
+        // Messages from the engine speak of samples and windows; say which file they are about.
+        const std::string msg = e.what();
+        throw hark::Error(msg.find(file) == std::string::npos ? file + ": " + msg : msg);
+      }
+      if (g_interrupted.load()) {
+        std::fprintf(stderr, "hark: interrupted; no files written for %s\n", file.c_str());
+        return kExitInterrupted;
+      }
+
+      for (const std::string& f : formats) {
+        const std::string path = base + "." + f;
+        write_file_atomically(path, render(f, t));
+        if (!o.quiet) std::fprintf(stderr, "hark: wrote %s\n", path.c_str());
+      }
+      if (!o.quiet) std::fprintf(stderr, "%s\n", timings_line(file, t.timings).c_str());
+    } catch (const std::exception& e) {
+      // One bad file does not stop the others; the exit code still says something failed.
+      const std::string msg = e.what();
+      print_error(msg.find(file) == std::string::npos ? file + ": " + msg : msg);
+      status = kExitError;
+    }
+  }
+  return status;
+}
+
+int run_info(const std::string& model) {
+  const std::unique_ptr<hark::Context> ctx = hark::Context::load(model);
+  std::fputs(ctx->info().describe().c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"hark: offline speech-to-text with Whisper models", "hark"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "hark 0.1.0");
+
+  TranscribeOptions topt;
+  CLI::App* transcribe = app.add_subcommand("transcribe", "Transcribe (or translate) audio files");
+  transcribe->add_option("-m,--model", topt.model, "Whisper model in ggml .bin format")->required();
+  transcribe->add_option("files", topt.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3")->required();
+  transcribe->add_option("-l,--language", topt.language, "Spoken language code, or 'auto' to detect")
+      ->capture_default_str();
+  transcribe->add_option("-t,--threads", topt.threads, "Compute threads (0: the machine's cores, at most 8)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  transcribe->add_option("--device", topt.device, "cpu, or cpu-ref (scalar reference, for checks)")
+      ->check(CLI::IsMember({"cpu", "cpu-ref"}))
+      ->capture_default_str();
+  transcribe->add_option("-o,--output-format", topt.formats, "Also write these files: txt, srt, vtt, json")
+      ->delimiter(',')
+      ->allow_extra_args(false)  // one value (a comma list) per -o: the files after it stay inputs
+      ->check(CLI::IsMember(kFormats));
+  transcribe->add_option("--output-file", topt.output_file,
+                         "Output path without extension (default: the input path; '.srt' etc. is appended)");
+  transcribe->add_option("--offset-ms", topt.offset_ms, "Start this far into the audio")
+      ->check(CLI::NonNegativeNumber);
+  transcribe->add_option("--duration-ms", topt.duration_ms, "Transcribe only this much (0: to the end)")
+      ->check(CLI::NonNegativeNumber);
+  transcribe->add_flag("--no-timestamps", topt.no_timestamps, "Plain text, no timestamps");
+  transcribe->add_flag("--translate", topt.translate, "Translate into English (multilingual models)");
+  transcribe->add_option("--prompt", topt.prompt, "Text the model sees as what came before");
+  transcribe->add_flag("-q,--quiet,--no-prints", topt.quiet, "Print only the transcript (no timings)");
+
+  std::string info_model;
+  CLI::App* info = app.add_subcommand("info", "Describe a model file");
+  info->add_option("model", info_model, "Whisper model in ggml .bin format")->required();
+
+  try {
+    app.parse(argc, argv);
+    if (transcribe->parsed() && !topt.output_file.empty() && topt.files.size() > 1)
+      throw CLI::ValidationError("--output-file", "names one output, but " + std::to_string(topt.files.size()) +
+                                                      " input files were given");
+  } catch (const CLI::ParseError& e) {
+    // --help and --version are "errors" with exit code 0; CLI11 prints them. Any other is a usage
+    // error: CLI11 prints its message, and the exit code is the conventional 2 (not CLI11's own).
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  try {
+    if (transcribe->parsed()) return run_transcribe(topt);
+    return run_info(info_model);
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return kExitError;
+  }
+}

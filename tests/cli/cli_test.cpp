@@ -1,0 +1,274 @@
+// The hark command line, run as a user would: the built binary (HARK_CLI_PATH, or $HARK_CLI to test
+// another build) on a micro test model, checking exit codes, stdout, stderr and the files written.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "audio/audio.h"
+#include "model/model_test_util.h"
+#include "model/model_writer.h"
+
+namespace hark {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string cli_path() {
+  if (const char* env = std::getenv("HARK_CLI"); env && *env) return env;
+#ifdef HARK_CLI_PATH
+  return HARK_CLI_PATH;
+#else
+  return {};
+#endif
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+struct CliResult {
+  int code = -1;
+  std::string out, err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const char* tmp = std::getenv("TMPDIR");
+    dir_ = new fs::path(fs::path(tmp && *tmp ? tmp : "/tmp") / ("hark-cli-test-" + std::to_string(::getpid())));
+    fs::create_directories(*dir_);
+    TestModelOptions o;
+    ASSERT_TRUE(test_model_preset("micro", &o.hparams));
+    o.weight_type = DType::F16;
+    write_test_model(o, model());
+    // 4 s of tones with a pause: enough for a window and a few segments, quick on the micro model.
+    audio::WavWriter w(wav(), audio::kSampleRate);
+    std::vector<float> a(4 * audio::kSampleRate);
+    for (size_t i = 0; i < a.size(); ++i) {
+      const double t = static_cast<double>(i) / audio::kSampleRate;
+      a[i] = static_cast<float>((std::fmod(t, 2.0) < 1.5 ? 0.3 : 0.0) * std::sin(2 * M_PI * (200 + 30 * t) * t));
+    }
+    w.write(a.data(), a.size());
+    w.close();
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(*dir_, ec);
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+    if (cli_path().empty() || !fs::exists(cli_path())) GTEST_SKIP() << "the hark binary was not built";
+  }
+
+  static std::string model() { return (*dir_ / "micro.bin").string(); }
+  static std::string wav() { return (*dir_ / "tones.wav").string(); }
+  static const fs::path& dir() { return *dir_; }
+
+  // Runs `hark ARGS` (already quoted as needed), capturing stdout, stderr and the exit code.
+  static CliResult hark(const std::string& args) {
+    const fs::path out = *dir_ / "stdout.txt", err = *dir_ / "stderr.txt";
+    const std::string cmd = quote(cli_path()) + " " + args + " >" + quote(out.string()) + " 2>" + quote(err.string());
+    const int status = std::system(cmd.c_str());
+    CliResult r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_file(out);
+    r.err = read_file(err);
+    return r;
+  }
+
+  static fs::path* dir_;
+};
+fs::path* Cli::dir_ = nullptr;
+
+bool contains(const std::string& s, const std::string& piece) { return s.find(piece) != std::string::npos; }
+
+// ---- info ----------------------------------------------------------------------------------------
+
+TEST_F(Cli, InfoPrintsTheHyperParameters) {
+  const CliResult r = hark("info " + quote(model()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, model())) << r.out;
+  for (const char* line : {"n_vocab         51865", "n_audio_state   64", "n_audio_head    2", "n_audio_layer   2",
+                           "n_text_state    64", "n_text_layer    2", "n_mels          80", "weight type     f16",
+                           "languages       multilingual"})
+    EXPECT_TRUE(contains(r.out, line)) << "missing \"" << line << "\" in\n" << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(Cli, InfoOnAMissingFileNamesIt) {
+  const std::string missing = (dir() / "no-such-model.bin").string();
+  const CliResult r = hark("info " + quote(missing));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "hark: error: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, missing)) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Cli, InfoOnAHeaderOnlyFileNamesIt) {
+  const std::string header = testing::model_header_path("for-tests-ggml-tiny.bin");
+  if (header.empty()) GTEST_SKIP() << "../shared/model-headers not found";
+  const CliResult r = hark("info " + quote(header));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "hark: error: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, header)) << r.err;
+  EXPECT_TRUE(contains(r.err, "no tensor data")) << r.err;
+}
+
+// ---- usage errors ----------------------------------------------------------------------------------
+
+TEST_F(Cli, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(hark("").code, 2);  // no subcommand
+  EXPECT_EQ(hark("--bogus").code, 2);
+  EXPECT_EQ(hark("frobnicate").code, 2);
+  CliResult r = hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " --bogus");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--bogus")) << r.err;
+  EXPECT_EQ(hark("transcribe " + quote(wav())).code, 2);   // no model
+  EXPECT_EQ(hark("transcribe -m " + quote(model())).code, 2);  // no input
+  r = hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " -o srt,docx");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "docx")) << r.err;
+  EXPECT_EQ(hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " -t many").code, 2);
+  EXPECT_EQ(hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " --offset-ms -5").code, 2);
+  r = hark("transcribe -m " + quote(model()) + " a.wav b.wav --output-file x");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--output-file")) << r.err;
+  EXPECT_EQ(hark("info").code, 2);
+}
+
+TEST_F(Cli, HelpAndVersionSucceed) {
+  CliResult r = hark("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(contains(r.out, "transcribe")) << r.out;
+  r = hark("transcribe --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(contains(r.out, "--output-file")) << r.out;
+  r = hark("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(contains(r.out, "hark")) << r.out;
+}
+
+// ---- transcribe ------------------------------------------------------------------------------------
+
+TEST_F(Cli, TranscribeANonAudioFileNamesIt) {
+  const fs::path text = dir() / "notes.txt";
+  std::ofstream(text) << "these are not audio samples\n";
+  const CliResult r = hark("transcribe -m " + quote(model()) + " -o srt " + quote(text.string()));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "hark: error: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, text.string())) << r.err;
+  EXPECT_FALSE(fs::exists(text.string() + ".srt"));
+}
+
+TEST_F(Cli, TranscribeWithAMissingModelNamesIt) {
+  const std::string missing = (dir() / "absent.bin").string();
+  const CliResult r = hark("transcribe -m " + quote(missing) + " " + quote(wav()));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, missing)) << r.err;
+}
+
+TEST_F(Cli, TranscribePrintsSegmentsAndWritesEveryFormat) {
+  const CliResult r = hark("transcribe -m " + quote(model()) + " -t 2 " + quote(wav()) + " -o txt,srt -o vtt -o json -o srt");
+  ASSERT_EQ(r.code, 0) << r.err;
+
+  // Console: one "[hh:mm:ss.mmm --> hh:mm:ss.mmm]  text" line a segment.
+  const std::regex line_re(R"(\[\d\d:\d\d:\d\d\.\d{3} --> \d\d:\d\d:\d\d\.\d{3}\]  .*)");
+  std::istringstream lines(r.out);
+  std::string line;
+  int n_lines = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_TRUE(std::regex_match(line, line_re)) << "line: " << line;
+    ++n_lines;
+  }
+
+  const std::string base = wav();
+  for (const char* ext : {".txt", ".srt", ".vtt", ".json"})
+    ASSERT_TRUE(fs::exists(base + ext)) << base << ext << " not written";
+  const nlohmann::json j = nlohmann::json::parse(read_file(base + ".json"));
+  EXPECT_EQ(static_cast<int>(j["segments"].size()), n_lines);
+  EXPECT_TRUE(j.contains("timings"));
+  EXPECT_GT(j["timings"]["audio_seconds"].get<double>(), 3.9);
+  EXPECT_EQ(read_file(base + ".vtt").rfind("WEBVTT\n\n", 0), 0u);
+  const std::string srt = read_file(base + ".srt");
+  if (n_lines > 0) {
+    EXPECT_EQ(srt.rfind("1\n", 0), 0u) << srt;
+  }
+
+  // Timings and the files written go to stderr; no temporary files are left over.
+  EXPECT_TRUE(contains(r.err, "real-time factor")) << r.err;
+  EXPECT_TRUE(contains(r.err, "wrote " + base + ".srt")) << r.err;
+  for (const auto& e : fs::directory_iterator(dir()))
+    EXPECT_FALSE(contains(e.path().filename().string(), ".tmp")) << e.path();
+  for (const char* ext : {".txt", ".srt", ".vtt", ".json"}) fs::remove(base + ext);
+}
+
+TEST_F(Cli, QuietOutputFileAndNoTimestamps) {
+  const fs::path base = dir() / "out" / "talk";
+  fs::create_directories(base.parent_path());
+  const CliResult r = hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " -q --no-timestamps -o txt --output-file " +
+                     quote(base.string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // quiet: nothing but the transcript
+  EXPECT_FALSE(contains(r.out, "-->")) << r.out;
+  EXPECT_TRUE(fs::exists(base.string() + ".txt"));
+  EXPECT_FALSE(fs::exists(wav() + ".txt"));
+  // The console has the same lines as the text file.
+  EXPECT_EQ(r.out, read_file(base.string() + ".txt"));
+}
+
+TEST_F(Cli, FailedWritesLeaveNoFile) {
+  const fs::path base = dir() / "missing-folder" / "talk";
+  const CliResult r = hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " -q -o srt --output-file " +
+                     quote(base.string()));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, base.string() + ".srt")) << r.err;
+  EXPECT_FALSE(fs::exists(base.parent_path()));
+
+  // The rename into place fails (a folder is in the way): the temporary file is removed, and a
+  // file from an earlier run is left as it was.
+  const fs::path clash = dir() / "clash";
+  fs::create_directories(clash.string() + ".srt");
+  std::ofstream(clash.string() + ".txt") << "earlier run\n";
+  const CliResult r2 = hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " -q -o srt,txt --output-file " +
+                            quote(clash.string()));
+  EXPECT_EQ(r2.code, 1);
+  EXPECT_TRUE(contains(r2.err, clash.string() + ".srt")) << r2.err;
+  EXPECT_EQ(read_file(clash.string() + ".txt"), "earlier run\n");
+  for (const auto& e : fs::directory_iterator(dir()))
+    EXPECT_FALSE(contains(e.path().filename().string(), ".tmp")) << e.path();
+}
+
+TEST_F(Cli, OneBadFileDoesNotStopTheOthers) {
+  const fs::path bad = dir() / "broken.wav";
+  std::ofstream(bad) << "RIFF but not really";
+  const CliResult r = hark("transcribe -m " + quote(model()) + " -q -o txt " + quote(bad.string()) + " " + quote(wav()));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, bad.string())) << r.err;
+  EXPECT_FALSE(fs::exists(bad.string() + ".txt"));
+  EXPECT_TRUE(fs::exists(wav() + ".txt"));
+  fs::remove(wav() + ".txt");
+}
+
+}  // namespace
+}  // namespace hark
