@@ -1,0 +1,148 @@
+// bench_transcribe: end-to-end speed of one transcription, as one JSON object on stdout.
+//
+//   bench_transcribe -m MODEL [-f AUDIO] [-t THREADS] [--runs N]
+//   bench_transcribe --preset tiny [--type q5_0] [--seed N] [-t THREADS]
+//
+// With --preset, a model with seeded random weights is written to a temporary file first (the
+// real format and sizes, so the speed is the real model's; the text is nonsense, and a random
+// model may decode more or fewer tokens per window than a trained one — compare
+// decode_ms_per_token rather than decode_ms). Without -f, the audio is 30 s of synthesized tones
+// and noise: one full encoder window.
+//
+// Only the public API is used, plus the test-model writer for --preset.
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hark/hark.hpp"
+#include "model/model_writer.h"
+#include "runtime/dtype.h"
+
+namespace {
+
+// Speech-like sound: a tone gliding in pitch with a harmonic, in 2.2 s bursts with pauses, over
+// quiet noise. Deterministic, so runs are comparable.
+std::vector<float> synth_audio(double seconds) {
+  const size_t n = static_cast<size_t>(seconds * hark::kSampleRate);
+  std::vector<float> a(n);
+  uint32_t rng = 12345;
+  for (size_t i = 0; i < n; ++i) {
+    const double t = static_cast<double>(i) / hark::kSampleRate;
+    const double gate = std::fmod(t, 3.0) < 2.2 ? 1.0 : 0.0;
+    const double f = 180.0 + 60.0 * std::sin(0.7 * t);
+    rng = rng * 1664525u + 1013904223u;
+    const double noise = (static_cast<double>(rng >> 8) / (1 << 24) - 0.5) * 0.02;
+    a[i] = static_cast<float>(gate * (0.3 * std::sin(2 * M_PI * f * t) + 0.1 * std::sin(2 * M_PI * 3.1 * f * t)) + noise);
+  }
+  return a;
+}
+
+// The temporary model goes away however the program ends (error paths included).
+struct TempModel {
+  std::string path;
+  ~TempModel() {
+    if (!path.empty()) std::remove(path.c_str());
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench_transcribe: end-to-end transcription speed, as JSON", "bench_transcribe"};
+  std::string model, audio_path, preset, type = "f16";
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  int threads = static_cast<int>(std::min(8u, hw));
+  int runs = 1;
+  uint64_t seed = 1;
+  double seconds = 30.0;
+  auto* m = app.add_option("-m,--model", model, "Whisper model (ggml .bin)");
+  auto* p = app.add_option("--preset", preset, "Write a seeded test model of this size instead: micro, tiny, base, "
+                                               "small, medium, large, large-v3, large-v3-turbo (.en for English-only)");
+  m->excludes(p);
+  app.add_option("--type", type, "Weight type of the --preset model: f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0")
+      ->capture_default_str();
+  app.add_option("--seed", seed, "Seed of the --preset model's weights")->capture_default_str();
+  app.add_option("-f,--file", audio_path, "Audio file (default: synthesized tones and noise)");
+  app.add_option("--seconds", seconds, "Length of the synthesized audio")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  app.add_option("-t,--threads", threads, "Compute threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--runs", runs, "Transcribe this many times and report the fastest (the first warms caches)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+    if (model.empty() && preset.empty()) throw CLI::RequiredError("-m or --preset");
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  TempModel temp;
+  try {
+    std::string label = model;
+    if (!preset.empty()) {
+      hark::TestModelOptions o;
+      if (!hark::test_model_preset(preset, &o.hparams)) throw hark::Error("unknown --preset '" + preset + "'");
+      if (!hark::dtype_from_name(type, &o.weight_type)) throw hark::Error("unknown --type '" + type + "'");
+      o.seed = seed;
+      const char* tmp = std::getenv("TMPDIR");
+      temp.path = std::string(tmp && *tmp ? tmp : "/tmp") + "/hark-bench-" + std::to_string(::getpid()) + "-" +
+                  preset + "-" + type + ".bin";
+      hark::write_test_model(o, temp.path);
+      model = temp.path;
+      label = "preset:" + preset;
+    }
+
+    const std::vector<float> audio = audio_path.empty() ? synth_audio(seconds) : hark::load_audio(audio_path);
+
+    hark::ContextParams cp;
+    cp.n_threads = threads;
+    const std::unique_ptr<hark::Context> ctx = hark::Context::load(model, cp);
+
+    hark::Transcript best;
+    double best_ms = std::numeric_limits<double>::infinity();
+    for (int r = 0; r < runs; ++r) {
+      hark::Transcript t = ctx->transcribe(audio);
+      if (t.timings.total_ms < best_ms) {
+        best_ms = t.timings.total_ms;
+        best = std::move(t);
+      }
+    }
+
+    const hark::Timings& tm = best.timings;
+    const nlohmann::ordered_json out = {
+        {"model", label},
+        {"size", ctx->info().size_name},
+        {"weight_type", ctx->info().weight_type},
+        {"threads", threads},
+        {"audio", audio_path.empty() ? "synthesized" : audio_path},
+        {"audio_seconds", tm.audio_seconds},
+        {"runs", runs},
+        {"load_ms", tm.load_ms > 0 ? tm.load_ms : ctx->info().load_ms},
+        {"mel_ms", tm.mel_ms},
+        {"encode_ms", tm.encode_ms},
+        {"decode_ms", tm.decode_ms},
+        {"decode_ms_per_token", tm.decode_ms_per_token()},
+        {"n_tokens", tm.n_decode_tokens},
+        {"n_windows", tm.n_windows},
+        {"total_ms", tm.total_ms},
+        {"real_time_factor", tm.real_time_factor()}};
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_transcribe: error: %s\n", e.what());
+    return 1;
+  }
+}
