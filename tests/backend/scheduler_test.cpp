@@ -590,7 +590,8 @@ TEST_F(SchedulerTest, BackendAbortStopsTheRemainingSplits) {
   const auto in = random_input(8, 1);
   tensor_set(*b.input, in.data(), in.size() * sizeof(float));
   // Only the reference backend aborts (at its first node, in the second split), so this checks
-  // that the scheduler passes a backend's Aborted on and runs nothing after it.
+  // that the scheduler passes a backend's Aborted on and runs nothing after it (the CPU backend
+  // aborting is the next test).
   int calls = 0;
   ref_->set_abort_callback([&] { return ++calls >= 1; });
   EXPECT_EQ(sched.compute(g), ComputeStatus::Aborted);
@@ -604,6 +605,45 @@ TEST_F(SchedulerTest, BackendAbortStopsTheRemainingSplits) {
   EXPECT_EQ(sched.compute(g), ComputeStatus::Ok);
   tensor_get(*b.output, out.data(), out.size() * sizeof(float));
   for (float v : out) ASSERT_TRUE(std::isfinite(v));
+}
+
+// The same with the CPU backend aborting (2 threads): in its first split, in the middle, and at
+// the last-but-one node of the final split. Its abort path once stranded pool threads at a barrier.
+TEST_F(SchedulerTest, CpuBackendAbortStopsTheRemainingSplits) {
+  Model model(alternating(cpu_dev_, ref_dev_), 2);
+  TensorArena a;
+  const Built b = build_transformer(a, model, 8);
+  auto out_buf = cpu_dev_->buffer_type()->alloc(b.output->nbytes());
+  out_buf->place(*b.output, 0);
+  Graph g;
+  g.build(b.output);
+  Scheduler sched({cpu_.get(), ref_.get()});
+  sched.alloc_graph(g);
+  ASSERT_GT(sched.n_splits(), 2);
+  const auto in = random_input(8, 1);
+  tensor_set(*b.input, in.data(), in.size() * sizeof(float));
+  int calls = 0;
+  cpu_->set_abort_callback([&] { return ++calls < 0; });  // counts the CPU backend's nodes
+  ASSERT_EQ(sched.compute(g), ComputeStatus::Ok);
+  const int n_cpu_nodes = calls;
+  ASSERT_GT(n_cpu_nodes, 10);
+  std::vector<float> want(in.size()), out(in.size());
+  tensor_get(*b.output, want.data(), want.size() * sizeof(float));
+
+  for (int at : {1, 3, n_cpu_nodes / 2, n_cpu_nodes - 1}) {
+    out_buf->clear(0xFF);
+    calls = 0;
+    cpu_->set_abort_callback([&] { return ++calls >= at; });
+    EXPECT_EQ(sched.compute(g), ComputeStatus::Aborted) << "abort at cpu node " << at;
+    EXPECT_EQ(calls, at) << "no CPU node runs after the callback fired";
+    tensor_get(*b.output, out.data(), out.size() * sizeof(float));
+    EXPECT_TRUE(std::isnan(out[0])) << "the output was computed after an abort at cpu node " << at;
+  }
+
+  cpu_->set_abort_callback(nullptr);
+  EXPECT_EQ(sched.compute(g), ComputeStatus::Ok);
+  tensor_get(*b.output, out.data(), out.size() * sizeof(float));
+  EXPECT_EQ(out, want);
 }
 
 }  // namespace

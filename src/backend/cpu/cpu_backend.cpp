@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <string>
 
 #include "backend/cpu/cpu_ops.h"
@@ -88,8 +90,8 @@ void CpuBackend::set_simd_level(SimdLevel level) {
 }
 
 ComputeStatus CpuBackend::compute(const Graph& g) {
-  // Validate everything before any thread starts: errors inside the pool would strand the others
-  // at a barrier, so only checked, supported nodes reach the kernels.
+  // Validate everything before any thread starts, so a bad graph fails before any node has run
+  // (errors inside the pool are still caught and passed on; see below).
   size_t wsize = 0;
   for (Tensor* node : g.nodes()) {
     if (op_is_view(node->op)) continue;
@@ -103,10 +105,38 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
   if (work_.size() < wsize) work_.resize(wsize + 64);
   void* wdata = work_.empty() ? nullptr : reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(work_.data()) + 63) & ~uintptr_t{63});
 
-  std::atomic<bool> stop{false};
-  std::atomic<bool> aborted{false};
-  std::string error;  // first kernel error, written by one thread under `stop`
+  // Where to stop: the lowest node index at which some thread saw an abort or an error. A thread
+  // can only set it to the node it is on, before the barrier after that node, and no thread
+  // leaves that barrier before every thread has arrived, so all threads read the same verdict
+  // there ("stop_at <= i") and return together. (A plain flag read after the barrier could be set
+  // by a faster thread already at node i+1, so one thread would leave while the others waited at
+  // the next barrier.)
+  std::atomic<int> stop_at{INT_MAX};
+  auto stop_after = [&stop_at](int i) {
+    int cur = stop_at.load();
+    while (i < cur && !stop_at.compare_exchange_weak(cur, i)) {
+    }
+  };
+  bool aborted = false;  // written by thread 0 only, which is the calling thread
+  std::mutex error_mu;
+  int error_node = INT_MAX;
+  std::string error;  // the error of the lowest node (the first one, in graph order)
+  auto fail = [&](int i, std::string msg) {
+    {
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (i < error_node) {
+        error_node = i;
+        error = std::move(msg);
+      }
+    }
+    stop_after(i);
+    // This thread skips the rest of the op, so it may miss a barrier inside it (mul_mat has one)
+    // that the others wait at: release them. They finish the node on whatever bytes they have,
+    // which are thrown away with the rest of this run.
+    pool_->break_barriers();
+  };
   const auto& nodes = g.nodes();
+  const int n_nodes = static_cast<int>(nodes.size());
   pool_->run([&](int ith, int nth) {
     ComputeContext ctx;
     ctx.ith = ith;
@@ -115,23 +145,33 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
     ctx.wsize = wsize;
     ctx.k = kernels_;
     ctx.pool = pool_.get();
-    for (Tensor* node : nodes) {
+    for (int i = 0; i < n_nodes; ++i) {
+      Tensor* node = nodes[static_cast<size_t>(i)];
       if (op_is_view(node->op)) continue;
       try {
         compute_node(ctx, *node);
       } catch (const std::exception& e) {
-        bool expected = false;
-        if (stop.compare_exchange_strong(expected, true)) error = e.what();
+        fail(i, e.what());
+      } catch (...) {
+        fail(i, "cpu backend: unknown error computing " + node->describe());
       }
-      if (ith == 0 && abort_ && abort_()) {
-        aborted.store(true, std::memory_order_relaxed);
-        stop.store(true, std::memory_order_relaxed);
+      if (ith == 0 && abort_) {
+        try {
+          if (abort_()) {
+            aborted = true;
+            stop_after(i);
+          }
+        } catch (const std::exception& e) {
+          fail(i, std::string("abort callback failed: ") + e.what());
+        } catch (...) {
+          fail(i, "abort callback failed with an unknown exception");
+        }
       }
       ctx.barrier();
-      if (stop.load(std::memory_order_relaxed)) return;
+      if (stop_at.load() <= i) return;
     }
   });
-  if (!error.empty()) throw Error(error);
+  if (error_node != INT_MAX) throw Error(error);
   return aborted ? ComputeStatus::Aborted : ComputeStatus::Ok;
 }
 

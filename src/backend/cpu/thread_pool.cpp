@@ -35,6 +35,10 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
     fn(0, 1);
     return;
   }
+  // Every thread is idle here, so a job that broke its barriers (leaving a partial count behind)
+  // can be forgotten.
+  barrier_count_.store(0, std::memory_order_relaxed);
+  barrier_broken_.store(false, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mu_);
     job_ = &fn;
@@ -79,8 +83,11 @@ void ThreadPool::worker(int ith) {
   }
 }
 
+void ThreadPool::break_barriers() { barrier_broken_.store(true, std::memory_order_release); }
+
 void ThreadPool::barrier() {
   if (n_threads_ == 1) return;
+  if (barrier_broken_.load(std::memory_order_acquire)) return;
   const int sense = barrier_sense_.load(std::memory_order_relaxed);
   if (barrier_count_.fetch_add(1, std::memory_order_acq_rel) == n_threads_ - 1) {
     barrier_count_.store(0, std::memory_order_relaxed);
@@ -89,6 +96,7 @@ void ThreadPool::barrier() {
   }
   int spins = 0;
   while (barrier_sense_.load(std::memory_order_acquire) == sense) {
+    if (barrier_broken_.load(std::memory_order_acquire)) return;
     if (++spins < kSpinRounds) {
       HARK_CPU_RELAX();
     } else {

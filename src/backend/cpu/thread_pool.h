@@ -25,6 +25,11 @@ class ThreadPool {
   void run(const std::function<void(int ith, int nth)>& fn);
   // All threads of the running job wait here until each has arrived. Only valid inside run().
   void barrier();
+  // Makes every barrier of the running job return at once, now and until the job ends. A thread
+  // that fails inside an op calls this: it will not reach the barriers the others wait at (an
+  // op's own, or the one after the node), so without it they would wait forever. The next run()
+  // starts with whole barriers again.
+  void break_barriers();
 
  private:
   void worker(int ith);
@@ -42,6 +47,7 @@ class ThreadPool {
   // sense-reversing barrier
   std::atomic<int> barrier_count_{0};
   std::atomic<int> barrier_sense_{0};
+  std::atomic<bool> barrier_broken_{false};
 };
 
 }  // namespace hark::cpu
