@@ -88,6 +88,12 @@ int64_t gemm_rows_per_thread(int64_t total, int nth) {
   return per;
 }
 
+// True when t's data and row strides are float-aligned, so its rows are valid float arrays.
+bool f32_aligned(const Tensor& t) {
+  return reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0 && t.nb[1] % sizeof(float) == 0 &&
+         t.nb[2] % sizeof(float) == 0 && t.nb[3] % sizeof(float) == 0;
+}
+
 // Shapes, the path, and where each part of the work buffer starts. work_size and the op build the
 // same plan from the same node, so the buffer always matches what the op uses.
 struct Plan {
@@ -98,7 +104,7 @@ struct Plan {
   bool quant_x;      // activations quantized to BlockQ8A (row dots with quantized weights)
   bool copy_x;       // activations copied to contiguous f32 rows
   bool private_x;    // each thread converts all rows for itself: no barrier (decoder steps)
-  bool w_panel;      // GEMM path with non-f32 weights: per-thread f32 panels
+  bool w_panel;      // GEMM path with non-f32 (or unaligned f32) weights: per-thread f32 panels
   size_t xrow_bytes;     // one converted activation row
   size_t off_x = 0;      // converted activations: rows in (m, b2, b3) order (one copy per
                          // thread when private_x)
@@ -121,11 +127,14 @@ Plan make_plan(const Tensor& node, int nth) {
   p.b2 = x.ne[2];
   p.b3 = x.ne[3];
   p.gemm = p.M >= kGemmMinRows;
-  const bool x_dense = x.nb[0] == sizeof(float) && x.nb[1] % sizeof(float) == 0 &&
-                       x.nb[2] % sizeof(float) == 0 && x.nb[3] % sizeof(float) == 0;
+  // Whole f32 arrays go to gemm_f32 and OpenBLAS sgemm as float pointers; those want float
+  // alignment (OpenBLAS promises nothing for less), but weights in the file mapping may sit at
+  // any byte. Such operands take the copying paths: activations are copied (copy_x), f32 weights
+  // go through the per-thread panels like the other types (a memcpy per row).
+  const bool x_dense = x.nb[0] == sizeof(float) && f32_aligned(x);
   p.quant_x = !p.gemm && dtype_quantized(w.type);
   p.copy_x = !p.quant_x && !x_dense;
-  p.w_panel = p.gemm && w.type != DType::F32;
+  p.w_panel = p.gemm && (w.type != DType::F32 || !f32_aligned(w));
   const int64_t rows = p.M * p.b2 * p.b3;
   p.xrow_bytes = p.quant_x ? static_cast<size_t>(p.K / kQuantBlock) * sizeof(BlockQ8A)
                            : static_cast<size_t>(p.K) * sizeof(float);

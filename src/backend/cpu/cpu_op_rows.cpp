@@ -116,8 +116,8 @@ void op_argmax(const ComputeContext& ctx, Tensor& node) {
       // gives ties to the lower index as required.
       const auto* v = reinterpret_cast<const float*>(xr);
       const float m = ctx.k->max(n, v);
-      while (best < n - 1 && !(v[best] == m)) ++best;
-      if (!(v[best] == m)) best = 0;  // no match (NaN in the row): fall back to the first column
+      while (best < n - 1 && !(load_f32(v, best) == m)) ++best;
+      if (!(load_f32(v, best) == m)) best = 0;  // no match (NaN in the row): fall back to the first column
     } else {
       float bv = load_f32(xr);
       for (int64_t j = 1; j < n; ++j) {

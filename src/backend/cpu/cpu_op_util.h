@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "runtime/tensor.h"
+#include "runtime/unaligned.h"
 
 namespace hark::cpu {
 
@@ -36,8 +37,8 @@ inline const uint8_t* row_ptr(const Tensor& t, const RowIndex& ri) {
   return static_cast<const uint8_t*>(t.data) + row_offset(t, ri.i1, ri.i2, ri.i3);
 }
 
-// The f32 value at byte address p (element strides are bytes, so callers index in bytes).
-inline float load_f32(const uint8_t* p) { return *reinterpret_cast<const float*>(p); }
+// f32 values at a byte address p (element strides are bytes, so callers index in bytes) are read
+// with load_f32 from runtime/unaligned.h: weights may sit at any byte of the file mapping.
 
 // True when the f32 elements of a row are adjacent, so a kernel can take the row as an array.
 inline bool dense_f32_rows(const Tensor& t) { return t.nb[0] == sizeof(float); }

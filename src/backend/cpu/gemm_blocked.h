@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "backend/cpu/kernels_internal.h"
+#include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {
 namespace {
@@ -30,7 +31,8 @@ struct GemmBlocking {
 };
 
 // Rows [0, rows) of src (stride ld), columns [0, depth), into panels of R rows: panel q holds
-// rows q*R .. q*R+R-1 as depth steps of R values. Rows past `rows` are zeros.
+// rows q*R .. q*R+R-1 as depth steps of R values. Rows past `rows` are zeros. src may start at
+// any byte (f32 weights used in place from the file mapping), so it is read with load_f32.
 template <int R>
 inline void pack_panels(int64_t rows, int64_t depth, const float* src, int64_t ld, float* dst) {
   for (int64_t r0 = 0; r0 < rows; r0 += R) {
@@ -46,16 +48,16 @@ inline void pack_panels(int64_t rows, int64_t depth, const float* src, int64_t l
       const float* s3 = s2 + ld;
       float* o = out + i;
       for (int64_t p = 0; p < depth; ++p, o += R) {
-        o[0] = s0[p];
-        o[1] = s1[p];
-        o[2] = s2[p];
-        o[3] = s3[p];
+        o[0] = load_f32(s0 + p);
+        o[1] = load_f32(s1 + p);
+        o[2] = load_f32(s2 + p);
+        o[3] = load_f32(s3 + p);
       }
     }
     for (; i < live; ++i) {
       const float* s = src + (r0 + i) * ld;
       float* o = out + i;
-      for (int64_t p = 0; p < depth; ++p, o += R) *o = s[p];
+      for (int64_t p = 0; p < depth; ++p, o += R) *o = load_f32(s + p);
     }
     if (live < R) {
       for (int64_t p = 0; p < depth; ++p) {

@@ -4,6 +4,11 @@
 // values. kernels_scalar.cpp, kernels_avx2.cpp and kernels_avx512.cpp each fill a table; the CPU
 // backend picks one at start-up from the processor's features (see cpu_features.cpp), and tests can
 // force any level the machine supports. A NEON table would slot in the same way.
+//
+// Alignment: input arrays (the const pointers: f32, f16 and quantized rows) may start at any byte
+// address, because weights are used in place from the model file's mapping, which aligns nothing.
+// Kernels read them with unaligned vector loads or runtime/unaligned.h, never through a typed
+// dereference. BlockQ8A activations and outputs are the backend's own memory and are aligned.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -14,9 +14,13 @@
 #include "backend/cpu/gemm_blocked.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_internal.h"
+#include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {
 namespace {
+
+// Inputs may start at any byte (weights in the file mapping, kernels.h): vector loads are the
+// unaligned forms, scalar tails and block fields go through runtime/unaligned.h.
 
 inline float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -54,7 +58,7 @@ float dot_f32(int64_t n, const float* w, const float* x) {
   }
   for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
   float s = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-  for (; i < n; ++i) s += w[i] * x[i];
+  for (; i < n; ++i) s += load_f32(w, i) * load_f32(x, i);
   return s;
 }
 
@@ -73,7 +77,7 @@ float dot_f16_f32(int64_t n, const f16_t* w, const float* x) {
   }
   for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(load_f16x8(w + i), _mm256_loadu_ps(x + i), a0);
   float s = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-  for (; i < n; ++i) s += half(w[i]) * x[i];
+  for (; i < n; ++i) s += half(load_f16(w, i)) * load_f32(x, i);
   return s;
 }
 
@@ -113,22 +117,22 @@ inline __m256i load_q8a(const BlockQ8A& b) {
 // point and the min come back through s = dx * sum(xq): sum_j w_j x_j = d dx sum q xq - zero d s + m s.
 template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
 float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
-  const auto* w = static_cast<const Block*>(wv);
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
   float off = 0;  // sum of (m - zero*d) * s over blocks
   const int64_t nb = n / kQuantBlock;
   for (int64_t b = 0; b < nb; ++b) {
-    __m256i q = q4_levels(w[b].qs);
-    if constexpr (kFiveBit) q = _mm256_or_si256(q, q5_high_bits(w[b].qh));
+    const auto w = block_at<Block>(wv, b);
+    __m256i q = q4_levels(w.qs());
+    if constexpr (kFiveBit) q = _mm256_or_si256(q, q5_high_bits(w.qh_bytes()));
     const __m256 p = _mm256_cvtepi32_ps(dot_u8s8(q, load_q8a(x[b])));
-    const float d = half(w[b].d);
+    const float d = half(w.d());
     if (b & 1) {
       acc1 = _mm256_fmadd_ps(p, _mm256_set1_ps(d * x[b].d), acc1);
     } else {
       acc0 = _mm256_fmadd_ps(p, _mm256_set1_ps(d * x[b].d), acc0);
     }
     float bias = -static_cast<float>(kZero) * d;
-    if constexpr (kHasMin) bias = half(w[b].m);
+    if constexpr (kHasMin) bias = half(w.m());
     off += bias * x[b].s;
   }
   return hsum(_mm256_add_ps(acc0, acc1)) + off;
@@ -140,15 +144,15 @@ float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigne
 float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
 
 float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
-  const auto* w = static_cast<const BlockQ8_0*>(wv);
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
   const int64_t nb = n / kQuantBlock;
   for (int64_t b = 0; b < nb; ++b) {
-    const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+    const auto w = block_at<BlockQ8_0>(wv, b);
+    const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
     // Signed x signed as unsigned x signed: |w| * (x with w's sign). Exact for w in [-128, 127].
     const __m256i s = _mm256_sign_epi8(load_q8a(x[b]), wq);
     const __m256 p = _mm256_cvtepi32_ps(dot_u8s8(_mm256_abs_epi8(wq), s));
-    const __m256 sc = _mm256_set1_ps(half(w[b].d) * x[b].d);
+    const __m256 sc = _mm256_set1_ps(half(w.d()) * x[b].d);
     if (b & 1) {
       acc1 = _mm256_fmadd_ps(p, sc, acc1);
     } else {
@@ -161,7 +165,7 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
 // Several activation rows against one weight row: each weight block is unpacked (levels, scale,
 // zero-point term) once and dotted with G activation rows, G accumulators in registers.
 template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned, int G>
-void dot_rows_group(int64_t nb, const Block* w, const BlockQ8A* x, int64_t xs, float* y, int64_t ys) {
+void dot_rows_group(int64_t nb, const void* wrow, const BlockQ8A* x, int64_t xs, float* y, int64_t ys) {
   __m256 acc[G];
   float off[G];
   for (int i = 0; i < G; ++i) {
@@ -169,17 +173,18 @@ void dot_rows_group(int64_t nb, const Block* w, const BlockQ8A* x, int64_t xs, f
     off[i] = 0;
   }
   for (int64_t b = 0; b < nb; ++b) {
+    const auto w = block_at<Block>(wrow, b);
     __m256i q;
     if constexpr (kSigned) {
-      q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+      q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
     } else {
-      q = q4_levels(w[b].qs);
-      if constexpr (kFiveBit) q = _mm256_or_si256(q, q5_high_bits(w[b].qh));
+      q = q4_levels(w.qs());
+      if constexpr (kFiveBit) q = _mm256_or_si256(q, q5_high_bits(w.qh_bytes()));
     }
     const __m256i uq = kSigned ? _mm256_abs_epi8(q) : q;
-    const float d = half(w[b].d);
+    const float d = half(w.d());
     float bias = -static_cast<float>(kZero) * d;
-    if constexpr (kHasMin) bias = half(w[b].m);
+    if constexpr (kHasMin) bias = half(w.m());
 #pragma GCC unroll 4
     for (int i = 0; i < G; ++i) {
       const BlockQ8A& xb = x[i * xs + b];
@@ -193,8 +198,7 @@ void dot_rows_group(int64_t nb, const Block* w, const BlockQ8A* x, int64_t xs, f
 }
 
 template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned>
-void dot_rows(int64_t n, const void* wv, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
-  const auto* w = static_cast<const Block*>(wv);
+void dot_rows(int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
   const int64_t nb = n / kQuantBlock;
   int64_t i = 0;
   for (; i + 4 <= nx; i += 4) dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 4>(nb, w, x + i * xs, xs, y + i * ys, ys);
@@ -258,7 +262,7 @@ void quantize_q8a(const float* x, BlockQ8A* y, int64_t n) {
 void f16_to_f32_row(const f16_t* x, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, load_f16x8(x + i));
-  for (; i < n; ++i) y[i] = half(x[i]);
+  for (; i < n; ++i) y[i] = half(load_f16(x, i));
 }
 
 void f32_to_f16_row(const float* x, f16_t* y, int64_t n) {
@@ -267,7 +271,7 @@ void f32_to_f16_row(const float* x, f16_t* y, int64_t n) {
     const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), h);
   }
-  for (; i < n; ++i) y[i] = f32_to_f16(x[i]);
+  for (; i < n; ++i) y[i] = f32_to_f16(load_f32(x, i));
 }
 
 // 32 levels (bytes, as in q4_levels) to floats, as the scalar definition computes them:
@@ -289,22 +293,22 @@ inline void levels_to_f32(__m256i q, float d, float m, float* y) {
 
 template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
 void dequantize_unsigned(const void* xv, float* y, int64_t n) {
-  const auto* x = static_cast<const Block*>(xv);
   for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
-    __m256i q = q4_levels(x[b].qs);
-    if constexpr (kFiveBit) q = _mm256_or_si256(q, q5_high_bits(x[b].qh));
+    const auto x = block_at<Block>(xv, b);
+    __m256i q = q4_levels(x.qs());
+    if constexpr (kFiveBit) q = _mm256_or_si256(q, q5_high_bits(x.qh_bytes()));
     float m = 0;
-    if constexpr (kHasMin) m = half(x[b].m);
-    levels_to_f32<kZero, kHasMin>(q, half(x[b].d), m, y);
+    if constexpr (kHasMin) m = half(x.m());
+    levels_to_f32<kZero, kHasMin>(q, half(x.d()), m, y);
   }
 }
 
 void dequantize_q8_0(const void* xv, float* y, int64_t n) {
-  const auto* x = static_cast<const BlockQ8_0*>(xv);
   for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
-    const __m256 d = _mm256_set1_ps(half(x[b].d));
+    const auto x = block_at<BlockQ8_0>(xv, b);
+    const __m256 d = _mm256_set1_ps(half(x.d()));
     for (int j = 0; j < 4; ++j) {
-      const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x[b].qs + 8 * j));
+      const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x.qs() + 8 * j));
       _mm256_storeu_ps(y + 8 * j, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), d));
     }
   }
@@ -327,34 +331,34 @@ void dequantize_row(DType type, const void* x, float* y, int64_t n) {
 void add(int64_t n, const float* a, const float* b, float* y) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
-  for (; i < n; ++i) y[i] = a[i] + b[i];
+  for (; i < n; ++i) y[i] = load_f32(a, i) + load_f32(b, i);
 }
 
 void mul(int64_t n, const float* a, const float* b, float* y) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
-  for (; i < n; ++i) y[i] = a[i] * b[i];
+  for (; i < n; ++i) y[i] = load_f32(a, i) * load_f32(b, i);
 }
 
 void scale(int64_t n, const float* x, float s, float bias, float* y) {
   const __m256 vs = _mm256_set1_ps(s), vb = _mm256_set1_ps(bias);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(_mm256_loadu_ps(x + i), vs, vb));
-  for (; i < n; ++i) y[i] = x[i] * s + bias;
+  for (; i < n; ++i) y[i] = load_f32(x, i) * s + bias;
 }
 
 void axpy(int64_t n, float a, const float* x, float* y) {
   const __m256 va = _mm256_set1_ps(a);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-  for (; i < n; ++i) y[i] += a * x[i];
+  for (; i < n; ++i) y[i] += a * load_f32(x, i);
 }
 
 void axpy_f16(int64_t n, float a, const f16_t* x, float* y) {
   const __m256 va = _mm256_set1_ps(a);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, load_f16x8(x + i), _mm256_loadu_ps(y + i)));
-  for (; i < n; ++i) y[i] += a * half(x[i]);
+  for (; i < n; ++i) y[i] += a * half(load_f16(x, i));
 }
 
 float max(int64_t n, const float* x) {
@@ -366,7 +370,10 @@ float max(int64_t n, const float* x) {
   }
   for (; i + 8 <= n; i += 8) m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
   float m = hmax(_mm256_max_ps(m0, m1));
-  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  for (; i < n; ++i) {
+    const float v = load_f32(x, i);
+    m = v > m ? v : m;
+  }
   return m;
 }
 
@@ -410,7 +417,7 @@ float exp_sub_sum(int64_t n, const float* x, float m, float* y) {
   float s = hsum(acc);
   if (i < n) {
     float tx[8] = {0}, ty[8];
-    for (int64_t j = i; j < n; ++j) tx[j - i] = x[j];
+    for (int64_t j = i; j < n; ++j) tx[j - i] = load_f32(x, j);
     _mm256_storeu_ps(ty, exp8(_mm256_sub_ps(_mm256_loadu_ps(tx), vm)));
     for (int64_t j = i; j < n; ++j) {
       y[j] = ty[j - i];
@@ -438,7 +445,7 @@ void gelu(int64_t n, const float* x, float* y) {
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, gelu8(_mm256_loadu_ps(x + i)));
   if (i < n) {
     float tx[8] = {0}, ty[8];
-    for (int64_t j = i; j < n; ++j) tx[j - i] = x[j];
+    for (int64_t j = i; j < n; ++j) tx[j - i] = load_f32(x, j);
     _mm256_storeu_ps(ty, gelu8(_mm256_loadu_ps(tx)));
     for (int64_t j = i; j < n; ++j) y[j] = ty[j - i];
   }
@@ -479,7 +486,7 @@ double chunked_sum(int64_t n, const float* x, float c) {
     }
     total += hsum_double(_mm256_add_ps(s0, s1));
     for (; i < c1; ++i) {
-      const double d = kSquares ? double(x[i]) - c : double(x[i]);
+      const double d = kSquares ? double(load_f32(x, i)) - c : double(load_f32(x, i));
       total += kSquares ? d * d : d;
     }
   }

@@ -19,9 +19,13 @@
 #include "backend/cpu/gemm_blocked.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_internal.h"
+#include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {
 namespace {
+
+// Inputs may start at any byte (weights in the file mapping, kernels.h): vector loads are the
+// unaligned (and masked) forms, block fields go through runtime/unaligned.h.
 
 inline __mmask16 tail_mask(int64_t left) {
   return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
@@ -100,18 +104,18 @@ inline __m256i load_q8a(const BlockQ8A& b) {
 // s = dx * sum(xq): sum_j w_j x_j = d dx sum q xq + (m - zero d) s.
 template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
 float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
-  const auto* w = static_cast<const Block*>(wv);
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
   float off0 = 0, off1 = 0;
   const int64_t nb = n / kQuantBlock;
   auto one = [&](int64_t b, __m256& acc, float& off) {
-    __m256i q = q4_levels(w[b].qs);
-    if constexpr (kFiveBit) q = add_q5_high(q, w[b].qh);
+    const auto w = block_at<Block>(wv, b);
+    __m256i q = q4_levels(w.qs());
+    if constexpr (kFiveBit) q = add_q5_high(q, w.qh_bytes());
     const __m256 p = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, load_q8a(x[b])));
-    const float d = half(w[b].d);
+    const float d = half(w.d());
     acc = _mm256_fmadd_ps(p, _mm256_set1_ps(d * x[b].d), acc);
     float bias = -static_cast<float>(kZero) * d;
-    if constexpr (kHasMin) bias = half(w[b].m);
+    if constexpr (kHasMin) bias = half(w.m());
     off += bias * x[b].s;
   };
   int64_t b = 0;
@@ -129,15 +133,15 @@ float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigne
 float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
 
 float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
-  const auto* w = static_cast<const BlockQ8_0*>(wv);
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
   const int64_t nb = n / kQuantBlock;
   auto one = [&](int64_t b, __m256& acc) {
-    const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+    const auto w = block_at<BlockQ8_0>(wv, b);
+    const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
     // Signed x signed as unsigned x signed: |w| * (x with w's sign). Exact for w in [-128, 127].
     const __m256i s = _mm256_sign_epi8(load_q8a(x[b]), wq);
     const __m256i dot = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(wq), s);
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(half(w[b].d) * x[b].d), acc);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(half(w.d()) * x[b].d), acc);
   };
   int64_t b = 0;
   for (; b + 2 <= nb; b += 2) {
@@ -151,7 +155,7 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
 // Several activation rows against one weight row: each weight block is unpacked (levels, scale,
 // zero-point term) once and dotted with G activation rows, G accumulators in registers.
 template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned, int G>
-void dot_rows_group(int64_t nb, const Block* w, const BlockQ8A* x, int64_t xs, float* y, int64_t ys) {
+void dot_rows_group(int64_t nb, const void* wrow, const BlockQ8A* x, int64_t xs, float* y, int64_t ys) {
   __m256 acc[G];
   float off[G];
   for (int i = 0; i < G; ++i) {
@@ -159,17 +163,18 @@ void dot_rows_group(int64_t nb, const Block* w, const BlockQ8A* x, int64_t xs, f
     off[i] = 0;
   }
   for (int64_t b = 0; b < nb; ++b) {
+    const auto w = block_at<Block>(wrow, b);
     __m256i q;
     if constexpr (kSigned) {
-      q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+      q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
     } else {
-      q = q4_levels(w[b].qs);
-      if constexpr (kFiveBit) q = add_q5_high(q, w[b].qh);
+      q = q4_levels(w.qs());
+      if constexpr (kFiveBit) q = add_q5_high(q, w.qh_bytes());
     }
     const __m256i uq = kSigned ? _mm256_abs_epi8(q) : q;
-    const float d = half(w[b].d);
+    const float d = half(w.d());
     float bias = -static_cast<float>(kZero) * d;
-    if constexpr (kHasMin) bias = half(w[b].m);
+    if constexpr (kHasMin) bias = half(w.m());
 #pragma GCC unroll 4
     for (int i = 0; i < G; ++i) {
       const BlockQ8A& xb = x[i * xs + b];
@@ -184,8 +189,7 @@ void dot_rows_group(int64_t nb, const Block* w, const BlockQ8A* x, int64_t xs, f
 }
 
 template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned>
-void dot_rows(int64_t n, const void* wv, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
-  const auto* w = static_cast<const Block*>(wv);
+void dot_rows(int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
   const int64_t nb = n / kQuantBlock;
   int64_t i = 0;
   for (; i + 4 <= nx; i += 4) dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 4>(nb, w, x + i * xs, xs, y + i * ys, ys);
@@ -266,22 +270,22 @@ inline void levels_to_f32(__m256i q, float d, float m, float* y) {
 
 template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
 void dequantize_unsigned(const void* xv, float* y, int64_t n) {
-  const auto* x = static_cast<const Block*>(xv);
   for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
-    __m256i q = q4_levels(x[b].qs);
-    if constexpr (kFiveBit) q = add_q5_high(q, x[b].qh);
+    const auto x = block_at<Block>(xv, b);
+    __m256i q = q4_levels(x.qs());
+    if constexpr (kFiveBit) q = add_q5_high(q, x.qh_bytes());
     float m = 0;
-    if constexpr (kHasMin) m = half(x[b].m);
-    levels_to_f32<kZero, kHasMin>(q, half(x[b].d), m, y);
+    if constexpr (kHasMin) m = half(x.m());
+    levels_to_f32<kZero, kHasMin>(q, half(x.d()), m, y);
   }
 }
 
 void dequantize_q8_0(const void* xv, float* y, int64_t n) {
-  const auto* x = static_cast<const BlockQ8_0*>(xv);
   for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
-    const __m512 d = _mm512_set1_ps(half(x[b].d));
-    const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].qs));
-    const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].qs + 16));
+    const auto x = block_at<BlockQ8_0>(xv, b);
+    const __m512 d = _mm512_set1_ps(half(x.d()));
+    const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.qs()));
+    const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.qs() + 16));
     _mm512_storeu_ps(y, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q0)), d));
     _mm512_storeu_ps(y + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q1)), d));
   }

@@ -11,6 +11,7 @@
 #include "backend/cpu/gemm_blocked.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_internal.h"
+#include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {
 
@@ -33,6 +34,9 @@ float* gemm_scratch(size_t n) {
 
 namespace {
 
+// Every input array is read through load_f32/load_f16/block_at (runtime/unaligned.h): weights come
+// straight from the file mapping at any byte address (kernels.h). Outputs are aligned.
+
 // ---- dots ---------------------------------------------------------------------------------
 
 float dot_f32(int64_t n, const float* w, const float* x) {
@@ -40,12 +44,12 @@ float dot_f32(int64_t n, const float* w, const float* x) {
   float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    s0 += w[i] * x[i];
-    s1 += w[i + 1] * x[i + 1];
-    s2 += w[i + 2] * x[i + 2];
-    s3 += w[i + 3] * x[i + 3];
+    s0 += load_f32(w, i) * load_f32(x, i);
+    s1 += load_f32(w, i + 1) * load_f32(x, i + 1);
+    s2 += load_f32(w, i + 2) * load_f32(x, i + 2);
+    s3 += load_f32(w, i + 3) * load_f32(x, i + 3);
   }
-  for (; i < n; ++i) s0 += w[i] * x[i];
+  for (; i < n; ++i) s0 += load_f32(w, i) * load_f32(x, i);
   return (s0 + s1) + (s2 + s3);
 }
 
@@ -53,84 +57,83 @@ float dot_f16_f32(int64_t n, const f16_t* w, const float* x) {
   float s0 = 0, s1 = 0;
   int64_t i = 0;
   for (; i + 2 <= n; i += 2) {
-    s0 += f16_to_f32(w[i]) * x[i];
-    s1 += f16_to_f32(w[i + 1]) * x[i + 1];
+    s0 += f16_to_f32(load_f16(w, i)) * load_f32(x, i);
+    s1 += f16_to_f32(load_f16(w, i + 1)) * load_f32(x, i + 1);
   }
-  for (; i < n; ++i) s0 += f16_to_f32(w[i]) * x[i];
+  for (; i < n; ++i) s0 += f16_to_f32(load_f16(w, i)) * load_f32(x, i);
   return s0 + s1;
-}
-
-uint32_t load_qh(const uint8_t* qh) {
-  uint32_t v;
-  std::memcpy(&v, qh, 4);  // little-endian, as the file format
-  return v;
 }
 
 // Each block's integer dot is exact; only the per-block scaling rounds.
 float dot_q4_0(int64_t n, const void* wv, const BlockQ8A* x) {
-  const auto* w = static_cast<const BlockQ4_0*>(wv);
   float sum = 0;
   for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const auto w = block_at<BlockQ4_0>(wv, b);
+    const uint8_t* qs = w.qs();
     int acc = 0;
     for (int j = 0; j < 16; ++j) {
-      acc += ((w[b].qs[j] & 0x0F) - 8) * x[b].qs[j] + ((w[b].qs[j] >> 4) - 8) * x[b].qs[j + 16];
+      acc += ((qs[j] & 0x0F) - 8) * x[b].qs[j] + ((qs[j] >> 4) - 8) * x[b].qs[j + 16];
     }
-    sum += f16_to_f32(w[b].d) * x[b].d * static_cast<float>(acc);
+    sum += f16_to_f32(w.d()) * x[b].d * static_cast<float>(acc);
   }
   return sum;
 }
 
 float dot_q4_1(int64_t n, const void* wv, const BlockQ8A* x) {
-  const auto* w = static_cast<const BlockQ4_1*>(wv);
   float sum = 0;
   for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const auto w = block_at<BlockQ4_1>(wv, b);
+    const uint8_t* qs = w.qs();
     int acc = 0;
-    for (int j = 0; j < 16; ++j) acc += (w[b].qs[j] & 0x0F) * x[b].qs[j] + (w[b].qs[j] >> 4) * x[b].qs[j + 16];
+    for (int j = 0; j < 16; ++j) acc += (qs[j] & 0x0F) * x[b].qs[j] + (qs[j] >> 4) * x[b].qs[j + 16];
     // sum_j (q_j d + m) x_j = d dx sum q_j xq_j + m * s
-    sum += f16_to_f32(w[b].d) * x[b].d * static_cast<float>(acc) + f16_to_f32(w[b].m) * x[b].s;
+    sum += f16_to_f32(w.d()) * x[b].d * static_cast<float>(acc) + f16_to_f32(w.m()) * x[b].s;
   }
   return sum;
 }
 
 float dot_q5_0(int64_t n, const void* wv, const BlockQ8A* x) {
-  const auto* w = static_cast<const BlockQ5_0*>(wv);
   float sum = 0;
   for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const uint32_t qh = load_qh(w[b].qh);
+    const auto w = block_at<BlockQ5_0>(wv, b);
+    const uint8_t* qs = w.qs();
+    const uint32_t qh = w.qh();
     int acc = 0;
     for (int j = 0; j < 16; ++j) {
-      const int lo = (w[b].qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
-      const int hi = (w[b].qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
+      const int lo = (qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
+      const int hi = (qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
       acc += (lo - 16) * x[b].qs[j] + (hi - 16) * x[b].qs[j + 16];
     }
-    sum += f16_to_f32(w[b].d) * x[b].d * static_cast<float>(acc);
+    sum += f16_to_f32(w.d()) * x[b].d * static_cast<float>(acc);
   }
   return sum;
 }
 
 float dot_q5_1(int64_t n, const void* wv, const BlockQ8A* x) {
-  const auto* w = static_cast<const BlockQ5_1*>(wv);
   float sum = 0;
   for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const uint32_t qh = load_qh(w[b].qh);
+    const auto w = block_at<BlockQ5_1>(wv, b);
+    const uint8_t* qs = w.qs();
+    const uint32_t qh = w.qh();
     int acc = 0;
     for (int j = 0; j < 16; ++j) {
-      const int lo = (w[b].qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
-      const int hi = (w[b].qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
+      const int lo = (qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
+      const int hi = (qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
       acc += lo * x[b].qs[j] + hi * x[b].qs[j + 16];
     }
-    sum += f16_to_f32(w[b].d) * x[b].d * static_cast<float>(acc) + f16_to_f32(w[b].m) * x[b].s;
+    sum += f16_to_f32(w.d()) * x[b].d * static_cast<float>(acc) + f16_to_f32(w.m()) * x[b].s;
   }
   return sum;
 }
 
 float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
-  const auto* w = static_cast<const BlockQ8_0*>(wv);
   float sum = 0;
   for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const auto w = block_at<BlockQ8_0>(wv, b);
+    const int8_t* qs = w.qs_i8();
     int acc = 0;
-    for (int j = 0; j < kQuantBlock; ++j) acc += w[b].qs[j] * x[b].qs[j];
-    sum += f16_to_f32(w[b].d) * x[b].d * static_cast<float>(acc);
+    for (int j = 0; j < kQuantBlock; ++j) acc += qs[j] * x[b].qs[j];
+    sum += f16_to_f32(w.d()) * x[b].d * static_cast<float>(acc);
   }
   return sum;
 }
@@ -156,7 +159,7 @@ void quantize_q8a(const float* x, BlockQ8A* y, int64_t n) {
     float v[kQuantBlock];
     float amax = 0;
     for (int j = 0; j < kQuantBlock; ++j) {
-      const float f = x[b * kQuantBlock + j];
+      const float f = load_f32(x, b * kQuantBlock + j);
       v[j] = std::isnan(f) ? 0.0f : f;
       amax = std::fmax(amax, std::fabs(v[j]));
     }
@@ -179,11 +182,11 @@ void quantize_q8a(const float* x, BlockQ8A* y, int64_t n) {
 // ---- conversions --------------------------------------------------------------------------
 
 void f16_to_f32_row(const f16_t* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = f16_to_f32(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = f16_to_f32(load_f16(x, i));
 }
 
 void f32_to_f16_row(const float* x, f16_t* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = f32_to_f16(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = f32_to_f16(load_f32(x, i));
 }
 
 // Products of a level (<= 5 bits) and an f16 scale (11 bits) are exact in f32, so every table
@@ -198,35 +201,38 @@ void dequantize_row(DType type, const void* xv, float* y, int64_t n) {
       f16_to_f32_row(static_cast<const f16_t*>(xv), y, n);
       return;
     case DType::Q4_0: {
-      const auto* x = static_cast<const BlockQ4_0*>(xv);
       for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
-        const float d = f16_to_f32(x[b].d);
+        const auto x = block_at<BlockQ4_0>(xv, b);
+        const uint8_t* qs = x.qs();
+        const float d = f16_to_f32(x.d());
         for (int j = 0; j < 16; ++j) {
-          y[j] = static_cast<float>((x[b].qs[j] & 0x0F) - 8) * d;
-          y[j + 16] = static_cast<float>((x[b].qs[j] >> 4) - 8) * d;
+          y[j] = static_cast<float>((qs[j] & 0x0F) - 8) * d;
+          y[j + 16] = static_cast<float>((qs[j] >> 4) - 8) * d;
         }
       }
       return;
     }
     case DType::Q4_1: {
-      const auto* x = static_cast<const BlockQ4_1*>(xv);
       for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
-        const float d = f16_to_f32(x[b].d), m = f16_to_f32(x[b].m);
+        const auto x = block_at<BlockQ4_1>(xv, b);
+        const uint8_t* qs = x.qs();
+        const float d = f16_to_f32(x.d()), m = f16_to_f32(x.m());
         for (int j = 0; j < 16; ++j) {
-          y[j] = static_cast<float>(x[b].qs[j] & 0x0F) * d + m;
-          y[j + 16] = static_cast<float>(x[b].qs[j] >> 4) * d + m;
+          y[j] = static_cast<float>(qs[j] & 0x0F) * d + m;
+          y[j + 16] = static_cast<float>(qs[j] >> 4) * d + m;
         }
       }
       return;
     }
     case DType::Q5_0: {
-      const auto* x = static_cast<const BlockQ5_0*>(xv);
       for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
-        const float d = f16_to_f32(x[b].d);
-        const uint32_t qh = load_qh(x[b].qh);
+        const auto x = block_at<BlockQ5_0>(xv, b);
+        const uint8_t* qs = x.qs();
+        const float d = f16_to_f32(x.d());
+        const uint32_t qh = x.qh();
         for (int j = 0; j < 16; ++j) {
-          const int lo = (x[b].qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
-          const int hi = (x[b].qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
+          const int lo = (qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
+          const int hi = (qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
           y[j] = static_cast<float>(lo - 16) * d;
           y[j + 16] = static_cast<float>(hi - 16) * d;
         }
@@ -234,13 +240,14 @@ void dequantize_row(DType type, const void* xv, float* y, int64_t n) {
       return;
     }
     case DType::Q5_1: {
-      const auto* x = static_cast<const BlockQ5_1*>(xv);
       for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
-        const float d = f16_to_f32(x[b].d), m = f16_to_f32(x[b].m);
-        const uint32_t qh = load_qh(x[b].qh);
+        const auto x = block_at<BlockQ5_1>(xv, b);
+        const uint8_t* qs = x.qs();
+        const float d = f16_to_f32(x.d()), m = f16_to_f32(x.m());
+        const uint32_t qh = x.qh();
         for (int j = 0; j < 16; ++j) {
-          const int lo = (x[b].qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
-          const int hi = (x[b].qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
+          const int lo = (qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
+          const int hi = (qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
           y[j] = static_cast<float>(lo) * d + m;
           y[j + 16] = static_cast<float>(hi) * d + m;
         }
@@ -248,10 +255,11 @@ void dequantize_row(DType type, const void* xv, float* y, int64_t n) {
       return;
     }
     case DType::Q8_0: {
-      const auto* x = static_cast<const BlockQ8_0*>(xv);
       for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
-        const float d = f16_to_f32(x[b].d);
-        for (int j = 0; j < kQuantBlock; ++j) y[j] = static_cast<float>(x[b].qs[j]) * d;
+        const auto x = block_at<BlockQ8_0>(xv, b);
+        const int8_t* qs = x.qs_i8();
+        const float d = f16_to_f32(x.d());
+        for (int j = 0; j < kQuantBlock; ++j) y[j] = static_cast<float>(qs[j]) * d;
       }
       return;
     }
@@ -266,28 +274,31 @@ void dequantize_row(DType type, const void* xv, float* y, int64_t n) {
 // Outputs may alias inputs element for element (ops compute in place), so no restrict here.
 
 void add(int64_t n, const float* a, const float* b, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+  for (int64_t i = 0; i < n; ++i) y[i] = load_f32(a, i) + load_f32(b, i);
 }
 
 void mul(int64_t n, const float* a, const float* b, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+  for (int64_t i = 0; i < n; ++i) y[i] = load_f32(a, i) * load_f32(b, i);
 }
 
 void scale(int64_t n, const float* x, float s, float bias, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s + bias;
+  for (int64_t i = 0; i < n; ++i) y[i] = load_f32(x, i) * s + bias;
 }
 
 void axpy(int64_t n, float a, const float* x, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+  for (int64_t i = 0; i < n; ++i) y[i] += a * load_f32(x, i);
 }
 
 void axpy_f16(int64_t n, float a, const f16_t* x, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] += a * f16_to_f32(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] += a * f16_to_f32(load_f16(x, i));
 }
 
 float max(int64_t n, const float* x) {
   float m = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = load_f32(x, i);
+    m = v > m ? v : m;
+  }
   return m;
 }
 
@@ -323,7 +334,7 @@ float exp1(float x) {
 float exp_sub_sum(int64_t n, const float* x, float m, float* y) {
   float sum = 0;
   for (int64_t i = 0; i < n; ++i) {
-    y[i] = exp1(x[i] - m);
+    y[i] = exp1(load_f32(x, i) - m);
     sum += y[i];
   }
   return sum;
@@ -343,7 +354,7 @@ float gelu1(float x) {
 }
 
 void gelu(int64_t n, const float* x, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = gelu1(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = gelu1(load_f32(x, i));
 }
 
 void mean_var(int64_t n, const float* x, float* mean, float* var) {
@@ -353,11 +364,11 @@ void mean_var(int64_t n, const float* x, float* mean, float* var) {
     return;
   }
   double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += x[i];
+  for (int64_t i = 0; i < n; ++i) s += load_f32(x, i);
   const double mu = s / static_cast<double>(n);
   double v = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const double d = x[i] - mu;
+    const double d = load_f32(x, i) - mu;
     v += d * d;
   }
   *mean = static_cast<float>(mu);
