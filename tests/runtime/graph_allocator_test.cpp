@@ -387,5 +387,67 @@ TEST(GraphAllocatorCompute, ReusedMemoryGivesTheSameResultAsSeparateMemory) {
   }
 }
 
+// concat(reshape(scale(x, 2)), reshape(scale(x, 3))): the scale outputs are read only through
+// views, by the concat. A report had all three placed at one offset (a view's reader not keeping
+// its source alive); the plan must keep them apart and the CPU backend must compute the concat.
+// Also with views of views and the concat along dim 1.
+TEST(GraphAllocatorCompute, ConcatOfReshapedScalesKeepsItsSourcesAlive) {
+  Device* dev = Registry::global().find(kCpuDeviceName);
+  ASSERT_NE(dev, nullptr);
+  auto backend = dev->init_backend({2});
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    TensorArena a;
+    Tensor* x = a.new_tensor(DType::F32, {8, 4}, "x");
+    x->flags |= kFlagInput;
+    Tensor* s1 = ops::scale(a, x, 2.0f);
+    Tensor* s2 = ops::scale(a, x, 3.0f);
+    Tensor* c = nullptr;
+    if (variant == 0) {
+      c = ops::concat(a, ops::reshape(a, s1, {32}), ops::reshape(a, s2, {32}), 0);  // [64]
+    } else if (variant == 1) {
+      c = ops::concat(a, ops::reshape(a, ops::reshape(a, s1, {32}), {4, 8}),
+                      ops::reshape(a, ops::reshape(a, s2, {32}), {4, 8}), 1);  // [4, 16]
+    } else {
+      // one scale read both directly and through a view, the other only through a view
+      c = ops::concat(a, ops::reshape(a, s1, {32}), ops::add(a, ops::reshape(a, s2, {32}), ops::reshape(a, s1, {32})), 0);
+    }
+    Graph g;
+    g.build(c);
+    GraphAllocator alloc(dev->buffer_type());
+    alloc.alloc(g);
+    expect_no_live_overlap(g, alloc);
+    std::unordered_map<const Tensor*, GraphAllocator::Placement> at;
+    for (const auto& p : alloc.placements()) at[p.tensor] = p;
+    ASSERT_TRUE(at.count(s1) && at.count(s2) && at.count(c));
+    for (const Tensor* t : {s1, s2}) {
+      EXPECT_FALSE(overlap(at[t].offset, at[t].offset + at[t].size, at[c].offset, at[c].offset + at[c].size))
+          << t->describe() << " shares bytes with the concat that reads it";
+    }
+    EXPECT_FALSE(overlap(at[s1].offset, at[s1].offset + at[s1].size, at[s2].offset, at[s2].offset + at[s2].size));
+
+    alloc.buffer()->clear(0xFF);  // NaN wherever no node wrote
+    std::vector<float> xv(32);
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i) - 10.5f;
+    tensor_set(*x, xv.data(), xv.size() * sizeof(float));
+    ASSERT_EQ(backend->compute(g), ComputeStatus::Ok);
+    std::vector<float> got(static_cast<size_t>(c->nelements()));
+    tensor_get(*c, got.data(), got.size() * sizeof(float));
+    std::vector<float> want;
+    if (variant == 0) {
+      for (float v : xv) want.push_back(2 * v);
+      for (float v : xv) want.push_back(3 * v);
+    } else if (variant == 1) {
+      // [4, 16]: concat along dim 1 stacks rows, 0..7 from s1 viewed as [4, 8], 8..15 from s2
+      for (float v : xv) want.push_back(2 * v);
+      for (float v : xv) want.push_back(3 * v);
+    } else {
+      for (float v : xv) want.push_back(2 * v);
+      for (float v : xv) want.push_back(3 * v + 2 * v);
+    }
+    EXPECT_EQ(got, want);
+  }
+}
+
 }  // namespace
 }  // namespace hark
