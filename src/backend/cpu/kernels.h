@@ -47,6 +47,10 @@ struct Kernels {
   void (*dequantize_row)(DType type, const void* x, float* y, int64_t n);
 
   // ---- vector math ----
+  // Element-wise kernels (add, mul, scale, axpy, axpy_f16, exp_sub_sum, gelu) may run in place:
+  // the output pointer may equal an input pointer (ops reuse a row as their own scratch, e.g.
+  // layer_norm and soft_max). Element i is read before element i is written, and no other
+  // overlap than exact equality is allowed.
   void (*add)(int64_t n, const float* a, const float* b, float* y);      // y = a + b
   void (*mul)(int64_t n, const float* a, const float* b, float* y);      // y = a * b
   void (*scale)(int64_t n, const float* x, float s, float bias, float* y);  // y = x*s + bias
