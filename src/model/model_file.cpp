@@ -146,27 +146,28 @@ ModelHeader parse_model_header(const uint8_t* data, size_t size, const std::stri
 
   // Mel filters: the hyper-parameters fix both dimensions, so the size is bounded before reading.
   const size_t mel_at = r.pos();
-  h.mel.n_mel = r.i32("mel filters n_mel");
-  if (h.mel.n_mel != hp.n_mels) {
+  const int32_t n_mel = r.i32("mel filters n_mel");
+  if (n_mel != hp.n_mels) {
     throw Error(at(label, "mel filters n_mel", mel_at) + "expected " + std::to_string(hp.n_mels) +
-                " (n_mels), found " + std::to_string(h.mel.n_mel));
+                " (n_mels), found " + std::to_string(n_mel));
   }
-  h.mel.n_fft = r.i32("mel filters n_fft");
-  if (h.mel.n_fft != kMelFftBins) {
+  const int32_t n_fft = r.i32("mel filters n_fft");
+  if (n_fft != kMelFftBins) {
     throw Error(at(label, "mel filters n_fft", mel_at + 4) + "expected " + std::to_string(kMelFftBins) +
-                " (bins of a 400-point FFT), found " + std::to_string(h.mel.n_fft));
+                " (bins of a 400-point FFT), found " + std::to_string(n_fft));
   }
-  const size_t n_mel_values = static_cast<size_t>(h.mel.n_mel) * static_cast<size_t>(h.mel.n_fft);
+  h.mel.n_mels = n_mel;
+  const size_t n_mel_values = static_cast<size_t>(n_mel) * static_cast<size_t>(n_fft);
   const size_t values_at = r.pos();
   const uint8_t* mel = r.bytes(n_mel_values * sizeof(float), "mel filter values");
-  h.mel.data.resize(n_mel_values);
-  std::memcpy(h.mel.data.data(), mel, n_mel_values * sizeof(float));
+  h.mel.weights.resize(n_mel_values);
+  std::memcpy(h.mel.weights.data(), mel, n_mel_values * sizeof(float));
   for (size_t i = 0; i < n_mel_values; ++i) {
-    if (!std::isfinite(h.mel.data[i])) {
+    if (!std::isfinite(h.mel.weights[i])) {
       throw Error(at(label, "mel filter value [" + std::to_string(i / kMelFftBins) + "][" +
                                 std::to_string(i % kMelFftBins) + "]",
                      values_at + 4 * i) +
-                  "expected a finite weight, found " + std::to_string(h.mel.data[i]));
+                  "expected a finite weight, found " + std::to_string(h.mel.weights[i]));
     }
   }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backend/buffer.h"
+#include "frontend/mel.h"
 #include "model/hparams.h"
 #include "model/vocab.h"
 #include "model/weights.h"
@@ -28,21 +29,16 @@
 namespace hark {
 
 inline constexpr uint32_t kModelMagic = 0x67676d6c;  // "ggml" read as a little-endian uint32
-inline constexpr int32_t kMelFftBins = 201;         // bins of a 400-point FFT (25 ms at 16 kHz)
+inline constexpr int32_t kMelFftBins = frontend::kNFreq;  // bins of a 400-point FFT (25 ms at 16 kHz)
 inline constexpr uint32_t kMaxTokenBytes = 1024;    // real tokens are at most 128 bytes
 inline constexpr int32_t kMaxTensorNameBytes = 256;
-
-// The mel filterbank stored in the file: n_mel rows of n_fft weights, row-major.
-struct MelFilters {
-  int32_t n_mel = 0;
-  int32_t n_fft = 0;
-  std::vector<float> data;
-};
 
 // Everything before the tensor records.
 struct ModelHeader {
   HParams hparams;
-  MelFilters mel;
+  // The file's filterbank: n_mels rows of kMelFftBins weights (the file's n_fft field, which the
+  // parser requires to be 201), the type the log-mel front end takes.
+  frontend::MelFilters mel;
   Vocab vocab;
   uint64_t tensors_offset = 0;  // where the first tensor record starts
 };
@@ -92,7 +88,7 @@ class ModelFile {
   const std::string& path() const { return path_; }
   const HParams& hparams() const { return header_.hparams; }
   const Vocab& vocab() const { return header_.vocab; }
-  const MelFilters& mel_filters() const { return header_.mel; }
+  const frontend::MelFilters& mel_filters() const { return header_.mel; }
   const std::vector<TensorEntry>& entries() const { return entries_; }
   const WhisperWeights& weights() const { return weights_; }
   Tensor* tensor(const std::string& name) const;  // nullptr when the model has no such tensor

@@ -16,13 +16,14 @@ void ModelWriter::emit(const void* data, size_t size) {
   written_ += size;
 }
 
-void ModelWriter::header(const HParams& hp, const MelFilters& mel, const std::vector<std::string>& tokens) {
+void ModelWriter::header(const HParams& hp, const frontend::MelFilters& mel, const std::vector<std::string>& tokens) {
   const uint32_t magic = kModelMagic;
   emit(&magic, 4);
   for (int i = 0; i < HParams::kCount; ++i) i32(hp.field(i));
-  i32(mel.n_mel);
-  i32(mel.n_fft);
-  emit(mel.data.data(), mel.data.size() * sizeof(float));
+  i32(mel.n_mels);
+  // The row length the weights have (201 for a real filterbank); unchecked, like everything here.
+  i32(mel.n_mels > 0 ? static_cast<int32_t>(mel.weights.size() / static_cast<size_t>(mel.n_mels)) : 0);
+  emit(mel.weights.data(), mel.weights.size() * sizeof(float));
   i32(static_cast<int32_t>(tokens.size()));
   for (const std::string& t : tokens) {
     const uint32_t len = static_cast<uint32_t>(t.size());
@@ -89,18 +90,6 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-double hz_to_mel_slaney(double hz) {
-  const double f_sp = 200.0 / 3.0;  // linear below 1 kHz (one mel per 200/3 Hz), logarithmic above
-  const double logstep = std::log(6.4) / 27.0;
-  return hz < 1000.0 ? hz / f_sp : 15.0 + std::log(hz / 1000.0) / logstep;
-}
-
-double mel_to_hz_slaney(double mel) {
-  const double f_sp = 200.0 / 3.0;
-  const double logstep = std::log(6.4) / 27.0;
-  return mel < 15.0 ? mel * f_sp : 1000.0 * std::exp(logstep * (mel - 15.0));
-}
-
 void check_writable(const TestModelOptions& o, const HParams& hp) {
   validate_hparams(hp, "make-test-model");
   if (!dtype_quantized(o.weight_type)) return;
@@ -117,7 +106,7 @@ void write_model(const TestModelOptions& o, ModelWriter& w) {
   hp.ftype = ftype_for_weight_type(o.weight_type);
   check_writable(o, hp);
 
-  MelFilters mel;
+  frontend::MelFilters mel;
   std::vector<std::string> tokens;
   if (!o.vocab_from.empty()) {
     ModelHeader src = ModelFile::read_header(o.vocab_from);
@@ -128,11 +117,11 @@ void write_model(const TestModelOptions& o, ModelWriter& w) {
                   std::to_string(hp.n_vocab) + ")");
     }
     for (int32_t i = 0; i < src.vocab.n_file_tokens(); ++i) tokens.emplace_back(src.vocab.text(i));
-    if (src.mel.n_mel == hp.n_mels) mel = std::move(src.mel);
+    if (src.mel.n_mels == hp.n_mels) mel = std::move(src.mel);
   } else {
     tokens = synthetic_vocab(hp);
   }
-  if (mel.data.empty()) mel = slaney_mel_filters(hp.n_mels);
+  if (mel.weights.empty()) mel = frontend::slaney_mel_filters(hp.n_mels);
   w.header(hp, mel, tokens);
 
   for (const TensorSpec& spec : whisper_tensor_specs(hp)) {
@@ -220,35 +209,6 @@ std::vector<uint8_t> test_tensor_bytes(const TensorSpec& spec, DType type, uint6
   HARK_CHECK(written == bytes.size(), "test_tensor_bytes: quantize_rows wrote " + std::to_string(written) +
                                           " bytes, expected " + std::to_string(bytes.size()));
   return bytes;
-}
-
-MelFilters slaney_mel_filters(int n_mels, int n_fft, int sample_rate) {
-  HARK_CHECK(n_mels > 0 && n_fft > 1 && sample_rate > 0, "slaney_mel_filters: bad arguments");
-  MelFilters m;
-  m.n_mel = n_mels;
-  m.n_fft = n_fft / 2 + 1;
-  m.data.assign(static_cast<size_t>(m.n_mel) * static_cast<size_t>(m.n_fft), 0.0f);
-
-  // n_mels + 2 band edges equally spaced in mels from 0 Hz to Nyquist.
-  const double nyquist = sample_rate / 2.0;
-  const double mel_max = hz_to_mel_slaney(nyquist);
-  std::vector<double> edge(static_cast<size_t>(n_mels) + 2);
-  for (size_t i = 0; i < edge.size(); ++i)
-    edge[i] = mel_to_hz_slaney(mel_max * static_cast<double>(i) / static_cast<double>(n_mels + 1));
-
-  for (int b = 0; b < n_mels; ++b) {
-    const double lo = edge[static_cast<size_t>(b)], mid = edge[static_cast<size_t>(b) + 1],
-                 hi = edge[static_cast<size_t>(b) + 2];
-    const double norm = 2.0 / (hi - lo);  // equal area per filter ("slaney" normalization)
-    for (int k = 0; k < m.n_fft; ++k) {
-      const double f = nyquist * k / (m.n_fft - 1);
-      const double rise = (f - lo) / (mid - lo), fall = (hi - f) / (hi - mid);
-      const double w = std::fmax(0.0, std::fmin(rise, fall));
-      m.data[static_cast<size_t>(b) * static_cast<size_t>(m.n_fft) + static_cast<size_t>(k)] =
-          static_cast<float>(w * norm);
-    }
-  }
-  return m;
 }
 
 std::vector<std::string> synthetic_vocab(const HParams& hp) {

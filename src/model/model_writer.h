@@ -23,7 +23,7 @@ class ModelWriter {
   explicit ModelWriter(Sink sink) : sink_(std::move(sink)) {}
 
   // Magic, hyper-parameters, mel filters and vocabulary (tokens in id order).
-  void header(const HParams& hp, const MelFilters& mel, const std::vector<std::string>& tokens);
+  void header(const HParams& hp, const frontend::MelFilters& mel, const std::vector<std::string>& tokens);
   // One tensor record. `type` is the raw type id and `ne` the stored dims (1 to 4 of them).
   void tensor(std::string_view name, int32_t type, const std::vector<int32_t>& ne, const void* data, size_t nbytes);
 
@@ -57,12 +57,10 @@ void write_test_model(const TestModelOptions& options, const std::string& path);
 std::vector<uint8_t> make_test_model_bytes(const TestModelOptions& options);
 
 // The pieces, for tests: what the writer stores for one tensor (f32 values before conversion,
-// and the bytes in `type`), the synthesized mel filterbank and vocabulary.
+// and the bytes in `type`), and the synthesized vocabulary. (The synthesized mel filterbank is
+// frontend::slaney_mel_filters.)
 std::vector<float> test_tensor_values(const TensorSpec& spec, uint64_t seed);
 std::vector<uint8_t> test_tensor_bytes(const TensorSpec& spec, DType type, uint64_t seed);
-// Slaney-style mel filterbank (as librosa's default, which Whisper used): n_mels triangles on
-// the mel scale over 0..sample_rate/2, area-normalized, n_fft/2+1 bins each.
-MelFilters slaney_mel_filters(int n_mels, int n_fft = 400, int sample_rate = 16000);
 // A byte-level vocabulary of the size a real file of these hyper-parameters stores: the 256
 // single bytes, then strings of letters and spaces; English-only files end with "<|endoftext|>".
 std::vector<std::string> synthetic_vocab(const HParams& hp);

@@ -86,8 +86,7 @@ class ContextImpl final : public Context {
     suppress_ = decode::non_speech_tokens(*tokenizer_);
     for (int32_t id : decode::default_suppressed(model_->vocab().special())) suppress_.push_back(id);
     blank_ = decode::blank_tokens(*tokenizer_);
-    filters_.n_mels = model_->mel_filters().n_mel;
-    filters_.weights = model_->mel_filters().data;
+    filters_ = model_->mel_filters();
     info_ = make_info(*model_);
   }
 

@@ -35,8 +35,8 @@ TEST(ModelHeaders, TinyMultilingual) {
   EXPECT_EQ(hp.n_mels, 80);
   EXPECT_EQ(hp.ftype, 1);
   EXPECT_EQ(hp.size_name(), "tiny");
-  EXPECT_EQ(h.mel.n_mel, 80);
-  EXPECT_EQ(h.mel.n_fft, 201);
+  EXPECT_EQ(h.mel.n_mels, 80);
+  EXPECT_EQ(h.mel.weights.size(), 80u * 201u);
 
   const Vocab& v = h.vocab;
   EXPECT_EQ(v.n_file_tokens(), 50257);
@@ -82,12 +82,12 @@ TEST(ModelHeaders, OpeningAHeaderSaysNoTensorData) {
 TEST(ModelHeaders, SynthesizedMelFiltersMatchTheRealOnes) {
   REQUIRE_HEADER(path, "for-tests-ggml-tiny.bin");
   const ModelHeader h = ModelFile::read_header(path);
-  const MelFilters ours = slaney_mel_filters(80);
-  ASSERT_EQ(ours.data.size(), h.mel.data.size());
+  const frontend::MelFilters ours = frontend::slaney_mel_filters(80);
+  ASSERT_EQ(ours.weights.size(), h.mel.weights.size());
   double max_diff = 0.0, max_val = 0.0;
-  for (size_t i = 0; i < ours.data.size(); ++i) {
-    max_diff = std::max(max_diff, static_cast<double>(std::fabs(ours.data[i] - h.mel.data[i])));
-    max_val = std::max(max_val, static_cast<double>(h.mel.data[i]));
+  for (size_t i = 0; i < ours.weights.size(); ++i) {
+    max_diff = std::max(max_diff, static_cast<double>(std::fabs(ours.weights[i] - h.mel.weights[i])));
+    max_val = std::max(max_val, static_cast<double>(h.mel.weights[i]));
   }
   // The real values are float32 roundings of the same double-precision construction.
   EXPECT_LT(max_diff, 1e-8) << "max |ours - real| = " << max_diff << " (peak " << max_val << ")";
@@ -103,7 +103,7 @@ TEST(ModelHeaders, RealVocabularyGoesIntoTestModels) {
   const ModelHeader real = ModelFile::read_header(path);
   ASSERT_EQ(h.vocab.n_file_tokens(), real.vocab.n_file_tokens());
   for (int32_t i = 0; i < real.vocab.n_file_tokens(); ++i) ASSERT_EQ(h.vocab.text(i), real.vocab.text(i)) << i;
-  EXPECT_EQ(h.mel.data, real.mel.data);
+  EXPECT_EQ(h.mel.weights, real.mel.weights);
   EXPECT_NO_THROW(parse_model_tensors(bytes.data(), bytes.size(), h, "micro.en"));
 
   // A multilingual vocabulary for an English-only model is refused, not silently mixed.

@@ -184,20 +184,20 @@ TEST(ModelVocab, SyntheticVocabularyHasTheRealFileSize) {
 }
 
 TEST(ModelMel, SlaneyFilterbankMatchesTheShape) {
-  const MelFilters m = slaney_mel_filters(80);
-  ASSERT_EQ(m.n_mel, 80);
-  ASSERT_EQ(m.n_fft, 201);
+  const frontend::MelFilters m = frontend::slaney_mel_filters(80);
+  ASSERT_EQ(m.n_mels, 80);
+  ASSERT_EQ(m.weights.size(), 80u * 201u);
   for (int b = 0; b < 80; ++b) {
     float peak = 0.0f;
     for (int k = 0; k < 201; ++k) {
-      const float w = m.data[static_cast<size_t>(b * 201 + k)];
+      const float w = m.weights[static_cast<size_t>(b * 201 + k)];
       EXPECT_GE(w, 0.0f);
       peak = std::max(peak, w);
     }
     EXPECT_GT(peak, 0.0f) << "empty band " << b;
   }
-  const MelFilters m128 = slaney_mel_filters(128);
-  EXPECT_EQ(m128.data.size(), 128u * 201u);
+  const frontend::MelFilters m128 = frontend::slaney_mel_filters(128);
+  EXPECT_EQ(m128.weights.size(), 128u * 201u);
 }
 
 }  // namespace

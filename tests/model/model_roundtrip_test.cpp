@@ -69,7 +69,7 @@ void check_loaded(const std::string& path, const TestModelOptions& o, const Load
   EXPECT_EQ(w.enc_pos->type, DType::F32);
   EXPECT_EQ(w.dec[0].mlp_0_w->type, o.weight_type);
   EXPECT_EQ(mf->vocab().size(), want.n_vocab);
-  EXPECT_EQ(mf->mel_filters().n_mel, want.n_mels);
+  EXPECT_EQ(mf->mel_filters().n_mels, want.n_mels);
   EXPECT_NE(mf->describe().find("weight type: " + std::string(dtype_name(o.weight_type))), std::string::npos)
       << mf->describe();
 }
