@@ -79,6 +79,11 @@ std::unique_ptr<Buffer> HostBufferType::wrap(void* ptr, size_t size, std::shared
   return std::make_unique<HostBuffer>(this, ptr, size, false, std::move(keepalive));
 }
 
+HostBufferType& cpu_buffer_type() {
+  static HostBufferType* type = new HostBufferType("cpu");
+  return *type;
+}
+
 static Buffer* buffer_of(const Tensor& t) {
   const Tensor* s = t.storage();
   return t.buffer ? t.buffer : s->buffer;

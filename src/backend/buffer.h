@@ -83,6 +83,12 @@ class HostBufferType : public BufferType {
   size_t alignment_;
 };
 
+// The host memory of the CPU device ("cpu"): what CpuDevice::buffer_type() returns and where a
+// model file's mapping is wrapped. It lives here rather than in the CPU backend so the model
+// loader needs only buffers, not the device registry and the kernels (the loader's ASan and
+// fuzz builds compile just what they test). Never destroyed, like the registry's devices.
+HostBufferType& cpu_buffer_type();
+
 // Copies the bytes of src into dst (same element count; both placed). Works across buffers of any
 // types, through host memory when neither buffer can do it directly. Types must match.
 void copy_tensor_bytes(const Tensor& src, Tensor& dst);

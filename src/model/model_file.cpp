@@ -13,7 +13,6 @@
 #include <map>
 #include <sstream>
 
-#include "backend/registry.h"
 #include "runtime/error.h"
 
 namespace hark {
@@ -305,10 +304,8 @@ std::unique_ptr<ModelFile> ModelFile::open(const std::string& path, const LoadOp
   }
 
   if (options.buffer_type == nullptr) {
-    Device* cpu = Registry::global().find(kCpuDeviceName);
-    HARK_CHECK(cpu != nullptr, path + ": no CPU device registered to hold the model weights");
-    auto* host = dynamic_cast<HostBufferType*>(cpu->buffer_type());
-    HARK_CHECK(host != nullptr, path + ": the CPU device's buffer type cannot wrap a file mapping");
+    // The CPU device's memory, so the CPU backend computes on the weights where they are.
+    HostBufferType* host = &cpu_buffer_type();
     // The buffer is handed a non-const pointer, but the pages are PROT_READ: weights are never
     // written, and an accidental write faults instead of silently changing the model.
     mf->buffer_ = host->wrap(const_cast<uint8_t*>(m.data), m.size, m.keepalive);

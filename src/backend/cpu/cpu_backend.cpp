@@ -27,7 +27,7 @@ int hardware_threads() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-CpuDevice::CpuDevice() : buffer_type_("cpu") {}
+CpuDevice::CpuDevice() = default;
 
 const char* CpuDevice::name() const { return kCpuDeviceName; }
 
@@ -63,7 +63,7 @@ void CpuDevice::memory(size_t* free, size_t* total) const { read_host_memory(fre
 
 bool CpuDevice::supports_op(const Tensor& node) const { return supports(node); }
 
-bool CpuDevice::supports_buffer_type(const BufferType* bt) const { return bt == &buffer_type_; }
+bool CpuDevice::supports_buffer_type(const BufferType* bt) const { return bt == &cpu_buffer_type(); }
 
 std::unique_ptr<Backend> CpuDevice::init_backend(const BackendParams& params) {
   const int n = params.n_threads > 0 ? params.n_threads : hardware_threads();

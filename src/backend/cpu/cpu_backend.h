@@ -21,11 +21,8 @@ class CpuDevice : public Device {
   void memory(size_t* free, size_t* total) const override;
   bool supports_op(const Tensor& node) const override;
   bool supports_buffer_type(const BufferType* bt) const override;
-  BufferType* buffer_type() override { return &buffer_type_; }
+  BufferType* buffer_type() override { return &cpu_buffer_type(); }
   std::unique_ptr<Backend> init_backend(const BackendParams& params = {}) override;
-
- private:
-  HostBufferType buffer_type_;
 };
 
 class CpuBackend : public Backend {
