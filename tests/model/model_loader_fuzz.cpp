@@ -2,10 +2,7 @@
 // *_test.cpp only). Any input must either parse or throw hark::Error; anything else -- a crash,
 // an out-of-bounds read under ASan, another exception type -- is a bug.
 //
-// Build (clang): clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
-//   tests/model/model_loader_fuzz.cpp src/model/*.cpp src/runtime/*.cpp src/backend/*.cpp ...
-// (At the time of writing src/backend/cpu/cpu_features.cpp uses a gcc-only cpu feature name;
-// compiling that one file with g++, uninstrumented, and linking it in works.)
+// Built by the HARK_FUZZ CMake option (clang; README: Fuzzing) as build-fuzz/model_loader_fuzz.
 // Seed corpus: a micro q4_0 model from make-test-model (3 MB) and ../shared/model-headers/*.bin;
 // run with -max_len=4000000. 150 s (22k inputs) found nothing.
 #include <cstddef>

@@ -7,8 +7,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 // GCC 12's AVX-512 headers start some intrinsics from _mm512_undefined_*(), which its own
 // uninitialized-use analysis then reports at every call site: noise, not a defect here.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <cfloat>
