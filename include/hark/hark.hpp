@@ -66,11 +66,14 @@ struct Segment {
 };
 
 struct Timings {
+  // load_ms: the model's load (once per Context); total_ms: this transcribe call, load excluded.
   double load_ms = 0, mel_ms = 0, encode_ms = 0, decode_ms = 0, total_ms = 0;
   int n_windows = 0;        // encoder runs
   int n_decode_tokens = 0;  // decoder steps (one token each)
   double audio_seconds = 0;
   double decode_ms_per_token() const { return n_decode_tokens ? decode_ms / n_decode_tokens : 0.0; }
+  // Seconds of work per second of audio (< 1: faster than real time), load excluded.
+  // Seconds of work per second of audio (< 1: faster than real time), load excluded.
   double real_time_factor() const { return audio_seconds > 0 ? total_ms / 1000.0 / audio_seconds : 0.0; }
 };
 

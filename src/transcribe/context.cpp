@@ -243,7 +243,7 @@ Transcript ContextImpl::transcribe(std::span<const float> samples, const Transcr
     if (p.on_progress) p.on_progress(static_cast<int>(std::min<int64_t>(100, seek * 100 / std::max<int64_t>(content, 1))));
   }
   if (out.language.empty()) out.language = "en";
-  tm.total_ms = ms_since(t_start) + tm.load_ms;
+  tm.total_ms = ms_since(t_start);  // this job only: a loaded context serves many jobs
   return out;
 }
 
