@@ -90,6 +90,7 @@ struct Transcript {
   std::string language;  // code of the language transcribed ("en", ...)
   Timings timings;
   std::vector<Window> windows;
+  bool aborted = false;  // should_abort stopped the job; segments hold what was finished
   std::string text() const;  // all segments' text joined
 };
 

@@ -179,14 +179,21 @@ Transcript ContextImpl::transcribe(std::span<const float> samples, const Transcr
   out.language = st.n_languages == 0 ? "en" : (auto_lang ? "" : p.language);
   std::vector<int32_t> start = start_sequence(lang, p.translate, p.timestamps);
 
+  int progress = 0;
   while (seek < content) {
-    if (p.should_abort && p.should_abort()) break;
+    if (p.should_abort && p.should_abort()) {
+      out.aborted = true;
+      break;
+    }
     const int64_t window_frames = std::min<int64_t>(frontend::kWindowFrames, content - seek);
     if (window_frames < kMinTailFrames && seek > 0) break;
     const std::vector<float> window = frontend::mel_window(mel, static_cast<size_t>(seek));
 
     t = Clock::now();
-    if (runner_->encode(window) != ComputeStatus::Ok) break;
+    if (runner_->encode(window) != ComputeStatus::Ok) {
+      out.aborted = true;
+      break;
+    }
     tm.encode_ms += ms_since(t);
     ++tm.n_windows;
 
@@ -194,7 +201,10 @@ Transcript ContextImpl::transcribe(std::span<const float> samples, const Transcr
     if (!language_known) {
       // The first window decides the language of the whole job, as in Whisper.
       std::vector<float> logits;
-      if (runner_->decode(std::vector<int32_t>{st.sot}, 0, &logits) != ComputeStatus::Ok) break;
+      if (runner_->decode(std::vector<int32_t>{st.sot}, 0, &logits) != ComputeStatus::Ok) {
+        out.aborted = true;
+        break;
+      }
       ++tm.n_decode_tokens;
       lang = decode::detect_language(st, logits);
       out.language = language_code(lang);
@@ -206,7 +216,10 @@ Transcript ContextImpl::transcribe(std::span<const float> samples, const Transcr
     const decode::WindowTokens w = decode::decode_window_greedy(*runner_, st, req);
     tm.decode_ms += ms_since(t);
     tm.n_decode_tokens += w.n_steps;
-    if (w.aborted) break;
+    if (w.aborted) {
+      out.aborted = true;
+      break;
+    }
     out.windows.push_back({offset_units + seek, offset_units + seek + window_frames, false});
 
     // Silence: the model says no one speaks, and is unsure of what it would write.
@@ -240,8 +253,11 @@ Transcript ContextImpl::transcribe(std::span<const float> samples, const Transcr
       if (p.on_segment) p.on_segment(out.segments.back(), static_cast<int>(out.segments.size()) - 1);
     }
     seek += std::max<int64_t>(r.consumed_frames, 1);
-    if (p.on_progress) p.on_progress(static_cast<int>(std::min<int64_t>(100, seek * 100 / std::max<int64_t>(content, 1))));
+    progress = static_cast<int>(std::min<int64_t>(100, seek * 100 / std::max<int64_t>(content, 1)));
+    if (p.on_progress) p.on_progress(progress);
   }
+  // A tail too short to decode still completes the job.
+  if (!out.aborted && progress < 100 && p.on_progress) p.on_progress(100);
   if (out.language.empty()) out.language = "en";
   tm.total_ms = ms_since(t_start);  // this job only: a loaded context serves many jobs
   return out;

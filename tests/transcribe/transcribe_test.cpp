@@ -137,6 +137,18 @@ TEST_F(Transcribe, OffsetAndDurationShiftTheTimes) {
   }
 }
 
+TEST_F(Transcribe, ProgressReachesHundredWhenATooShortTailIsLeftOut) {
+  auto ctx = load();
+  int last = -1;
+  TranscribeParams p;
+  p.on_progress = [&](int pct) { last = pct; };
+  p.timestamps = false;  // each window is consumed whole, so the second one holds 5 frames
+  const Transcript t = ctx->transcribe(synth_audio(30.05), p);
+  EXPECT_EQ(t.windows.size(), 1u);
+  EXPECT_EQ(last, 100);
+  EXPECT_FALSE(t.aborted);
+}
+
 TEST_F(Transcribe, NoTimestampsGivesOneSegmentPerWindow) {
   auto ctx = load();
   TranscribeParams p;
@@ -155,8 +167,10 @@ TEST_F(Transcribe, AbortStopsTheJobAndTheContextStaysUsable) {
   TranscribeParams p;
   p.should_abort = [&] { return ++calls > 50; };
   const Transcript aborted = ctx->transcribe(audio, p);
+  EXPECT_TRUE(aborted.aborted);
   EXPECT_LT(aborted.windows.size(), 4u);
   const Transcript again = ctx->transcribe(synth_audio(5.0));
+  EXPECT_FALSE(again.aborted);
   EXPECT_EQ(again.windows.size(), 1u);
 }
 
