@@ -10,10 +10,6 @@ namespace hark {
 
 using namespace ops;
 
-namespace {
-constexpr float kLayerNormEps = 1e-5f;
-}  // namespace
-
 Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
                       Tensor* tokens, int n_past) {
   const int64_t n = tokens->ne[0];

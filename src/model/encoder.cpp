@@ -11,8 +11,6 @@ namespace hark {
 using namespace ops;
 
 namespace {
-constexpr float kLayerNormEps = 1e-5f;
-
 Tensor* conv_bias(TensorArena& a, Tensor* b) { return reshape(a, b, {b->nelements()}); }  // stored [1, S]
 }  // namespace
 

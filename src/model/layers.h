@@ -5,6 +5,9 @@
 
 namespace hark {
 
+// Whisper's LayerNorm epsilon (PyTorch's default), for every norm of the encoder and decoder.
+inline constexpr float kLayerNormEps = 1e-5f;
+
 // x -> w x + b (b may be null): every projection of the model. x: f32 [K, N] -> [rows of w, N].
 Tensor* linear(TensorArena& a, Tensor* x, Tensor* w, Tensor* b);
 
