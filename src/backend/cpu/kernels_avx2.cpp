@@ -14,6 +14,7 @@
 #include "backend/cpu/gemm_blocked.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_internal.h"
+#include "backend/cpu/kernels_x86.h"
 #include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {
@@ -21,13 +22,6 @@ namespace {
 
 // Inputs may start at any byte (weights in the file mapping, kernels.h): vector loads are the
 // unaligned forms, scalar tails and block fields go through runtime/unaligned.h.
-
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 inline float hmax(__m256 v) {
   __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -43,8 +37,6 @@ inline int hsum_i32(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
-inline float half(f16_t h) { return _cvtsh_ss(h); }
-
 // ---- dots ---------------------------------------------------------------------------------
 
 float dot_f32(int64_t n, const float* w, const float* x) {
@@ -57,7 +49,7 @@ float dot_f32(int64_t n, const float* w, const float* x) {
     a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 24), _mm256_loadu_ps(x + i + 24), a3);
   }
   for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
-  float s = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+  float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
   for (; i < n; ++i) s += load_f32(w, i) * load_f32(x, i);
   return s;
 }
@@ -76,16 +68,9 @@ float dot_f16_f32(int64_t n, const f16_t* w, const float* x) {
     a3 = _mm256_fmadd_ps(load_f16x8(w + i + 24), _mm256_loadu_ps(x + i + 24), a3);
   }
   for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(load_f16x8(w + i), _mm256_loadu_ps(x + i), a0);
-  float s = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+  float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
   for (; i < n; ++i) s += half(load_f16(w, i)) * load_f32(x, i);
   return s;
-}
-
-// The 32 4-bit levels of a q4 block as bytes, in value order (low nibbles are values 0..15).
-inline __m256i q4_levels(const uint8_t* qs) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(v, 4), v);
-  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
 }
 
 // 0x10 in byte j where bit j of the 32-bit qh is set: the fifth bit of q5 levels.
@@ -103,14 +88,12 @@ inline __m256i q5_high_bits(const uint8_t* qh) {
   return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
 }
 
-// Eight int32 partial sums of u[j] * s[j] (u unsigned, s signed bytes). maddubs adds pairs into
-// int16: levels are at most 31 (or 127 for q8_0 magnitudes) times |s| <= 127, so no saturation.
+inline __m256i add_q5_high(__m256i q, const uint8_t* qh) { return _mm256_or_si256(q, q5_high_bits(qh)); }
+
+// maddubs adds pairs into int16 (no saturation for these ranges, kernels_x86.h), madd the pairs
+// of those into int32.
 inline __m256i dot_u8s8(__m256i u, __m256i s) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
-}
-
-inline __m256i load_q8a(const BlockQ8A& b) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
 }
 
 // Unsigned-level types: w = (q - zero) * d (+ m). The integer dot uses the unsigned q; the zero
@@ -123,7 +106,7 @@ float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
   for (int64_t b = 0; b < nb; ++b) {
     const auto w = block_at<Block>(wv, b);
     __m256i q = q4_levels(w.qs());
-    if constexpr (kFiveBit) q = _mm256_or_si256(q, q5_high_bits(w.qh_bytes()));
+    if constexpr (kFiveBit) q = add_q5_high(q, w.qh_bytes());
     const __m256 p = _mm256_cvtepi32_ps(dot_u8s8(q, load_q8a(x[b])));
     const float d = half(w.d());
     if (b & 1) {
@@ -135,13 +118,8 @@ float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
     if constexpr (kHasMin) bias = half(w.m());
     off += bias * x[b].s;
   }
-  return hsum(_mm256_add_ps(acc0, acc1)) + off;
+  return hsum8(_mm256_add_ps(acc0, acc1)) + off;
 }
-
-float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x); }
-float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
-float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x); }
-float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
 
 float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
@@ -159,65 +137,7 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
       acc0 = _mm256_fmadd_ps(p, sc, acc0);
     }
   }
-  return hsum(_mm256_add_ps(acc0, acc1));
-}
-
-// Several activation rows against one weight row: each weight block is unpacked (levels, scale,
-// zero-point term) once and dotted with G activation rows, G accumulators in registers.
-template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned, int G>
-void dot_rows_group(int64_t nb, const void* wrow, const BlockQ8A* x, int64_t xs, float* y, int64_t ys) {
-  __m256 acc[G];
-  float off[G];
-  for (int i = 0; i < G; ++i) {
-    acc[i] = _mm256_setzero_ps();
-    off[i] = 0;
-  }
-  for (int64_t b = 0; b < nb; ++b) {
-    const auto w = block_at<Block>(wrow, b);
-    __m256i q;
-    if constexpr (kSigned) {
-      q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
-    } else {
-      q = q4_levels(w.qs());
-      if constexpr (kFiveBit) q = _mm256_or_si256(q, q5_high_bits(w.qh_bytes()));
-    }
-    const __m256i uq = kSigned ? _mm256_abs_epi8(q) : q;
-    const float d = half(w.d());
-    float bias = -static_cast<float>(kZero) * d;
-    if constexpr (kHasMin) bias = half(w.m());
-#pragma GCC unroll 4
-    for (int i = 0; i < G; ++i) {
-      const BlockQ8A& xb = x[i * xs + b];
-      __m256i xq = load_q8a(xb);
-      if constexpr (kSigned) xq = _mm256_sign_epi8(xq, q);
-      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8(uq, xq)), _mm256_set1_ps(d * xb.d), acc[i]);
-      if constexpr (!kSigned) off[i] += bias * xb.s;
-    }
-  }
-  for (int i = 0; i < G; ++i) y[i * ys] = hsum(acc[i]) + off[i];
-}
-
-template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned>
-void dot_rows(int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
-  const int64_t nb = n / kQuantBlock;
-  int64_t i = 0;
-  for (; i + 4 <= nx; i += 4) dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 4>(nb, w, x + i * xs, xs, y + i * ys, ys);
-  switch (nx - i) {
-    case 3: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 3>(nb, w, x + i * xs, xs, y + i * ys, ys);
-    case 2: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 2>(nb, w, x + i * xs, xs, y + i * ys, ys);
-    case 1: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 1>(nb, w, x + i * xs, xs, y + i * ys, ys);
-    default: return;
-  }
-}
-
-void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
-  switch (type) {
-    case DType::Q4_0: return dot_rows<BlockQ4_0, 8, false, false, false>(n, w, x, xs, nx, y, ys);
-    case DType::Q4_1: return dot_rows<BlockQ4_1, 0, true, false, false>(n, w, x, xs, nx, y, ys);
-    case DType::Q5_0: return dot_rows<BlockQ5_0, 16, false, true, false>(n, w, x, xs, nx, y, ys);
-    case DType::Q5_1: return dot_rows<BlockQ5_1, 0, true, true, false>(n, w, x, xs, nx, y, ys);
-    default: return dot_rows<BlockQ8_0, 0, false, false, true>(n, w, x, xs, nx, y, ys);
-  }
+  return hsum8(_mm256_add_ps(acc0, acc1));
 }
 
 // Same results as the scalar table bit for bit (see kernels_scalar.cpp).
@@ -291,18 +211,6 @@ inline void levels_to_f32(__m256i q, float d, float m, float* y) {
   }
 }
 
-template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
-void dequantize_unsigned(const void* xv, float* y, int64_t n) {
-  for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
-    const auto x = block_at<Block>(xv, b);
-    __m256i q = q4_levels(x.qs());
-    if constexpr (kFiveBit) q = _mm256_or_si256(q, q5_high_bits(x.qh_bytes()));
-    float m = 0;
-    if constexpr (kHasMin) m = half(x.m());
-    levels_to_f32<kZero, kHasMin>(q, half(x.d()), m, y);
-  }
-}
-
 void dequantize_q8_0(const void* xv, float* y, int64_t n) {
   for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
     const auto x = block_at<BlockQ8_0>(xv, b);
@@ -311,18 +219,6 @@ void dequantize_q8_0(const void* xv, float* y, int64_t n) {
       const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x.qs() + 8 * j));
       _mm256_storeu_ps(y + 8 * j, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), d));
     }
-  }
-}
-
-void dequantize_row(DType type, const void* x, float* y, int64_t n) {
-  switch (type) {
-    case DType::F16: return f16_to_f32_row(static_cast<const f16_t*>(x), y, n);
-    case DType::Q4_0: return dequantize_unsigned<BlockQ4_0, 8, false, false>(x, y, n);
-    case DType::Q4_1: return dequantize_unsigned<BlockQ4_1, 0, true, false>(x, y, n);
-    case DType::Q5_0: return dequantize_unsigned<BlockQ5_0, 16, false, true>(x, y, n);
-    case DType::Q5_1: return dequantize_unsigned<BlockQ5_1, 0, true, true>(x, y, n);
-    case DType::Q8_0: return dequantize_q8_0(x, y, n);
-    default: return scalar_kernels().dequantize_row(type, x, y, n);
   }
 }
 
@@ -414,7 +310,7 @@ float exp_sub_sum(int64_t n, const float* x, float m, float* y) {
     _mm256_storeu_ps(y + i, e);
     acc = _mm256_add_ps(acc, e);
   }
-  float s = hsum(acc);
+  float s = hsum8(acc);
   if (i < n) {
     float tx[8] = {0}, ty[8];
     for (int64_t j = i; j < n; ++j) tx[j - i] = load_f32(x, j);
@@ -463,7 +359,6 @@ inline double hsum_double(__m256 v) {
   return s;
 }
 
-// sum over [0, n) of x (kSquares false) or of (x - c)^2 (kSquares true)
 template <bool kSquares>
 double chunked_sum(int64_t n, const float* x, float c) {
   const __m256 vc = _mm256_set1_ps(c);
@@ -491,17 +386,6 @@ double chunked_sum(int64_t n, const float* x, float c) {
     }
   }
   return total;
-}
-
-void mean_var(int64_t n, const float* x, float* mean, float* var) {
-  if (n <= 0) {
-    *mean = 0;
-    *var = 0;
-    return;
-  }
-  const double mu = chunked_sum<false>(n, x, 0.0f) / static_cast<double>(n);
-  *mean = static_cast<float>(mu);
-  *var = static_cast<float>(chunked_sum<true>(n, x, *mean) / static_cast<double>(n));
 }
 
 // ---- GEMM ---------------------------------------------------------------------------------

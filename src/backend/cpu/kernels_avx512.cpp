@@ -21,6 +21,7 @@
 #include "backend/cpu/gemm_blocked.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_internal.h"
+#include "backend/cpu/kernels_x86.h"
 #include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {
@@ -31,15 +32,6 @@ namespace {
 
 inline __mmask16 tail_mask(int64_t left) {
   return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
-}
-
-inline float half(f16_t h) { return _cvtsh_ss(h); }
-
-inline float hsum8(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
 }
 
 // ---- dots ---------------------------------------------------------------------------------
@@ -83,13 +75,6 @@ float dot_f16_f32(int64_t n, const f16_t* w, const float* x) {
   return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
-// The 32 4-bit levels of a q4 block as bytes, in value order (low nibbles are values 0..15).
-inline __m256i q4_levels(const uint8_t* qs) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(v, 4), v);
-  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
-}
-
 // Adds the fifth bit: qh's bit j is exactly the byte mask for level j.
 inline __m256i add_q5_high(__m256i q, const uint8_t* qh) {
   uint32_t bits;
@@ -97,9 +82,8 @@ inline __m256i add_q5_high(__m256i q, const uint8_t* qh) {
   return _mm256_mask_add_epi8(q, static_cast<__mmask32>(bits), q, _mm256_set1_epi8(0x10));
 }
 
-inline __m256i load_q8a(const BlockQ8A& b) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
-}
+// One VNNI instruction (vpdpbusd).
+inline __m256i dot_u8s8(__m256i u, __m256i s) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s); }
 
 // Unsigned-level types: w = (q - zero) * d (+ m). vpdpbusd multiplies unsigned by signed bytes,
 // which is the unsigned level times the activation; the zero point and the min come back through
@@ -113,7 +97,7 @@ float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
     const auto w = block_at<Block>(wv, b);
     __m256i q = q4_levels(w.qs());
     if constexpr (kFiveBit) q = add_q5_high(q, w.qh_bytes());
-    const __m256 p = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, load_q8a(x[b])));
+    const __m256 p = _mm256_cvtepi32_ps(dot_u8s8(q, load_q8a(x[b])));
     const float d = half(w.d());
     acc = _mm256_fmadd_ps(p, _mm256_set1_ps(d * x[b].d), acc);
     float bias = -static_cast<float>(kZero) * d;
@@ -129,11 +113,6 @@ float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
   return hsum8(_mm256_add_ps(acc0, acc1)) + (off0 + off1);
 }
 
-float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x); }
-float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
-float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x); }
-float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
-
 float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
   const int64_t nb = n / kQuantBlock;
@@ -142,8 +121,7 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
     const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
     // Signed x signed as unsigned x signed: |w| * (x with w's sign). Exact for w in [-128, 127].
     const __m256i s = _mm256_sign_epi8(load_q8a(x[b]), wq);
-    const __m256i dot = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(wq), s);
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(half(w.d()) * x[b].d), acc);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8(_mm256_abs_epi8(wq), s)), _mm256_set1_ps(half(w.d()) * x[b].d), acc);
   };
   int64_t b = 0;
   for (; b + 2 <= nb; b += 2) {
@@ -152,65 +130,6 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
   }
   if (b < nb) one(b, acc0);
   return hsum8(_mm256_add_ps(acc0, acc1));
-}
-
-// Several activation rows against one weight row: each weight block is unpacked (levels, scale,
-// zero-point term) once and dotted with G activation rows, G accumulators in registers.
-template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned, int G>
-void dot_rows_group(int64_t nb, const void* wrow, const BlockQ8A* x, int64_t xs, float* y, int64_t ys) {
-  __m256 acc[G];
-  float off[G];
-  for (int i = 0; i < G; ++i) {
-    acc[i] = _mm256_setzero_ps();
-    off[i] = 0;
-  }
-  for (int64_t b = 0; b < nb; ++b) {
-    const auto w = block_at<Block>(wrow, b);
-    __m256i q;
-    if constexpr (kSigned) {
-      q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
-    } else {
-      q = q4_levels(w.qs());
-      if constexpr (kFiveBit) q = add_q5_high(q, w.qh_bytes());
-    }
-    const __m256i uq = kSigned ? _mm256_abs_epi8(q) : q;
-    const float d = half(w.d());
-    float bias = -static_cast<float>(kZero) * d;
-    if constexpr (kHasMin) bias = half(w.m());
-#pragma GCC unroll 4
-    for (int i = 0; i < G; ++i) {
-      const BlockQ8A& xb = x[i * xs + b];
-      __m256i xq = load_q8a(xb);
-      if constexpr (kSigned) xq = _mm256_sign_epi8(xq, q);
-      const __m256i dot = _mm256_dpbusd_epi32(_mm256_setzero_si256(), uq, xq);
-      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(d * xb.d), acc[i]);
-      if constexpr (!kSigned) off[i] += bias * xb.s;
-    }
-  }
-  for (int i = 0; i < G; ++i) y[i * ys] = hsum8(acc[i]) + off[i];
-}
-
-template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned>
-void dot_rows(int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
-  const int64_t nb = n / kQuantBlock;
-  int64_t i = 0;
-  for (; i + 4 <= nx; i += 4) dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 4>(nb, w, x + i * xs, xs, y + i * ys, ys);
-  switch (nx - i) {
-    case 3: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 3>(nb, w, x + i * xs, xs, y + i * ys, ys);
-    case 2: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 2>(nb, w, x + i * xs, xs, y + i * ys, ys);
-    case 1: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 1>(nb, w, x + i * xs, xs, y + i * ys, ys);
-    default: return;
-  }
-}
-
-void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
-  switch (type) {
-    case DType::Q4_0: return dot_rows<BlockQ4_0, 8, false, false, false>(n, w, x, xs, nx, y, ys);
-    case DType::Q4_1: return dot_rows<BlockQ4_1, 0, true, false, false>(n, w, x, xs, nx, y, ys);
-    case DType::Q5_0: return dot_rows<BlockQ5_0, 16, false, true, false>(n, w, x, xs, nx, y, ys);
-    case DType::Q5_1: return dot_rows<BlockQ5_1, 0, true, true, false>(n, w, x, xs, nx, y, ys);
-    default: return dot_rows<BlockQ8_0, 0, false, false, true>(n, w, x, xs, nx, y, ys);
-  }
 }
 
 // Same results as the scalar table bit for bit (see kernels_scalar.cpp).
@@ -270,18 +189,6 @@ inline void levels_to_f32(__m256i q, float d, float m, float* y) {
   }
 }
 
-template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
-void dequantize_unsigned(const void* xv, float* y, int64_t n) {
-  for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
-    const auto x = block_at<Block>(xv, b);
-    __m256i q = q4_levels(x.qs());
-    if constexpr (kFiveBit) q = add_q5_high(q, x.qh_bytes());
-    float m = 0;
-    if constexpr (kHasMin) m = half(x.m());
-    levels_to_f32<kZero, kHasMin>(q, half(x.d()), m, y);
-  }
-}
-
 void dequantize_q8_0(const void* xv, float* y, int64_t n) {
   for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
     const auto x = block_at<BlockQ8_0>(xv, b);
@@ -290,18 +197,6 @@ void dequantize_q8_0(const void* xv, float* y, int64_t n) {
     const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.qs() + 16));
     _mm512_storeu_ps(y, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q0)), d));
     _mm512_storeu_ps(y + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q1)), d));
-  }
-}
-
-void dequantize_row(DType type, const void* x, float* y, int64_t n) {
-  switch (type) {
-    case DType::F16: return f16_to_f32_row(static_cast<const f16_t*>(x), y, n);
-    case DType::Q4_0: return dequantize_unsigned<BlockQ4_0, 8, false, false>(x, y, n);
-    case DType::Q4_1: return dequantize_unsigned<BlockQ4_1, 0, true, false>(x, y, n);
-    case DType::Q5_0: return dequantize_unsigned<BlockQ5_0, 16, false, true>(x, y, n);
-    case DType::Q5_1: return dequantize_unsigned<BlockQ5_1, 0, true, true>(x, y, n);
-    case DType::Q8_0: return dequantize_q8_0(x, y, n);
-    default: return scalar_kernels().dequantize_row(type, x, y, n);
   }
 }
 
@@ -421,7 +316,6 @@ inline double hsum_double(__m512 v) {
   return _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
 }
 
-// sum over [0, n) of x (kSquares false) or of (x - c)^2 (kSquares true)
 template <bool kSquares>
 double chunked_sum(int64_t n, const float* x, float c) {
   const __m512 vc = _mm512_set1_ps(c);
@@ -445,17 +339,6 @@ double chunked_sum(int64_t n, const float* x, float c) {
     total += hsum_double(_mm512_add_ps(s0, s1));
   }
   return total;
-}
-
-void mean_var(int64_t n, const float* x, float* mean, float* var) {
-  if (n <= 0) {
-    *mean = 0;
-    *var = 0;
-    return;
-  }
-  const double mu = chunked_sum<false>(n, x, 0.0f) / static_cast<double>(n);
-  *mean = static_cast<float>(mu);
-  *var = static_cast<float>(chunked_sum<true>(n, x, *mean) / static_cast<double>(n));
 }
 
 // ---- GEMM ---------------------------------------------------------------------------------

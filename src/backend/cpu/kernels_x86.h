@@ -1,0 +1,167 @@
+// What the AVX2 and AVX-512 kernel tables share: the 256-bit helpers both use for quantized blocks
+// (levels, activations, horizontal sum) and the quantized-row code built on a few per-ISA
+// primitives (the multi-row dot, dequantize_row, mean_var).
+//
+// Included only by the ISA translation units (kernels_avx2.cpp, kernels_avx512.cpp), each of which
+// compiles its own copy with its own flags. Everything here has internal linkage (unnamed
+// namespace, see kernels_internal.h): no copy built with AVX-512 flags can be the one another file
+// calls. Each including file defines the primitives declared under "defined by each ISA file".
+#pragma once
+#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
+#error "kernels_x86.h belongs to the ISA kernel files (compiled with at least -mavx2 -mfma -mf16c)"
+#endif
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/kernels_internal.h"
+#include "runtime/unaligned.h"
+
+namespace hark::cpu::detail {
+namespace {
+
+inline float half(f16_t h) { return _cvtsh_ss(h); }
+
+inline float hsum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// The 32 4-bit levels of a q4 block as bytes, in value order (low nibbles are values 0..15).
+inline __m256i q4_levels(const uint8_t* qs) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(v, 4), v);
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+inline __m256i load_q8a(const BlockQ8A& b) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+}
+
+// ---- defined by each ISA file -------------------------------------------------------------
+
+// q4 levels q with the fifth bit of q5 levels added: 0x10 in byte j where bit j of qh is set.
+inline __m256i add_q5_high(__m256i q, const uint8_t* qh);
+// Eight int32 sums of u[j] * s[j] over groups of four bytes (u unsigned, s signed bytes). Levels
+// are at most 31 (or 128 for q8_0 magnitudes) and |s| <= 127, so no step saturates.
+inline __m256i dot_u8s8(__m256i u, __m256i s);
+// 32 levels (bytes, as q4_levels gives them) to floats as the scalar definition computes them:
+// (level - kZero) * d, or level * d + m for the _1 types.
+template <int kZero, bool kHasMin>
+inline void levels_to_f32(__m256i q, float d, float m, float* y);
+// One weight row of an unsigned-level type with activations (the table's dot_q4_0 .. dot_q5_1).
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
+float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x);
+void f16_to_f32_row(const f16_t* x, float* y, int64_t n);
+void dequantize_q8_0(const void* xv, float* y, int64_t n);
+// Sum over [0, n) of x (kSquares false) or of (x - c)^2 (kSquares true), in chunks summed in double.
+template <bool kSquares>
+double chunked_sum(int64_t n, const float* x, float c);
+
+// ---- built on them ------------------------------------------------------------------------
+
+float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x); }
+float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
+float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x); }
+float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
+
+// Several activation rows against one weight row: each weight block is unpacked (levels, scale,
+// zero-point term) once and dotted with G activation rows, G accumulators in registers.
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned, int G>
+void dot_rows_group(int64_t nb, const void* wrow, const BlockQ8A* x, int64_t xs, float* y, int64_t ys) {
+  __m256 acc[G];
+  float off[G];
+  for (int i = 0; i < G; ++i) {
+    acc[i] = _mm256_setzero_ps();
+    off[i] = 0;
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const auto w = block_at<Block>(wrow, b);
+    __m256i q;
+    if constexpr (kSigned) {
+      q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
+    } else {
+      q = q4_levels(w.qs());
+      if constexpr (kFiveBit) q = add_q5_high(q, w.qh_bytes());
+    }
+    // Signed levels (q8_0) as unsigned x signed: |w| * (x with w's sign), exact for w in [-128, 127].
+    const __m256i uq = kSigned ? _mm256_abs_epi8(q) : q;
+    const float d = half(w.d());
+    float bias = -static_cast<float>(kZero) * d;
+    if constexpr (kHasMin) bias = half(w.m());
+#pragma GCC unroll 4
+    for (int i = 0; i < G; ++i) {
+      const BlockQ8A& xb = x[i * xs + b];
+      __m256i xq = load_q8a(xb);
+      if constexpr (kSigned) xq = _mm256_sign_epi8(xq, q);
+      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8(uq, xq)), _mm256_set1_ps(d * xb.d), acc[i]);
+      if constexpr (!kSigned) off[i] += bias * xb.s;
+    }
+  }
+  for (int i = 0; i < G; ++i) y[i * ys] = hsum8(acc[i]) + off[i];
+}
+
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned>
+void dot_rows(int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
+  const int64_t nb = n / kQuantBlock;
+  int64_t i = 0;
+  for (; i + 4 <= nx; i += 4) dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 4>(nb, w, x + i * xs, xs, y + i * ys, ys);
+  switch (nx - i) {
+    case 3: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 3>(nb, w, x + i * xs, xs, y + i * ys, ys);
+    case 2: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 2>(nb, w, x + i * xs, xs, y + i * ys, ys);
+    case 1: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 1>(nb, w, x + i * xs, xs, y + i * ys, ys);
+    default: return;
+  }
+}
+
+void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
+  switch (type) {
+    case DType::Q4_0: return dot_rows<BlockQ4_0, 8, false, false, false>(n, w, x, xs, nx, y, ys);
+    case DType::Q4_1: return dot_rows<BlockQ4_1, 0, true, false, false>(n, w, x, xs, nx, y, ys);
+    case DType::Q5_0: return dot_rows<BlockQ5_0, 16, false, true, false>(n, w, x, xs, nx, y, ys);
+    case DType::Q5_1: return dot_rows<BlockQ5_1, 0, true, true, false>(n, w, x, xs, nx, y, ys);
+    default: return dot_rows<BlockQ8_0, 0, false, false, true>(n, w, x, xs, nx, y, ys);
+  }
+}
+
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
+void dequantize_unsigned(const void* xv, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
+    const auto x = block_at<Block>(xv, b);
+    __m256i q = q4_levels(x.qs());
+    if constexpr (kFiveBit) q = add_q5_high(q, x.qh_bytes());
+    float m = 0;
+    if constexpr (kHasMin) m = half(x.m());
+    levels_to_f32<kZero, kHasMin>(q, half(x.d()), m, y);
+  }
+}
+
+void dequantize_row(DType type, const void* x, float* y, int64_t n) {
+  switch (type) {
+    case DType::F16: return f16_to_f32_row(static_cast<const f16_t*>(x), y, n);
+    case DType::Q4_0: return dequantize_unsigned<BlockQ4_0, 8, false, false>(x, y, n);
+    case DType::Q4_1: return dequantize_unsigned<BlockQ4_1, 0, true, false>(x, y, n);
+    case DType::Q5_0: return dequantize_unsigned<BlockQ5_0, 16, false, true>(x, y, n);
+    case DType::Q5_1: return dequantize_unsigned<BlockQ5_1, 0, true, true>(x, y, n);
+    case DType::Q8_0: return dequantize_q8_0(x, y, n);
+    default: return scalar_kernels().dequantize_row(type, x, y, n);
+  }
+}
+
+// Two passes: the mean, then the mean square deviation from it.
+void mean_var(int64_t n, const float* x, float* mean, float* var) {
+  if (n <= 0) {
+    *mean = 0;
+    *var = 0;
+    return;
+  }
+  const double mu = chunked_sum<false>(n, x, 0.0f) / static_cast<double>(n);
+  *mean = static_cast<float>(mu);
+  *var = static_cast<float>(chunked_sum<true>(n, x, *mean) / static_cast<double>(n));
+}
+
+}  // namespace
+}  // namespace hark::cpu::detail
