@@ -39,37 +39,30 @@ inline int hsum_i32(__m256i v) {
 
 // ---- dots ---------------------------------------------------------------------------------
 
-float dot_f32(int64_t n, const float* w, const float* x) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
-    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
-    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 16), _mm256_loadu_ps(x + i + 16), a2);
-    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 24), _mm256_loadu_ps(x + i + 24), a3);
-  }
-  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
-  float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-  for (; i < n; ++i) s += load_f32(w, i) * load_f32(x, i);
-  return s;
-}
-
 inline __m256 load_f16x8(const f16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-float dot_f16_f32(int64_t n, const f16_t* w, const float* x) {
+// Eight weights / one weight as f32, from either weight type of dot_row.
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8(const f16_t* p) { return load_f16x8(p); }
+inline float load1(const float* p, int64_t i) { return load_f32(p, i); }
+inline float load1(const f16_t* p, int64_t i) { return half(load_f16(p, i)); }
+
+// dot_f32 (W = float) and dot_f16_f32 (W = f16_t).
+template <typename W>
+float dot_row(int64_t n, const W* w, const float* x) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    a0 = _mm256_fmadd_ps(load_f16x8(w + i), _mm256_loadu_ps(x + i), a0);
-    a1 = _mm256_fmadd_ps(load_f16x8(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
-    a2 = _mm256_fmadd_ps(load_f16x8(w + i + 16), _mm256_loadu_ps(x + i + 16), a2);
-    a3 = _mm256_fmadd_ps(load_f16x8(w + i + 24), _mm256_loadu_ps(x + i + 24), a3);
+    a0 = _mm256_fmadd_ps(load8(w + i), _mm256_loadu_ps(x + i), a0);
+    a1 = _mm256_fmadd_ps(load8(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+    a2 = _mm256_fmadd_ps(load8(w + i + 16), _mm256_loadu_ps(x + i + 16), a2);
+    a3 = _mm256_fmadd_ps(load8(w + i + 24), _mm256_loadu_ps(x + i + 24), a3);
   }
-  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(load_f16x8(w + i), _mm256_loadu_ps(x + i), a0);
+  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(load8(w + i), _mm256_loadu_ps(x + i), a0);
   float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-  for (; i < n; ++i) s += half(load_f16(w, i)) * load_f32(x, i);
+  for (; i < n; ++i) s += load1(w, i) * load_f32(x, i);
   return s;
 }
 
@@ -427,7 +420,7 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
 // constinit: no start-up code runs in this file before the processor has been checked.
 constinit const Kernels kTable = {
     SimdLevel::AVX2,
-    dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
+    dot_row<float>, dot_row<f16_t>, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, max, exp_sub_sum, gelu, mean_var,
     gemm_f32,

@@ -36,22 +36,6 @@ inline __mmask16 tail_mask(int64_t left) {
 
 // ---- dots ---------------------------------------------------------------------------------
 
-float dot_f32(int64_t n, const float* w, const float* x) {
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i), _mm512_loadu_ps(x + i), a0);
-    a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 16), _mm512_loadu_ps(x + i + 16), a1);
-    a2 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 32), _mm512_loadu_ps(x + i + 32), a2);
-    a3 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 48), _mm512_loadu_ps(x + i + 48), a3);
-  }
-  for (; i < n; i += 16) {
-    const __mmask16 k = tail_mask(n - i);
-    a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, w + i), _mm512_maskz_loadu_ps(k, x + i), a0);
-  }
-  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
-}
-
 inline __m512 load_f16x16(const f16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
@@ -59,18 +43,26 @@ inline __m512 load_f16x16(const f16_t* p, __mmask16 k) {
   return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, p));
 }
 
-float dot_f16_f32(int64_t n, const f16_t* w, const float* x) {
+// Sixteen weights as f32 (all, or the lanes of k), from either weight type of dot_row.
+inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
+inline __m512 load16(const float* p, __mmask16 k) { return _mm512_maskz_loadu_ps(k, p); }
+inline __m512 load16(const f16_t* p) { return load_f16x16(p); }
+inline __m512 load16(const f16_t* p, __mmask16 k) { return load_f16x16(p, k); }
+
+// dot_f32 (W = float) and dot_f16_f32 (W = f16_t).
+template <typename W>
+float dot_row(int64_t n, const W* w, const float* x) {
   __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) {
-    a0 = _mm512_fmadd_ps(load_f16x16(w + i), _mm512_loadu_ps(x + i), a0);
-    a1 = _mm512_fmadd_ps(load_f16x16(w + i + 16), _mm512_loadu_ps(x + i + 16), a1);
-    a2 = _mm512_fmadd_ps(load_f16x16(w + i + 32), _mm512_loadu_ps(x + i + 32), a2);
-    a3 = _mm512_fmadd_ps(load_f16x16(w + i + 48), _mm512_loadu_ps(x + i + 48), a3);
+    a0 = _mm512_fmadd_ps(load16(w + i), _mm512_loadu_ps(x + i), a0);
+    a1 = _mm512_fmadd_ps(load16(w + i + 16), _mm512_loadu_ps(x + i + 16), a1);
+    a2 = _mm512_fmadd_ps(load16(w + i + 32), _mm512_loadu_ps(x + i + 32), a2);
+    a3 = _mm512_fmadd_ps(load16(w + i + 48), _mm512_loadu_ps(x + i + 48), a3);
   }
   for (; i < n; i += 16) {
     const __mmask16 k = tail_mask(n - i);
-    a0 = _mm512_fmadd_ps(load_f16x16(w + i, k), _mm512_maskz_loadu_ps(k, x + i), a0);
+    a0 = _mm512_fmadd_ps(load16(w + i, k), _mm512_maskz_loadu_ps(k, x + i), a0);
   }
   return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
@@ -382,7 +374,7 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
 // constinit: no start-up code runs in this file before the processor has been checked.
 constinit const Kernels kTable = {
     SimdLevel::AVX512,
-    dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
+    dot_row<float>, dot_row<f16_t>, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, max, exp_sub_sum, gelu, mean_var,
     gemm_f32,
