@@ -113,7 +113,8 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
     const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
     // Signed x signed as unsigned x signed: |w| * (x with w's sign). Exact for w in [-128, 127].
     const __m256i s = _mm256_sign_epi8(load_q8a(x[b]), wq);
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8(_mm256_abs_epi8(wq), s)), _mm256_set1_ps(half(w.d()) * x[b].d), acc);
+    const __m256i dot = dot_u8s8(_mm256_abs_epi8(wq), s);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(half(w.d()) * x[b].d), acc);
   };
   int64_t b = 0;
   for (; b + 2 <= nb; b += 2) {

@@ -97,7 +97,8 @@ void dot_rows_group(int64_t nb, const void* wrow, const BlockQ8A* x, int64_t xs,
       const BlockQ8A& xb = x[i * xs + b];
       __m256i xq = load_q8a(xb);
       if constexpr (kSigned) xq = _mm256_sign_epi8(xq, q);
-      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8(uq, xq)), _mm256_set1_ps(d * xb.d), acc[i]);
+      const __m256i dot = dot_u8s8(uq, xq);
+      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(d * xb.d), acc[i]);
       if constexpr (!kSigned) off[i] += bias * xb.s;
     }
   }
