@@ -64,67 +64,41 @@ float dot_f16_f32(int64_t n, const f16_t* w, const float* x) {
   return s0 + s1;
 }
 
-// Each block's integer dot is exact; only the per-block scaling rounds.
-float dot_q4_0(int64_t n, const void* wv, const BlockQ8A* x) {
+// The 32 levels of a q4 / q5 block in value order, before the zero point: value j is the low
+// (j < 16) or high nibble of qs[j % 16], plus bit j of qh as its fifth bit for q5.
+template <bool kFiveBit, typename Block>
+void block_levels(const BlockBytes<Block>& w, int (&q)[kQuantBlock]) {
+  const uint8_t* qs = w.qs();
+  uint32_t qh = 0;
+  if constexpr (kFiveBit) qh = w.qh();
+  for (int j = 0; j < 16; ++j) {
+    q[j] = (qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
+    q[j + 16] = (qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
+  }
+}
+
+// Unsigned-level types: w = (q - zero) * d (+ m). Each block's integer dot is exact; only the
+// per-block scaling rounds. The min comes back through s: sum_j (q_j d + m) x_j = d dx sum q_j xq_j + m s.
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
+float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
   float sum = 0;
   for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const auto w = block_at<BlockQ4_0>(wv, b);
-    const uint8_t* qs = w.qs();
+    const auto w = block_at<Block>(wv, b);
+    int q[kQuantBlock];
+    block_levels<kFiveBit>(w, q);
     int acc = 0;
-    for (int j = 0; j < 16; ++j) {
-      acc += ((qs[j] & 0x0F) - 8) * x[b].qs[j] + ((qs[j] >> 4) - 8) * x[b].qs[j + 16];
-    }
-    sum += f16_to_f32(w.d()) * x[b].d * static_cast<float>(acc);
+    for (int j = 0; j < kQuantBlock; ++j) acc += (q[j] - kZero) * x[b].qs[j];
+    float v = f16_to_f32(w.d()) * x[b].d * static_cast<float>(acc);
+    if constexpr (kHasMin) v += f16_to_f32(w.m()) * x[b].s;
+    sum += v;
   }
   return sum;
 }
 
-float dot_q4_1(int64_t n, const void* wv, const BlockQ8A* x) {
-  float sum = 0;
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const auto w = block_at<BlockQ4_1>(wv, b);
-    const uint8_t* qs = w.qs();
-    int acc = 0;
-    for (int j = 0; j < 16; ++j) acc += (qs[j] & 0x0F) * x[b].qs[j] + (qs[j] >> 4) * x[b].qs[j + 16];
-    // sum_j (q_j d + m) x_j = d dx sum q_j xq_j + m * s
-    sum += f16_to_f32(w.d()) * x[b].d * static_cast<float>(acc) + f16_to_f32(w.m()) * x[b].s;
-  }
-  return sum;
-}
-
-float dot_q5_0(int64_t n, const void* wv, const BlockQ8A* x) {
-  float sum = 0;
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const auto w = block_at<BlockQ5_0>(wv, b);
-    const uint8_t* qs = w.qs();
-    const uint32_t qh = w.qh();
-    int acc = 0;
-    for (int j = 0; j < 16; ++j) {
-      const int lo = (qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
-      const int hi = (qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
-      acc += (lo - 16) * x[b].qs[j] + (hi - 16) * x[b].qs[j + 16];
-    }
-    sum += f16_to_f32(w.d()) * x[b].d * static_cast<float>(acc);
-  }
-  return sum;
-}
-
-float dot_q5_1(int64_t n, const void* wv, const BlockQ8A* x) {
-  float sum = 0;
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const auto w = block_at<BlockQ5_1>(wv, b);
-    const uint8_t* qs = w.qs();
-    const uint32_t qh = w.qh();
-    int acc = 0;
-    for (int j = 0; j < 16; ++j) {
-      const int lo = (qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
-      const int hi = (qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
-      acc += lo * x[b].qs[j] + hi * x[b].qs[j + 16];
-    }
-    sum += f16_to_f32(w.d()) * x[b].d * static_cast<float>(acc) + f16_to_f32(w.m()) * x[b].s;
-  }
-  return sum;
-}
+float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x); }
+float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
+float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x); }
+float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
 
 float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
   float sum = 0;
@@ -191,6 +165,21 @@ void f32_to_f16_row(const float* x, f16_t* y, int64_t n) {
 
 // Products of a level (<= 5 bits) and an f16 scale (11 bits) are exact in f32, so every table
 // dequantizes to the same bits whether it fuses the multiply-add or not.
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
+void dequantize_unsigned(const void* xv, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQuantBlock; ++b, y += kQuantBlock) {
+    const auto x = block_at<Block>(xv, b);
+    int q[kQuantBlock];
+    block_levels<kFiveBit>(x, q);
+    const float d = f16_to_f32(x.d());
+    float m = 0;
+    if constexpr (kHasMin) m = f16_to_f32(x.m());
+    for (int j = 0; j < kQuantBlock; ++j) {
+      y[j] = kHasMin ? static_cast<float>(q[j]) * d + m : static_cast<float>(q[j] - kZero) * d;
+    }
+  }
+}
+
 void dequantize_row(DType type, const void* xv, float* y, int64_t n) {
   const int64_t nb = n / kQuantBlock;
   switch (type) {
@@ -200,60 +189,10 @@ void dequantize_row(DType type, const void* xv, float* y, int64_t n) {
     case DType::F16:
       f16_to_f32_row(static_cast<const f16_t*>(xv), y, n);
       return;
-    case DType::Q4_0: {
-      for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
-        const auto x = block_at<BlockQ4_0>(xv, b);
-        const uint8_t* qs = x.qs();
-        const float d = f16_to_f32(x.d());
-        for (int j = 0; j < 16; ++j) {
-          y[j] = static_cast<float>((qs[j] & 0x0F) - 8) * d;
-          y[j + 16] = static_cast<float>((qs[j] >> 4) - 8) * d;
-        }
-      }
-      return;
-    }
-    case DType::Q4_1: {
-      for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
-        const auto x = block_at<BlockQ4_1>(xv, b);
-        const uint8_t* qs = x.qs();
-        const float d = f16_to_f32(x.d()), m = f16_to_f32(x.m());
-        for (int j = 0; j < 16; ++j) {
-          y[j] = static_cast<float>(qs[j] & 0x0F) * d + m;
-          y[j + 16] = static_cast<float>(qs[j] >> 4) * d + m;
-        }
-      }
-      return;
-    }
-    case DType::Q5_0: {
-      for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
-        const auto x = block_at<BlockQ5_0>(xv, b);
-        const uint8_t* qs = x.qs();
-        const float d = f16_to_f32(x.d());
-        const uint32_t qh = x.qh();
-        for (int j = 0; j < 16; ++j) {
-          const int lo = (qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
-          const int hi = (qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
-          y[j] = static_cast<float>(lo - 16) * d;
-          y[j + 16] = static_cast<float>(hi - 16) * d;
-        }
-      }
-      return;
-    }
-    case DType::Q5_1: {
-      for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
-        const auto x = block_at<BlockQ5_1>(xv, b);
-        const uint8_t* qs = x.qs();
-        const float d = f16_to_f32(x.d()), m = f16_to_f32(x.m());
-        const uint32_t qh = x.qh();
-        for (int j = 0; j < 16; ++j) {
-          const int lo = (qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
-          const int hi = (qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
-          y[j] = static_cast<float>(lo) * d + m;
-          y[j + 16] = static_cast<float>(hi) * d + m;
-        }
-      }
-      return;
-    }
+    case DType::Q4_0: return dequantize_unsigned<BlockQ4_0, 8, false, false>(xv, y, n);
+    case DType::Q4_1: return dequantize_unsigned<BlockQ4_1, 0, true, false>(xv, y, n);
+    case DType::Q5_0: return dequantize_unsigned<BlockQ5_0, 16, false, true>(xv, y, n);
+    case DType::Q5_1: return dequantize_unsigned<BlockQ5_1, 0, true, true>(xv, y, n);
     case DType::Q8_0: {
       for (int64_t b = 0; b < nb; ++b, y += kQuantBlock) {
         const auto x = block_at<BlockQ8_0>(xv, b);
