@@ -110,6 +110,28 @@ WhisperWeights bind_whisper_weights(const HParams& hp,
     HARK_CHECK(t != nullptr, "model weights: tensor '" + name + "' is missing");
     return t;
   };
+  // What encoder and decoder blocks share, under the same names after the block prefix p: the
+  // self-attention and the MLP, each with its layer norm. (The decoder's cross-attention has
+  // other field names and is bound between the two.)
+  auto bind_self_attn = [&](auto& l, const std::string& p) {
+    l.attn_ln_w = get(p + "attn_ln.weight");
+    l.attn_ln_b = get(p + "attn_ln.bias");
+    l.attn_q_w = get(p + "attn.query.weight");
+    l.attn_q_b = get(p + "attn.query.bias");
+    l.attn_k_w = get(p + "attn.key.weight");
+    l.attn_v_w = get(p + "attn.value.weight");
+    l.attn_v_b = get(p + "attn.value.bias");
+    l.attn_out_w = get(p + "attn.out.weight");
+    l.attn_out_b = get(p + "attn.out.bias");
+  };
+  auto bind_mlp = [&](auto& l, const std::string& p) {
+    l.mlp_ln_w = get(p + "mlp_ln.weight");
+    l.mlp_ln_b = get(p + "mlp_ln.bias");
+    l.mlp_0_w = get(p + "mlp.0.weight");
+    l.mlp_0_b = get(p + "mlp.0.bias");
+    l.mlp_2_w = get(p + "mlp.2.weight");
+    l.mlp_2_b = get(p + "mlp.2.bias");
+  };
   WhisperWeights w{};
   w.enc_pos = get("encoder.positional_embedding");
   w.conv1_w = get("encoder.conv1.weight");
@@ -119,21 +141,8 @@ WhisperWeights bind_whisper_weights(const HParams& hp,
   for (int i = 0; i < hp.n_audio_layer; ++i) {
     const std::string p = "encoder.blocks." + std::to_string(i) + ".";
     EncoderLayer e{};
-    e.attn_ln_w = get(p + "attn_ln.weight");
-    e.attn_ln_b = get(p + "attn_ln.bias");
-    e.attn_q_w = get(p + "attn.query.weight");
-    e.attn_q_b = get(p + "attn.query.bias");
-    e.attn_k_w = get(p + "attn.key.weight");
-    e.attn_v_w = get(p + "attn.value.weight");
-    e.attn_v_b = get(p + "attn.value.bias");
-    e.attn_out_w = get(p + "attn.out.weight");
-    e.attn_out_b = get(p + "attn.out.bias");
-    e.mlp_ln_w = get(p + "mlp_ln.weight");
-    e.mlp_ln_b = get(p + "mlp_ln.bias");
-    e.mlp_0_w = get(p + "mlp.0.weight");
-    e.mlp_0_b = get(p + "mlp.0.bias");
-    e.mlp_2_w = get(p + "mlp.2.weight");
-    e.mlp_2_b = get(p + "mlp.2.bias");
+    bind_self_attn(e, p);
+    bind_mlp(e, p);
     w.enc.push_back(e);
   }
   w.enc_ln_w = get("encoder.ln_post.weight");
@@ -144,15 +153,7 @@ WhisperWeights bind_whisper_weights(const HParams& hp,
   for (int i = 0; i < hp.n_text_layer; ++i) {
     const std::string p = "decoder.blocks." + std::to_string(i) + ".";
     DecoderLayer d{};
-    d.attn_ln_w = get(p + "attn_ln.weight");
-    d.attn_ln_b = get(p + "attn_ln.bias");
-    d.attn_q_w = get(p + "attn.query.weight");
-    d.attn_q_b = get(p + "attn.query.bias");
-    d.attn_k_w = get(p + "attn.key.weight");
-    d.attn_v_w = get(p + "attn.value.weight");
-    d.attn_v_b = get(p + "attn.value.bias");
-    d.attn_out_w = get(p + "attn.out.weight");
-    d.attn_out_b = get(p + "attn.out.bias");
+    bind_self_attn(d, p);
     d.cross_ln_w = get(p + "cross_attn_ln.weight");
     d.cross_ln_b = get(p + "cross_attn_ln.bias");
     d.cross_q_w = get(p + "cross_attn.query.weight");
@@ -162,12 +163,7 @@ WhisperWeights bind_whisper_weights(const HParams& hp,
     d.cross_v_b = get(p + "cross_attn.value.bias");
     d.cross_out_w = get(p + "cross_attn.out.weight");
     d.cross_out_b = get(p + "cross_attn.out.bias");
-    d.mlp_ln_w = get(p + "mlp_ln.weight");
-    d.mlp_ln_b = get(p + "mlp_ln.bias");
-    d.mlp_0_w = get(p + "mlp.0.weight");
-    d.mlp_0_b = get(p + "mlp.0.bias");
-    d.mlp_2_w = get(p + "mlp.2.weight");
-    d.mlp_2_b = get(p + "mlp.2.bias");
+    bind_mlp(d, p);
     w.dec.push_back(d);
   }
   w.dec_ln_w = get("decoder.ln.weight");
