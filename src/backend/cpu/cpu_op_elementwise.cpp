@@ -17,6 +17,26 @@ float gelu_scalar(float x) {
   return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
 }
 
+// A unary op (Scale, Gelu) row by row: kernel(n, x, out) on a dense row, out[j] = each(x[j]) on a
+// strided one.
+template <typename Kernel, typename Each>
+void unary_rows(const ComputeContext& ctx, Tensor& node, Kernel kernel, Each each) {
+  const Tensor& x = *node.src[0];
+  const int64_t n = x.ne[0];
+  int64_t r0, r1;
+  ctx.range(x.nrows(), &r0, &r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const RowIndex ri = row_index(x, r);
+    const uint8_t* xr = row_ptr(x, ri);
+    float* out = reinterpret_cast<float*>(row_ptr(node, ri));
+    if (dense_f32_rows(x)) {
+      kernel(n, reinterpret_cast<const float*>(xr), out);
+    } else {
+      for (int64_t j = 0; j < n; ++j) out[j] = each(load_f32(xr + j * x.nb[0]));
+    }
+  }
+}
+
 }  // namespace
 
 void op_add(const ComputeContext& ctx, Tensor& node) {
@@ -57,38 +77,12 @@ void op_add(const ComputeContext& ctx, Tensor& node) {
 }
 
 void op_scale(const ComputeContext& ctx, Tensor& node) {
-  const Tensor& x = *node.src[0];
   const float s = node.params[0].f, bias = node.params[1].f;
-  const int64_t n = x.ne[0];
-  int64_t r0, r1;
-  ctx.range(x.nrows(), &r0, &r1);
-  for (int64_t r = r0; r < r1; ++r) {
-    const RowIndex ri = row_index(x, r);
-    const uint8_t* xr = row_ptr(x, ri);
-    float* out = reinterpret_cast<float*>(row_ptr(node, ri));
-    if (dense_f32_rows(x)) {
-      ctx.k->scale(n, reinterpret_cast<const float*>(xr), s, bias, out);
-    } else {
-      for (int64_t j = 0; j < n; ++j) out[j] = load_f32(xr + j * x.nb[0]) * s + bias;
-    }
-  }
+  unary_rows(
+      ctx, node, [&](int64_t n, const float* x, float* y) { ctx.k->scale(n, x, s, bias, y); },
+      [&](float v) { return v * s + bias; });
 }
 
-void op_gelu(const ComputeContext& ctx, Tensor& node) {
-  const Tensor& x = *node.src[0];
-  const int64_t n = x.ne[0];
-  int64_t r0, r1;
-  ctx.range(x.nrows(), &r0, &r1);
-  for (int64_t r = r0; r < r1; ++r) {
-    const RowIndex ri = row_index(x, r);
-    const uint8_t* xr = row_ptr(x, ri);
-    float* out = reinterpret_cast<float*>(row_ptr(node, ri));
-    if (dense_f32_rows(x)) {
-      ctx.k->gelu(n, reinterpret_cast<const float*>(xr), out);
-    } else {
-      for (int64_t j = 0; j < n; ++j) out[j] = gelu_scalar(load_f32(xr + j * x.nb[0]));
-    }
-  }
-}
+void op_gelu(const ComputeContext& ctx, Tensor& node) { unary_rows(ctx, node, ctx.k->gelu, gelu_scalar); }
 
 }  // namespace hark::cpu
