@@ -4,6 +4,7 @@
 // strided input row is first gathered into it, and from there the dense kernels do the work.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "backend/cpu/cpu_op_util.h"
@@ -22,6 +23,19 @@ const float* dense_row(const Tensor& x, const RowIndex& ri, float* scratch) {
   if (dense_f32_rows(x)) return reinterpret_cast<const float*>(p);
   for (int64_t j = 0; j < x.ne[0]; ++j) scratch[j] = load_f32(p + j * x.nb[0]);
   return scratch;
+}
+
+// out[j] = op(out[j], v[j]) for a 1-D f32 tensor v of any stride (layer_norm's gain and bias);
+// `vec` is the kernel of the same op, used when v is dense.
+template <typename Op>
+void combine_row(int64_t n, float* out, const Tensor& v,
+                 void (*vec)(int64_t, const float*, const float*, float*), Op op) {
+  if (dense_f32_rows(v)) {
+    vec(n, out, static_cast<const float*>(v.data), out);
+  } else {
+    const auto* p = static_cast<const uint8_t*>(v.data);
+    for (int64_t j = 0; j < n; ++j) out[j] = op(out[j], load_f32(p + j * v.nb[0]));
+  }
 }
 
 }  // namespace
@@ -45,22 +59,8 @@ void op_layer_norm(const ComputeContext& ctx, Tensor& node) {
     // catastrophically when x is close to the mean and sigma is tiny (e.g. a row of one value).
     ctx.k->scale(n, xr, 1.0f, -mean, out);
     ctx.k->scale(n, out, inv, 0.0f, out);
-    if (w) {
-      if (dense_f32_rows(*w)) {
-        ctx.k->mul(n, out, static_cast<const float*>(w->data), out);
-      } else {
-        const auto* wp = static_cast<const uint8_t*>(w->data);
-        for (int64_t j = 0; j < n; ++j) out[j] *= load_f32(wp + j * w->nb[0]);
-      }
-    }
-    if (b) {
-      if (dense_f32_rows(*b)) {
-        ctx.k->add(n, out, static_cast<const float*>(b->data), out);
-      } else {
-        const auto* bp = static_cast<const uint8_t*>(b->data);
-        for (int64_t j = 0; j < n; ++j) out[j] += load_f32(bp + j * b->nb[0]);
-      }
-    }
+    if (w) combine_row(n, out, *w, ctx.k->mul, std::multiplies<float>());
+    if (b) combine_row(n, out, *b, ctx.k->add, std::plus<float>());
   }
 }
 
