@@ -15,6 +15,7 @@
 #include "backend/registry.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
+#include "runtime/tiny_transformer.h"
 
 namespace hark {
 namespace {
@@ -25,11 +26,7 @@ using testing::ThrowsMessage;
 
 // ---- a small transformer whose layers' weights can live in different devices' memory ----
 
-constexpr int kDim = 64, kHeads = 4, kHeadDim = kDim / kHeads, kFf = 128, kLayers = 4;
-
-struct Layer {
-  Tensor *ln1_w, *ln1_b, *wq, *bq, *wk, *wv, *wo, *ln2_w, *ln2_b, *w1, *b1, *w2, *b2;
-};
+using namespace tiny_transformer;
 
 struct Model {
   TensorArena arena;
@@ -50,10 +47,7 @@ struct Model {
         return t;
       };
       if (l < kLayers) {
-        layers.push_back({w({kDim}, "ln1_w"), w({kDim}, "ln1_b"), w({kDim, kDim}, "wq"), w({kDim}, "bq"),
-                          w({kDim, kDim}, "wk"), w({kDim, kDim}, "wv"), w({kDim, kDim}, "wo"), w({kDim}, "ln2_w"),
-                          w({kDim}, "ln2_b"), w({kDim, kFf}, "w1"), w({kFf}, "b1"), w({kFf, kDim}, "w2"),
-                          w({kDim}, "b2")});
+        layers.push_back(make_layer(w));
       } else {
         ln_w = w({kDim}, "ln_w");
         ln_b = w({kDim}, "ln_b");
@@ -75,40 +69,12 @@ struct Model {
   }
 };
 
-struct Built {
-  Tensor* input;
-  Tensor* output;
-};
-
+// The layers, then a final norm named "final".
 Built build_transformer(TensorArena& a, const Model& m, int64_t T) {
-  Tensor* inp = a.new_tensor(DType::F32, {kDim, T}, "input");
-  inp->flags |= kFlagInput;
-  Tensor* x = inp;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
-  for (int l = 0; l < kLayers; ++l) {
-    const Layer& w = m.layers[static_cast<size_t>(l)];
-    Tensor* h = ops::layer_norm(a, x, w.ln1_w, w.ln1_b, 1e-5f);
-    Tensor* q = ops::add(a, ops::mul_mat(a, w.wq, h), w.bq);
-    Tensor* k = ops::mul_mat(a, w.wk, h);
-    Tensor* v = ops::mul_mat(a, w.wv, h);
-    Tensor* qh = ops::permute(a, ops::reshape(a, q, {kHeadDim, kHeads, T}), 0, 2, 1, 3);
-    Tensor* kh = ops::permute(a, ops::reshape(a, k, {kHeadDim, kHeads, T}), 0, 2, 1, 3);
-    Tensor* attn;
-    if (l % 2 == 0) {
-      Tensor* vh = ops::permute(a, ops::reshape(a, v, {kHeadDim, kHeads, T}), 0, 2, 1, 3);
-      attn = ops::reshape(a, ops::flash_attn(a, qh, kh, vh, nullptr, scale), {kDim, T});
-    } else {
-      Tensor* probs = ops::soft_max(a, ops::mul_mat(a, ops::cont(a, kh), ops::cont(a, qh)), nullptr, scale);
-      Tensor* vt = ops::cont(a, ops::permute(a, ops::reshape(a, v, {kHeadDim, kHeads, T}), 1, 2, 0, 3));
-      attn = ops::reshape(a, ops::cont(a, ops::permute(a, ops::mul_mat(a, vt, probs), 0, 2, 1, 3)), {kDim, T});
-    }
-    x = ops::add(a, x, ops::mul_mat(a, w.wo, attn));
-    Tensor* f = ops::gelu(a, ops::add(a, ops::mul_mat(a, w.w1, ops::layer_norm(a, x, w.ln2_w, w.ln2_b, 1e-5f)), w.b1));
-    x = ops::add(a, x, ops::add(a, ops::mul_mat(a, w.w2, f), w.b2));
-  }
-  x = ops::layer_norm(a, x, m.ln_w, m.ln_b, 1e-5f);
-  x->name = "final";
-  return {inp, x};
+  Built b = build_layers(a, m.layers, T);
+  b.output = ops::layer_norm(a, b.output, m.ln_w, m.ln_b, 1e-5f);
+  b.output->name = "final";
+  return b;
 }
 
 std::vector<float> random_input(int64_t T, uint32_t seed) {

@@ -15,17 +15,14 @@
 #include "backend/registry.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
+#include "runtime/tiny_transformer.h"
 
 namespace hark {
 namespace {
 
 // ---- a small transformer: 4 layers of attention + MLP, weights in a weights buffer ----
 
-constexpr int kDim = 64, kHeads = 4, kHeadDim = kDim / kHeads, kFf = 128, kLayers = 4;
-
-struct Layer {
-  Tensor *ln1_w, *ln1_b, *wq, *bq, *wk, *wv, *wo, *ln2_w, *ln2_b, *w1, *b1, *w2, *b2;
-};
+using namespace tiny_transformer;
 
 struct Model {
   TensorArena arena;
@@ -38,11 +35,7 @@ struct Model {
       t->flags |= kFlagWeight;
       return t;
     };
-    for (int l = 0; l < kLayers; ++l)
-      layers.push_back({w({kDim}, "ln1_w"), w({kDim}, "ln1_b"), w({kDim, kDim}, "wq"), w({kDim}, "bq"),
-                        w({kDim, kDim}, "wk"), w({kDim, kDim}, "wv"), w({kDim, kDim}, "wo"), w({kDim}, "ln2_w"),
-                        w({kDim}, "ln2_b"), w({kDim, kFf}, "w1"), w({kFf}, "b1"), w({kFf, kDim}, "w2"),
-                        w({kDim}, "b2")});
+    for (int l = 0; l < kLayers; ++l) layers.push_back(make_layer(w));
     size_t total = 0;
     for (const Tensor& t : arena.tensors()) total += (t.nbytes() + 63) / 64 * 64;
     weights = bt->alloc(total);
@@ -61,46 +54,7 @@ struct Model {
   }
 };
 
-struct Built {
-  Tensor* input;
-  Tensor* output;
-};
-
-// Even layers attend with flash_attn, odd layers with an explicit soft_max, so both code paths
-// and the views/permutes/conts around them appear in the graph.
-Built build_transformer(TensorArena& a, const Model& m, int64_t T) {
-  Tensor* inp = a.new_tensor(DType::F32, {kDim, T}, "input");
-  inp->flags |= kFlagInput;
-  Tensor* x = inp;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
-  for (int l = 0; l < kLayers; ++l) {
-    const Layer& w = m.layers[static_cast<size_t>(l)];
-    Tensor* h = ops::layer_norm(a, x, w.ln1_w, w.ln1_b, 1e-5f);
-    Tensor* q = ops::add(a, ops::mul_mat(a, w.wq, h), w.bq);
-    Tensor* k = ops::mul_mat(a, w.wk, h);
-    Tensor* v = ops::mul_mat(a, w.wv, h);
-    // [D, T] -> [Dh, H, T] -> [Dh, T, H]
-    Tensor* qh = ops::permute(a, ops::reshape(a, q, {kHeadDim, kHeads, T}), 0, 2, 1, 3);
-    Tensor* kh = ops::permute(a, ops::reshape(a, k, {kHeadDim, kHeads, T}), 0, 2, 1, 3);
-    Tensor* attn;
-    if (l % 2 == 0) {
-      Tensor* vh = ops::permute(a, ops::reshape(a, v, {kHeadDim, kHeads, T}), 0, 2, 1, 3);
-      attn = ops::reshape(a, ops::flash_attn(a, qh, kh, vh, nullptr, scale), {kDim, T});
-    } else {
-      Tensor* scores = ops::mul_mat(a, ops::cont(a, kh), ops::cont(a, qh));  // [Tk, Tq, H]
-      Tensor* probs = ops::soft_max(a, scores, nullptr, scale);
-      // v as [T, Dh, H] so that mul_mat contracts over keys
-      Tensor* vt = ops::cont(a, ops::permute(a, ops::reshape(a, v, {kHeadDim, kHeads, T}), 1, 2, 0, 3));
-      Tensor* o = ops::mul_mat(a, vt, probs);  // [Dh, Tq, H]
-      attn = ops::reshape(a, ops::cont(a, ops::permute(a, o, 0, 2, 1, 3)), {kDim, T});
-    }
-    x = ops::add(a, x, ops::mul_mat(a, w.wo, attn));
-    Tensor* h2 = ops::layer_norm(a, x, w.ln2_w, w.ln2_b, 1e-5f);
-    Tensor* f = ops::gelu(a, ops::add(a, ops::mul_mat(a, w.w1, h2), w.b1));
-    x = ops::add(a, x, ops::add(a, ops::mul_mat(a, w.w2, f), w.b2));
-  }
-  return {inp, x};
-}
+Built build_transformer(TensorArena& a, const Model& m, int64_t T) { return build_layers(a, m.layers, T); }
 
 // ---- checking a plan ----
 
