@@ -303,16 +303,21 @@ void with_rewires(F&& apply, auto&& body) {
   apply(false);
 }
 
+// The allocator filter of backend i: the tensors the plan gave it.
+GraphAllocator::Filter owned_by(const std::unordered_map<const Tensor*, int>& owner, int i) {
+  return [&owner, i](const Tensor& t) {
+    auto it = owner.find(&t);
+    return it != owner.end() && it->second == i;
+  };
+}
+
 }  // namespace
 
 void Scheduler::reserve(Graph& g) {
   plan(g);
   with_rewires([this](bool on) { apply_rewires(on); }, [&] {
     for (int i = 0; i < n_backends(); ++i)
-      allocators_[i]->reserve(impl_->plan_graph, [this, i](const Tensor& t) {
-        auto it = impl_->owner.find(&t);
-        return it != impl_->owner.end() && it->second == i;
-      });
+      allocators_[i]->reserve(impl_->plan_graph, owned_by(impl_->owner, i));
   });
 }
 
@@ -320,10 +325,7 @@ void Scheduler::alloc_graph(Graph& g) {
   plan(g);
   with_rewires([this](bool on) { apply_rewires(on); }, [&] {
     for (int i = 0; i < n_backends(); ++i)
-      allocators_[i]->alloc(impl_->plan_graph, [this, i](const Tensor& t) {
-        auto it = impl_->owner.find(&t);
-        return it != impl_->owner.end() && it->second == i;
-      });
+      allocators_[i]->alloc(impl_->plan_graph, owned_by(impl_->owner, i));
   });
   impl_->fresh = &g;
 }
