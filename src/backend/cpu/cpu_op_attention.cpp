@@ -7,8 +7,9 @@
 // score matrix: scratch per thread is a fixed few tiles, whatever the sequence lengths.
 //
 // Two ways through the same arithmetic:
-//  - few queries (decoder steps): one query at a time, a dot product per key and an axpy per
-//    weighted value;
+//  - few queries (decoder steps): each (query, head) row on its own, a dot product per key and
+//    an axpy per weighted value, with a thread's rows taken in groups that walk the keys together
+//    so a [D, H, Nk] KV cache is streamed in memory order (attend_rows);
 //  - many queries (the encoder, prompts): blocks of kQBlock queries of one head, where a tile's
 //    scores are one small GEMM (Q block x K tile) and its weighted values another (P x V tile),
 //    so the work runs at matrix-multiply speed instead of one kernel call per key.
@@ -103,42 +104,93 @@ void finish(const Kernels& kern, int64_t D, float sum, const float* acc, float* 
     std::fill(out, out + D, 0.0f);  // no visible key: zeros, not 0/0
 }
 
-// ---- one query at a time ----
+// ---- a few queries, one at a time ----
 
-size_t row_floats(int64_t D) { return static_cast<size_t>(kTile + D); }
+// Up to kRowGroup (query, head) rows visit the keys together, key by key: at each key every row
+// of the group reads its head's part of the key, so a KV cache laid out [D, H, Nk] (the decoder's
+// cache_heads views: a key's heads side by side) is read front to back, whole rows at a time,
+// instead of once per head at a stride of the cache row. The arithmetic of each row is that of
+// the row alone (same tiles, same kernel calls), so grouping changes no result.
+constexpr int64_t kRowGroup = 8;
 
-void attend_row(const Kernels& kern, const Attn& a, int64_t i, int64_t h, int64_t b, float* scratch) {
+// Scratch per row of a group: scores [kTile], accumulator [D].
+size_t row_floats(int64_t D) { return static_cast<size_t>(kRowGroup * (kTile + D)); }
+
+struct RowState {
+  const float* q;
+  const uint8_t* kb;
+  const uint8_t* vb;
+  float* s;
+  float* acc;
+  int64_t i, h, b, live, n;  // n: visible keys of the current tile
+  float m, sum;
+  bool active;  // the current tile has weight for this row
+};
+
+// Rows [r0, r0 + nr) of q (ordered query, head, batch), nr <= kRowGroup.
+void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, float* scratch) {
   const int64_t D = a.D;
-  float* scores = scratch;
-  float* acc = scratch + kTile;
-  const auto* qr = reinterpret_cast<const float*>(static_cast<const uint8_t*>(a.q.data) + i * a.q.nb[1] +
-                                                  h * a.q.nb[2] + b * a.q.nb[3]);
-  const uint8_t* kb = a.k_head(h, b);
-  const uint8_t* vb = a.v_head(h, b);
-  const int64_t live = a.live(i);
-  float m = kNegInf, sum = 0.0f;
-  std::fill(acc, acc + D, 0.0f);
-  for (int64_t j0 = 0; j0 < live; j0 += kTile) {
-    const int64_t T = std::min(kTile, live - j0);
-    for (int64_t t = 0; t < T; ++t) {
-      const uint8_t* kj = kb + (j0 + t) * a.k.nb[1];
-      scores[t] = a.k_f16 ? kern.dot_f16_f32(D, reinterpret_cast<const f16_t*>(kj), qr)
-                          : kern.dot_f32(D, reinterpret_cast<const float*>(kj), qr);
+  RowState rows[kRowGroup];
+  int64_t live_max = 0;
+  for (int64_t r = 0; r < nr; ++r) {
+    RowState& w = rows[r];
+    const RowIndex ri = row_index(a.q, r0 + r);
+    w.i = ri.i1, w.h = ri.i2, w.b = ri.i3;
+    w.q = reinterpret_cast<const float*>(static_cast<const uint8_t*>(a.q.data) + w.i * a.q.nb[1] +
+                                         w.h * a.q.nb[2] + w.b * a.q.nb[3]);
+    w.kb = a.k_head(w.h, w.b);
+    w.vb = a.v_head(w.h, w.b);
+    w.s = scratch + r * (kTile + D);
+    w.acc = w.s + kTile;
+    w.live = a.live(w.i);
+    w.m = kNegInf;
+    w.sum = 0.0f;
+    std::fill(w.acc, w.acc + D, 0.0f);
+    live_max = std::max(live_max, w.live);
+  }
+  const size_t kstride = a.k.nb[1], vstride = a.v.nb[1];
+  for (int64_t j0 = 0; j0 < live_max; j0 += kTile) {
+    const int64_t T = std::min(kTile, live_max - j0);
+    int64_t n_max = 0;
+    for (int64_t r = 0; r < nr; ++r) {
+      rows[r].n = std::clamp<int64_t>(rows[r].live - j0, 0, T);
+      n_max = std::max(n_max, rows[r].n);
     }
-    kern.scale(T, scores, a.scale, 0.0f, scores);
-    add_mask(kern, a, i, j0, T, scores);
-    if (!online_update(kern, D, T, scores, &m, &sum, acc)) continue;
-    for (int64_t t = 0; t < T; ++t) {
-      const float p = scores[t];
-      if (p == 0.0f) continue;  // masked keys (and negligible ones) add nothing
-      const uint8_t* vj = vb + (j0 + t) * a.v.nb[1];
-      if (a.v_f16)
-        kern.axpy_f16(D, p, reinterpret_cast<const f16_t*>(vj), acc);
-      else
-        kern.axpy(D, p, reinterpret_cast<const float*>(vj), acc);
+    // scores, key by key across the group
+    for (int64_t t = 0; t < n_max; ++t) {
+      const size_t koff = static_cast<size_t>(j0 + t) * kstride;
+      for (int64_t r = 0; r < nr; ++r) {
+        RowState& w = rows[r];
+        if (t >= w.n) continue;
+        w.s[t] = a.k_f16 ? kern.dot_f16_f32(D, reinterpret_cast<const f16_t*>(w.kb + koff), w.q)
+                         : kern.dot_f32(D, reinterpret_cast<const float*>(w.kb + koff), w.q);
+      }
+    }
+    bool any = false;
+    for (int64_t r = 0; r < nr; ++r) {
+      RowState& w = rows[r];
+      kern.scale(w.n, w.s, a.scale, 0.0f, w.s);
+      add_mask(kern, a, w.i, j0, w.n, w.s);
+      w.active = online_update(kern, D, w.n, w.s, &w.m, &w.sum, w.acc);
+      any = any || w.active;
+    }
+    if (!any) continue;
+    // weighted values, key by key across the group
+    for (int64_t t = 0; t < n_max; ++t) {
+      const size_t voff = static_cast<size_t>(j0 + t) * vstride;
+      for (int64_t r = 0; r < nr; ++r) {
+        RowState& w = rows[r];
+        if (!w.active || t >= w.n) continue;
+        const float p = w.s[t];
+        if (p == 0.0f) continue;  // masked keys (and negligible ones) add nothing
+        if (a.v_f16)
+          kern.axpy_f16(D, p, reinterpret_cast<const f16_t*>(w.vb + voff), w.acc);
+        else
+          kern.axpy(D, p, reinterpret_cast<const float*>(w.vb + voff), w.acc);
+      }
     }
   }
-  finish(kern, D, sum, acc, a.out_row(i, h, b));
+  for (int64_t r = 0; r < nr; ++r) finish(kern, D, rows[r].sum, rows[r].acc, a.out_row(rows[r].i, rows[r].h, rows[r].b));
 }
 
 // ---- blocks of queries through the GEMM kernel ----
@@ -242,10 +294,7 @@ void op_flash_attn(const ComputeContext& ctx, Tensor& node) {
   if (!a.blocked()) {
     int64_t r0, r1;
     ctx.range(a.q.nrows(), &r0, &r1);
-    for (int64_t r = r0; r < r1; ++r) {
-      const RowIndex ri = row_index(a.q, r);  // (query, head, batch)
-      attend_row(*ctx.k, a, ri.i1, ri.i2, ri.i3, scratch);
-    }
+    for (int64_t r = r0; r < r1; r += kRowGroup) attend_rows(*ctx.k, a, r, std::min(kRowGroup, r1 - r), scratch);
     return;
   }
   const int64_t nblocks = (a.nq + kQBlock - 1) / kQBlock;
