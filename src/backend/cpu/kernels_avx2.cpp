@@ -412,7 +412,7 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
               int64_t ldb, float* c, int64_t ldc) {
   // Deep K slices (fewer passes over C) and wide column blocks (activations packed once per
   // 1024 weight rows) measured best on Zen 4; the B block then lives in L2/L3, which the
-  // micro-kernel's slow stream through it (one 128-byte row per 24 FMAs) tolerates.
+  // micro-kernel's slow stream through it (one 64-byte row per 12 FMAs) tolerates.
   constexpr GemmBlocking blk{240, 448, 1024};
   gemm_blocked<6, 16>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_6x16);
 }
