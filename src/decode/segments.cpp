@@ -36,11 +36,14 @@ WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> all_
     for (size_t cut : cuts) {
       // tokens[begin] opens, tokens[cut-1] closes this segment
       RawSegment seg;
-      // The model may place a timestamp past the audio the window really holds: clamp to it.
-      seg.t0 = window_offset + std::min(ts_units(tokens[begin]), window_frames);
-      seg.t1 = window_offset + std::clamp(ts_units(tokens[cut - 1]), seg.t0 - window_offset, window_frames);
+      // The model may place timestamps past the audio the window really holds (the rest of a
+      // 30 s window is zero padding). A segment that opens there has no audio behind it: it is
+      // dropped. One that only closes there is cut at the end of the audio.
+      const int64_t t0 = ts_units(tokens[begin]);
+      seg.t0 = window_offset + t0;
+      seg.t1 = window_offset + std::clamp(ts_units(tokens[cut - 1]), t0, window_frames);
       seg.tokens = text_of(begin, cut);
-      if (!seg.tokens.empty()) r.segments.push_back(std::move(seg));
+      if (!seg.tokens.empty() && t0 < window_frames) r.segments.push_back(std::move(seg));
       begin = cut;
     }
     if (single_ending) {

@@ -112,6 +112,17 @@ TEST_F(TimestampRules, SingleTimestampEndingConsumesTheWindow) {
   EXPECT_EQ(r.consumed_frames, 2500);
 }
 
+TEST_F(TimestampRules, SegmentsPastTheAudioAreCutOrDropped) {
+  // The window holds 2.00 s of audio (200 frames); the model goes on to 3.00 s and 4.00 s.
+  const std::vector<int32_t> seq = {ts(0), 1, ts(50), ts(50), 2, ts(150), ts(150), 3, ts(200), st.eot};
+  const WindowResult r = split_window(st, seq, 1000, 200);
+  ASSERT_EQ(r.segments.size(), 2u);
+  EXPECT_EQ(r.segments[0].t1, 1100);
+  EXPECT_EQ(r.segments[1].t0, 1100);
+  EXPECT_EQ(r.segments[1].t1, 1200);  // 3.00 s cut to the end of the audio
+  EXPECT_EQ(r.consumed_frames, 200);
+}
+
 TEST_F(TimestampRules, NoPairMakesOneSegment) {
   const std::vector<int32_t> seq = {ts(0), 1, 2, st.eot};
   const WindowResult r = split_window(st, seq, 3000, 3000);
