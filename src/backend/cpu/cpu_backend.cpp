@@ -27,6 +27,20 @@ int hardware_threads() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
+bool cpu_is_small_node(const Tensor& node) {
+  switch (node.op) {
+    case Op::Copy: case Op::Cont: case Op::Add: case Op::Mul: case Op::Scale: case Op::Gelu:
+    case Op::LayerNorm: case Op::SoftMax: case Op::GetRows: case Op::Concat: case Op::Argmax:
+    case Op::TopK:
+      break;
+    default:
+      return false;  // mul_mat, flash_attn, im2col: always split over the threads
+  }
+  if (node.nelements() >= kCpuSmallNodeElements) return false;
+  const Tensor* s = node.src[0];
+  return !s || s->nelements() < kCpuSmallNodeElements;
+}
+
 CpuDevice::CpuDevice() = default;
 
 const char* CpuDevice::name() const { return kCpuDeviceName; }
@@ -137,6 +151,24 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
   };
   const auto& nodes = g.nodes();
   const int n_nodes = static_cast<int>(nodes.size());
+
+  // The schedule: each step is one parallel node, or a run of consecutive small nodes (views in
+  // between are skipped) that thread 0 computes alone while the others wait at the one barrier
+  // after the run. A decoder step has many nodes of a few hundred values (a row's layer_norm, a
+  // bias add, a copy into the KV cache) that cost less than a barrier; on a busy machine every
+  // barrier can wait for a descheduled thread, so fewer barriers is most of the step's time.
+  steps_.clear();
+  for (int i = 0; i < n_nodes; ++i) {
+    const Tensor* node = nodes[static_cast<size_t>(i)];
+    if (op_is_view(node->op)) continue;
+    const bool small = n_threads_ > 1 && cpu_is_small_node(*node);
+    if (small && !steps_.empty() && steps_.back().small) {
+      steps_.back().last = i;
+    } else {
+      steps_.push_back({i, i, small});
+    }
+  }
+
   pool_->run([&](int ith, int nth) {
     ComputeContext ctx;
     ctx.ith = ith;
@@ -145,30 +177,54 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
     ctx.wsize = wsize;
     ctx.k = kernels_;
     ctx.pool = pool_.get();
-    for (int i = 0; i < n_nodes; ++i) {
+    // Computes node i with `c`, then (thread 0) asks the abort callback. False: stop here.
+    auto compute_one = [&](const ComputeContext& c, int i) {
       Tensor* node = nodes[static_cast<size_t>(i)];
-      if (op_is_view(node->op)) continue;
+      bool ok = true;
       try {
-        compute_node(ctx, *node);
+        compute_node(c, *node);
       } catch (const std::exception& e) {
         fail(i, e.what());
+        ok = false;
       } catch (...) {
         fail(i, "cpu backend: unknown error computing " + node->describe());
+        ok = false;
       }
       if (ith == 0 && abort_) {
         try {
           if (abort_()) {
             aborted = true;
             stop_after(i);
+            ok = false;
           }
         } catch (const std::exception& e) {
           fail(i, std::string("abort callback failed: ") + e.what());
+          ok = false;
         } catch (...) {
           fail(i, "abort callback failed with an unknown exception");
+          ok = false;
+        }
+      }
+      return ok;
+    };
+    for (const ScheduleStep& st : steps_) {
+      if (!st.small) {
+        compute_one(ctx, st.first);
+      } else if (ith == 0) {
+        // Thread 0 alone, as a one-thread split (none of the small ops has a barrier inside, and
+        // without a pool one would be a no-op). It stops at the first node that fails or aborts;
+        // stop_at then names that node, which is <= st.last, so every thread returns after the
+        // barrier below.
+        ComputeContext one = ctx;
+        one.nth = 1;
+        one.pool = nullptr;
+        for (int i = st.first; i <= st.last; ++i) {
+          if (op_is_view(nodes[static_cast<size_t>(i)]->op)) continue;
+          if (!compute_one(one, i)) break;
         }
       }
       ctx.barrier();
-      if (stop_at.load() <= i) return;
+      if (stop_at.load() <= st.last) return;
     }
   });
   if (error_node != INT_MAX) throw Error(error);

@@ -48,7 +48,20 @@ class CpuBackend : public Backend {
   const Kernels* kernels_;
   std::unique_ptr<ThreadPool> pool_;
   std::vector<uint8_t, std::allocator<uint8_t>> work_;  // per-node scratch, grown, never shrunk
+  // compute()'s schedule: a parallel node (first == last), or a run of small nodes [first, last]
+  // that thread 0 computes alone. Kept to reuse its memory.
+  struct ScheduleStep {
+    int first, last;
+    bool small;
+  };
+  std::vector<ScheduleStep> steps_;
 };
+
+// With more than one thread, an element-wise, row or copy node that touches fewer values than
+// this (output, and first input) is a "small" node: thread 0 computes a run of them alone, with
+// one barrier after the run instead of one after each node.
+inline constexpr int64_t kCpuSmallNodeElements = 16384;
+bool cpu_is_small_node(const Tensor& node);
 
 // Hardware threads available to this process.
 int hardware_threads();
