@@ -56,7 +56,6 @@ WindowTokens decode_window_greedy(WhisperRunner& runner, const SpecialTokens& st
   }
   ++out.n_steps;
   n_past += static_cast<int>(first.size());
-  out.sot_logits = logits;
   {
     std::vector<float> lp = logits;
     log_softmax(lp);

@@ -23,7 +23,6 @@ struct WindowTokens {
   double sum_logprob = 0.0;
   double avg_logprob = 0.0;     // over the sampled tokens, end-of-text included
   float no_speech_prob = 0.0f;  // P(<|nospeech|>) right after <|startoftranscript|>
-  std::vector<float> sot_logits;  // logits after <|startoftranscript|> (language detection)
   bool aborted = false;
   int n_steps = 0;              // decoder graph runs
 };

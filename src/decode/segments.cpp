@@ -16,11 +16,12 @@ WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> all_
 
   WindowResult r;
   auto ts_units = [&](int32_t id) { return static_cast<int64_t>(id - st.timestamp_begin) * kUnitsPerTimestamp; };
-  auto text_of = [&](size_t begin, size_t end) {
-    std::vector<int32_t> text;
+  auto take_text = [&](size_t begin, size_t end, RawSegment* seg) {
     for (size_t i = begin; i < end; ++i)
-      if (st.is_text(tokens[i])) text.push_back(tokens[i]);
-    return text;
+      if (st.is_text(tokens[i])) {
+        seg->tokens.push_back(tokens[i]);
+        seg->positions.push_back(i);
+      }
   };
 
   const size_t n = tokens.size();
@@ -42,7 +43,7 @@ WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> all_
       const int64_t t0 = ts_units(tokens[begin]);
       seg.t0 = window_offset + t0;
       seg.t1 = window_offset + std::clamp(ts_units(tokens[cut - 1]), t0, window_frames);
-      seg.tokens = text_of(begin, cut);
+      take_text(begin, cut, &seg);
       if (!seg.tokens.empty() && t0 < window_frames) r.segments.push_back(std::move(seg));
       begin = cut;
     }
@@ -67,7 +68,7 @@ WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> all_
   RawSegment seg;
   seg.t0 = window_offset + start;
   seg.t1 = window_offset + std::min(end, window_frames);
-  seg.tokens = text_of(0, n);
+  take_text(0, n, &seg);
   if (!seg.tokens.empty()) r.segments.push_back(std::move(seg));
   r.consumed_frames = window_frames;
   return r;

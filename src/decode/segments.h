@@ -19,6 +19,7 @@ struct RawSegment {
   int64_t t0 = 0;  // 10 ms units, absolute (window offset included)
   int64_t t1 = 0;
   std::vector<int32_t> tokens;  // text tokens only (no timestamps, no end-of-text)
+  std::vector<size_t> positions;  // where each of them stands in the window's tokens
 };
 
 struct WindowResult {

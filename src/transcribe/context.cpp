@@ -230,22 +230,16 @@ Transcript ContextImpl::transcribe(std::span<const float> samples, const Transcr
     }
 
     const decode::WindowResult r = decode::split_window(st, w.tokens, offset_units + seek, window_frames);
-    // Probabilities of the text tokens, in order, to attach to the segments' tokens.
-    std::vector<std::pair<int32_t, float>> text_probs;
-    for (size_t i = 0; i < w.tokens.size(); ++i)
-      if (st.is_text(w.tokens[i])) text_probs.emplace_back(w.tokens[i], w.probs[i]);
-    size_t next_text = 0;
     for (const decode::RawSegment& rs : r.segments) {
       Segment seg;
       seg.t0 = rs.t0;
       seg.t1 = rs.t1;
       seg.text = tokenizer_->decode(rs.tokens);
-      for (int32_t id : rs.tokens) {
+      for (size_t k = 0; k < rs.tokens.size(); ++k) {
         TokenData td;
-        td.id = id;
-        td.text = std::string(tokenizer_->token_bytes(id));
-        while (next_text < text_probs.size() && text_probs[next_text].first != id) ++next_text;
-        if (next_text < text_probs.size()) td.p = text_probs[next_text++].second;
+        td.id = rs.tokens[k];
+        td.text = std::string(tokenizer_->token_bytes(td.id));
+        td.p = w.probs[rs.positions[k]];
         seg.tokens.push_back(std::move(td));
       }
       prompt.insert(prompt.end(), rs.tokens.begin(), rs.tokens.end());

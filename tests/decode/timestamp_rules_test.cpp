@@ -99,6 +99,8 @@ TEST_F(TimestampRules, SplitsPairsIntoSegmentsAndSeeksToLastCompleteTimestamp) {
   EXPECT_EQ(r.segments[0].t0, 500);
   EXPECT_EQ(r.segments[0].t1, 600);
   EXPECT_EQ(r.segments[0].tokens, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(r.segments[0].positions, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(r.segments[1].positions, (std::vector<size_t>{5}));
   EXPECT_EQ(r.segments[1].t0, 600);
   EXPECT_EQ(r.segments[1].t1, 700);
   EXPECT_EQ(r.consumed_frames, 200);  // re-decode from 2.00 s

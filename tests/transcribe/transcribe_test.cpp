@@ -59,6 +59,7 @@ void expect_well_formed(const Transcript& t, int64_t audio_units) {
     EXPECT_GE(s.t0, 0);
     EXPECT_LE(s.t1, audio_units) << "segment " << i << " ends after the audio";
     EXPECT_FALSE(s.tokens.empty());
+    for (const TokenData& tok : s.tokens) EXPECT_TRUE(tok.p > 0.0f && tok.p <= 1.0f) << "token " << tok.id;
     // Segment text is valid UTF-8 (the tokenizer holds split characters back).
     EXPECT_FALSE(s.text.empty());
     prev_t0 = s.t0;
