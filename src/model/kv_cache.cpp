@@ -16,8 +16,9 @@ KvCache::KvCache(const HParams& hp, BufferType* type, DType dtype) {
   make(cross_k_, "cross_k", hp.n_audio_ctx);
   make(cross_v_, "cross_v", hp.n_audio_ctx);
 
+  auto padded = [&](const Tensor& t) { return (type->alloc_size(t) + align - 1) / align * align; };
   size_t total = 0;
-  for (const Tensor& t : arena_.tensors()) total += (type->alloc_size(t) + align - 1) / align * align;
+  for (const Tensor& t : arena_.tensors()) total += padded(t);
   buffer_ = type->alloc(total);
   buffer_->set_usage(BufferUsage::Compute);
   // Zeroed so a cache read before it is written gives zeros, never stale or NaN bytes.
@@ -25,7 +26,7 @@ KvCache::KvCache(const HParams& hp, BufferType* type, DType dtype) {
   size_t offset = 0;
   for (Tensor& t : arena_.tensors()) {
     buffer_->place(t, offset);
-    offset += (type->alloc_size(t) + align - 1) / align * align;
+    offset += padded(t);
   }
 }
 
