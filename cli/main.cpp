@@ -91,7 +91,7 @@ struct TranscribeOptions {
   std::vector<std::string> files;
   std::string language = "en";
   int threads = 0;
-  std::string device = "cpu";
+  std::string device;  // empty: the best device (a GPU when the build has one)
   std::vector<std::string> formats;
   std::string output_file;
   int64_t offset_ms = 0;
@@ -138,12 +138,14 @@ int run_transcribe(const TranscribeOptions& o) {
       p.initial_prompt = o.prompt;
       p.should_abort = [] { return g_interrupted.load(); };
       // Segments are printed as they become final, so a long file shows progress as it goes.
-      p.on_segment = [&](const hark::Segment& s, int) {
-        if (o.no_timestamps) {
-          const std::string text = trimmed(s.text);  // as in the .txt file: no blank lines
-          if (!text.empty()) std::printf("%s\n", text.c_str());
-        } else {
-          std::fputs(hark::format_segment_line(s).c_str(), stdout);
+      p.on_new_segments = [&](const hark::NewSegments& ns) {
+        for (const hark::Segment& s : ns.segments) {
+          if (o.no_timestamps) {
+            const std::string text = trimmed(s.text);  // as in the .txt file: no blank lines
+            if (!text.empty()) std::printf("%s\n", text.c_str());
+          } else {
+            std::fputs(hark::format_segment_line(s).c_str(), stdout);
+          }
         }
         std::fflush(stdout);
       };
@@ -199,9 +201,8 @@ int main(int argc, char** argv) {
   transcribe->add_option("-t,--threads", topt.threads, "Compute threads (0: the machine's cores, at most 8)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
-  transcribe->add_option("--device", topt.device, "cpu, or cpu-ref (scalar reference, for checks)")
-      ->check(CLI::IsMember({"cpu", "cpu-ref"}))
-      ->capture_default_str();
+  transcribe->add_option("--device", topt.device, "cpu, or cpu-ref (scalar reference, for checks); default: the best")
+      ->check(CLI::IsMember({"cpu", "cpu-ref"}));
   transcribe->add_option("-o,--output-format", topt.formats, "Also write these files: txt, srt, vtt, json")
       ->delimiter(',')
       ->allow_extra_args(false)  // one value (a comma list) per -o: the files after it stay inputs

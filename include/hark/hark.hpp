@@ -1,38 +1,58 @@
 // hark: offline speech-to-text with Whisper models, the C++ API.
 //
-// A Context is one loaded model (its weights memory-mapped, a compute backend with its thread
-// pool). `transcribe` runs one job on 16 kHz mono float audio and returns timed segments. Errors
-// throw hark::Error with a message naming what was wrong (file, field, offset, expected/found).
+// A Context is one loaded model: its weights memory-mapped once, read-only, shared. A State is
+// what one running job needs (KV cache, compute memory, a backend with its own threads). Every
+// transcription is a Job with an id that any thread can abort. Errors throw hark::Error with a
+// message naming what was wrong (file, field, offset, expected/found).
 //
 //   auto ctx = hark::Context::load("ggml-tiny.bin");
 //   hark::Transcript t = ctx->transcribe(hark::load_audio("talk.mp3"));
 //   for (const auto& s : t.segments) printf("%s\n", s.text.c_str());
 //
+// Thread safety: everything here may be called from any thread. A Context serves many jobs at
+// once; a State runs one job at a time. Nothing prints to stderr unless set_log_callback says so.
 // Everything the front ends (CLI, server, bindings) need is in this header; nothing internal is.
+// The C API (hark.h) offers the same.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hark/error.hpp"
+#include "hark/export.h"
+#include "hark/log.hpp"
 
 namespace hark {
 
 inline constexpr int kSampleRate = 16000;  // what transcribe() expects
 
+// "0.1.0": the library's version (the same as HARK_VERSION_STRING of the headers it was built with).
+HARK_API const char* version();
+// The machine and build as hark sees them: "AVX512 = 1 | AVX2 = 1 | ... | BLAS = 1".
+HARK_API std::string system_info();
+
 // ---- audio ----
-// Decodes WAV, FLAC, OGG Vorbis/Opus or MP3 (any rate, any channel count) to 16 kHz mono float.
-std::vector<float> load_audio(const std::string& path);
-// The same from bytes in memory.
-std::vector<float> decode_audio(const void* data, size_t size);
+// All of these return 16 kHz mono float, downmixed by averaging channels and resampled (libsoxr).
+// Decodes WAV, FLAC, OGG Vorbis/Opus or MP3 (any rate, any channel count).
+HARK_API std::vector<float> load_audio(const std::string& path);
+// The same from a whole encoded file in memory.
+HARK_API std::vector<float> decode_audio(const void* data, size_t size);
+// A data URI holding an encoded file, whisper.rn's form: "data:audio/wav;base64,UklGR...".
+HARK_API std::vector<float> decode_audio_data_uri(std::string_view uri);
+// Raw interleaved PCM at any rate and channel count; n_values counts over all channels.
+HARK_API std::vector<float> pcm16_to_mono16k(const int16_t* samples, size_t n_values, int sample_rate, int channels);
+HARK_API std::vector<float> pcm_f32_to_mono16k(const float* samples, size_t n_values, int sample_rate, int channels);
 
 // ---- the model ----
 struct ContextParams {
-  int n_threads = 0;           // compute threads; 0: the machine's cores (at most 8)
-  std::string device = "cpu";  // "cpu" (optimised) or "cpu-ref" (scalar reference, for checks)
+  int n_threads = 0;    // compute threads of each job; 0: the machine's cores (at most 8)
+  bool use_gpu = true;  // the best device in the registry; the CPU (with a reason) when none is usable
+  std::string device;   // a device by name ("cpu", "cpu-ref"); set, it overrides use_gpu
+  bool flash_attn = true;  // fused attention; false: the plain softmax(QK^T)V graph
 };
 
 struct ModelInfo {
@@ -47,7 +67,7 @@ struct ModelInfo {
   uint64_t tensor_bytes = 0;  // bytes of weights
   bool mapped = false;        // weights are read from the file's memory mapping, not copied
   double load_ms = 0.0;
-  std::string describe() const;  // several lines, for `hark info`
+  HARK_API std::string describe() const;  // several lines, for `hark info`
 };
 
 // ---- results ----
@@ -73,7 +93,6 @@ struct Timings {
   double audio_seconds = 0;
   double decode_ms_per_token() const { return n_decode_tokens ? decode_ms / n_decode_tokens : 0.0; }
   // Seconds of work per second of audio (< 1: faster than real time), load excluded.
-  // Seconds of work per second of audio (< 1: faster than real time), load excluded.
   double real_time_factor() const { return audio_seconds > 0 ? total_ms / 1000.0 / audio_seconds : 0.0; }
 };
 
@@ -86,51 +105,142 @@ struct Window {
 };
 
 struct Transcript {
+  int job_id = 0;  // the job it ran as
   std::vector<Segment> segments;
   std::string language;  // code of the language transcribed ("en", ...)
   Timings timings;
   std::vector<Window> windows;
-  bool aborted = false;  // should_abort stopped the job; segments hold what was finished
-  std::string text() const;  // all segments' text joined
+  // The caller stopped the job (Job::abort, jobs::abort_all, should_abort or on_encoder_begin);
+  // segments hold what was finished before (whisper.rn's isAborted).
+  bool aborted = false;
+  HARK_API std::string text() const;  // all segments' text joined
 };
 
-// ---- one transcription job ----
+// ---- jobs ----
+// Every transcription runs as a Job with an id, kept in a process-wide registry while it exists,
+// so a front end can stop a job by id from any thread (whisper.rn's `stop()`). A job made with
+// jobs::create() and passed in TranscribeParams::job can be stopped before its transcription has
+// even started; without one, transcribe() makes its own and reports its id in the Transcript.
+class HARK_API Job {
+ public:
+  virtual ~Job() = default;
+  virtual int id() const = 0;
+  // Asks the job to stop; thread-safe, returns at once. The transcription returns within one graph
+  // node's compute (well under 100 ms), with the segments finished before the stop.
+  virtual void abort() = 0;
+  virtual bool abort_requested() const = 0;
+  virtual bool running() const = 0;  // a transcription is executing it now
+};
+
+namespace jobs {
+// All thread-safe.
+HARK_API std::shared_ptr<Job> create();           // a new job with a fresh id (never reused), registered
+HARK_API std::shared_ptr<Job> get(int id);        // nullptr when no such job is registered
+HARK_API bool remove(int id);                     // forgets the id; a running job runs on. false: unknown id
+HARK_API bool abort(int id);                      // false: unknown id
+HARK_API void abort_all();                        // every registered job, running or not yet started
+HARK_API bool is_transcribing();                  // some registered job is running
+}  // namespace jobs
+
+// What on_new_segments reports, as whisper.rn's onNewSegments: the segments that just became
+// final, how many they are, and how many the job has produced so far (them included).
+struct NewSegments {
+  std::span<const Segment> segments;  // the new ones; valid during the callback only
+  int n_new = 0;
+  int total = 0;
+  std::string text;  // the new segments' text joined
+};
+
+// ---- one transcription ----
 struct TranscribeParams {
   std::string language = "en";  // a language code, or "auto" to detect (multilingual models)
   bool translate = false;       // into English (multilingual models)
   int n_threads = 0;            // 0: the context's
+  int n_processors = 1;         // > 1: the audio is cut into this many parts decoded in parallel, each on
+                                // its own state (whisper.cpp's whisper_full_parallel); threads are shared out
   int64_t offset_ms = 0;        // start here in the audio
   int64_t duration_ms = 0;      // 0: to the end
   bool timestamps = true;       // false: one segment per window, no timestamp tokens
   int max_tokens_per_window = 0;  // 0: the model's limit (n_text_ctx / 2)
   std::string initial_prompt;     // text the model sees as previous context
-  // Called with each segment as soon as it is final, in order; index counts from 0.
-  std::function<void(const Segment&, int index)> on_segment;
-  // Called with the percentage of audio done (0..100), after each window.
+
+  std::shared_ptr<Job> job;  // run as this job (see jobs::create); nullptr: a new one
+
+  // Callbacks run on the transcribing thread. One that throws stops the job, and transcribe()
+  // rethrows its exception once the state is clean again.
+  // Segments as soon as they are final, in order.
+  std::function<void(const NewSegments&)> on_new_segments;
+  // Percentage of the audio done: 0..100, never decreasing, 100 at the end unless aborted.
   std::function<void(int percent)> on_progress;
-  // Returns true to stop; checked between graph nodes and tokens. The result holds what was done.
+  // Before each encoder window; return false to stop the job there (as if aborted).
+  std::function<bool()> on_encoder_begin;
+  // Returns true to stop; polled between graph nodes and tokens, like Job::abort.
   std::function<bool()> should_abort;
 };
 
-class Context {
+// One job's working memory and compute stream: the KV cache, the compute buffers, and a backend
+// with its own thread pool. Jobs on different states of one Context run at the same time and share
+// the weights. A State may outlive its Context (it keeps the model's memory alive). One job at a
+// time on a State: a second concurrent call waits for the first.
+class HARK_API State {
+ public:
+  virtual ~State() = default;
+  // Bytes this state holds beyond the shared weights (KV cache + compute buffers).
+  virtual size_t bytes() const = 0;
+  virtual Transcript transcribe(std::span<const float> samples, const TranscribeParams& params = {}) = 0;
+};
+
+// ---- bench (whisper.rn's bench(maxThreads), whisper.cpp's whisper-bench) ----
+struct BenchResult {
+  std::string config;  // system info: SIMD levels, device
+  int n_threads = 0;
+  double encode_ms = 0;  // one 30 s encoder window
+  double decode_ms = 0;  // per token: 256 single-token steps
+  double batch_ms = 0;   // per token: 64 steps of a 5-row batch, logits for every row
+  double prompt_ms = 0;  // per token: 16 prompts of 256 tokens
+  // whisper.rn's form: ["<config>", n_threads, encode_ms, decode_ms, batch_ms, prompt_ms]
+  HARK_API std::string to_json() const;
+};
+
+// The device a Context computes on, and why it is not a GPU when one was asked for.
+struct DeviceChoice {
+  std::string name;         // registry name: "cpu", "cpu-ref", ...
+  std::string description;  // e.g. the CPU's SIMD level
+  bool gpu = false;
+  std::string reason_no_gpu;  // empty when gpu, or when no GPU was asked for
+};
+
+// Devices this build can compute on, best first.
+HARK_API std::vector<DeviceChoice> devices();
+
+class HARK_API Context {
  public:
   // Maps and validates a ggml .bin model. Throws hark::Error.
   static std::unique_ptr<Context> load(const std::string& model_path, const ContextParams& params = {});
   virtual ~Context() = default;
 
   virtual const ModelInfo& info() const = 0;
+  virtual const DeviceChoice& device() const = 0;
+
+  // Transcribes on a state from the context's pool (made when none is idle): safe to call from
+  // several threads at once; each call runs in parallel with the others on shared weights.
   // samples: 16 kHz mono float in [-1, 1]. Throws hark::Error for bad input (NaN, empty...).
   virtual Transcript transcribe(std::span<const float> samples, const TranscribeParams& params = {}) = 0;
+  // A state of one's own (whisper.cpp's whisper_init_state). n_threads 0: the context's.
+  virtual std::unique_ptr<State> new_state(int n_threads = 0) = 0;
+
+  // Measures the loaded model as whisper-bench does (see BenchResult). n_threads 0: the context's.
+  virtual BenchResult bench(int n_threads = 0) = 0;
 };
 
 // ---- output formats (each ends with a newline when not empty) ----
 // "hh:mm:ss.mmm" (or with a comma for SRT), from 10 ms units.
-std::string format_timestamp(int64_t t_10ms, bool comma = false);
-std::string to_txt(const Transcript& t);   // segment texts, one per line
-std::string to_srt(const Transcript& t);
-std::string to_vtt(const Transcript& t);
-std::string to_json(const Transcript& t);  // {"language", "segments":[{t0,t1,text,tokens}], "timings"}
+HARK_API std::string format_timestamp(int64_t t_10ms, bool comma = false);
+HARK_API std::string to_txt(const Transcript& t);   // segment texts, one per line
+HARK_API std::string to_srt(const Transcript& t);
+HARK_API std::string to_vtt(const Transcript& t);
+HARK_API std::string to_json(const Transcript& t);  // {"language", "segments":[{t0,t1,text,tokens}], "timings"}
 // The CLI's console line: "[00:00:00.000 --> 00:00:02.500]  text".
-std::string format_segment_line(const Segment& s);
+HARK_API std::string format_segment_line(const Segment& s);
 
 }  // namespace hark

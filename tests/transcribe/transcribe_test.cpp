@@ -97,7 +97,11 @@ TEST_F(Transcribe, TimestampsObeyTheRulesAndWindowsCoverLongAudio) {
     EXPECT_GE(pct, last_progress);
     last_progress = pct;
   };
-  p.on_segment = [&](const Segment&, int index) { EXPECT_EQ(index, segments_seen++); };
+  p.on_new_segments = [&](const NewSegments& ns) {
+    EXPECT_EQ(ns.n_new, static_cast<int>(ns.segments.size()));
+    segments_seen += ns.n_new;
+    EXPECT_EQ(ns.total, segments_seen);
+  };
   const Transcript t = ctx->transcribe(audio, p);
   const int64_t units = static_cast<int64_t>(seconds * 100);
   expect_well_formed(t, units);

@@ -1,0 +1,43 @@
+// The long-form transcription loop (Whisper's): cut the log-mel of the whole input into 30 s
+// windows, decode each one, keep its complete segments, and start the next window at the last
+// complete timestamp, with the text so far as the prompt. It runs on one state's runner; the
+// caller (State) prepares the request and reports through the hooks.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "backend/backend.h"
+#include "hark/hark.hpp"
+#include "model/whisper_runner.h"
+#include "transcribe/job_control.h"
+#include "transcribe/loaded_model.h"
+
+namespace hark {
+
+// A checked request: what the params ask for, resolved against the model and the audio.
+struct JobRequest {
+  std::span<const float> samples;  // the part to transcribe (offset and duration applied)
+  int64_t offset_units = 0;        // where `samples` starts in the caller's audio, 10 ms units
+  int lang = 0;                    // language index (when not auto)
+  bool auto_language = false;
+  std::vector<int32_t> prompt;     // initial prompt tokens
+  int n_threads = 1;
+};
+
+// Validates params against the model and the audio; throws hark::Error naming what is wrong.
+JobRequest check_request(const LoadedModel& m, std::span<const float> samples, const TranscribeParams& p);
+
+// The loop calls these directly; whoever sets them wraps user code in JobControl::call.
+struct LongFormHooks {
+  std::function<void(std::vector<Segment>&& segments)> on_segments;  // each window's new segments, in order
+  std::function<void(int percent)> on_progress;                      // of this request's audio
+  std::function<bool()> on_encoder_begin;                            // false: stop before the window
+};
+
+// Runs the loop. Stops (Transcript::aborted) when ctl says so.
+Transcript run_long_form(const LoadedModel& m, WhisperRunner& runner, const JobRequest& req,
+                         const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks);
+
+}  // namespace hark

@@ -1,0 +1,224 @@
+#include "transcribe/state.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "runtime/error.h"
+
+namespace hark {
+
+StateImpl::StateImpl(std::shared_ptr<const LoadedModel> model, int n_threads) : model_(std::move(model)) {
+  backend_ = model_->device->init_backend({n_threads > 0 ? n_threads : model_->n_threads});
+  runner_ = std::make_unique<WhisperRunner>(*model_->file, *backend_);
+}
+
+StateImpl::~StateImpl() = default;
+
+size_t StateImpl::bytes() const {
+  return runner_->kv_cache_bytes() + runner_->encoder_compute_bytes() + runner_->decoder_compute_bytes();
+}
+
+Transcript StateImpl::run(const JobRequest& req, const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks) {
+  std::lock_guard<std::mutex> lock(busy_);
+  backend_->set_n_threads(req.n_threads);
+  // The backend polls this between graph nodes: a job's abort lands within one node's compute.
+  backend_->set_abort_callback([&ctl] { return ctl.should_stop(); });
+  struct ResetAbort {
+    Backend& b;
+    ~ResetAbort() { b.set_abort_callback(nullptr); }
+  } reset{*backend_};
+  return run_long_form(*model_, *runner_, req, p, ctl, hooks);
+}
+
+Transcript StateImpl::transcribe(std::span<const float> samples, const TranscribeParams& params) {
+  // Extra parts of an n_processors run get states of their own, dropped afterwards.
+  const StateLender fresh = [this](int n_threads) { return std::make_shared<StateImpl>(model_, n_threads); };
+  return transcribe_job(*this, fresh, samples, params);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Delivers segments to on_new_segments in audio order while the parts of an n_processors run
+// finish in any order: the lowest unfinished part streams live, later parts wait in `pending`
+// until every part before them is done. With one part it is a plain pass-through.
+class SegmentMerger {
+ public:
+  SegmentMerger(const TranscribeParams& p, JobControl& ctl, std::vector<size_t> part_lengths)
+      : p_(p), ctl_(ctl), lengths_(std::move(part_lengths)), pending_(lengths_.size()),
+        done_(lengths_.size(), false), percent_(lengths_.size(), 0) {
+    for (size_t n : lengths_) total_length_ += n;
+  }
+
+  void segments(size_t part, std::vector<Segment>&& segs) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (part == live_) {
+      emit(segs);
+    } else {
+      for (Segment& s : segs) pending_[part].push_back(std::move(s));
+    }
+  }
+
+  void progress(size_t part, int pct) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    percent_[part] = pct;
+    double done = 0;
+    for (size_t k = 0; k < lengths_.size(); ++k) done += static_cast<double>(percent_[k]) * static_cast<double>(lengths_[k]);
+    const int total = total_length_ ? static_cast<int>(done / static_cast<double>(total_length_)) : 100;
+    if (total > reported_) {
+      reported_ = total;
+      if (p_.on_progress) ctl_.call([&] { p_.on_progress(total); });
+    }
+  }
+
+  void part_done(size_t part) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_[part] = true;
+    while (live_ < done_.size() && done_[live_]) {
+      ++live_;
+      if (live_ < done_.size()) {
+        emit(pending_[live_]);
+        pending_[live_].clear();
+      }
+    }
+  }
+
+  // After all parts: whatever is still held back (parts after an aborted one) goes out in order.
+  void flush() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t k = live_; k < pending_.size(); ++k) {
+      emit(pending_[k]);
+      pending_[k].clear();
+    }
+  }
+
+ private:
+  void emit(const std::vector<Segment>& segs) {
+    if (segs.empty()) return;
+    total_ += static_cast<int>(segs.size());
+    if (!p_.on_new_segments) return;
+    NewSegments ns;
+    ns.segments = segs;
+    ns.n_new = static_cast<int>(segs.size());
+    ns.total = total_;
+    for (const Segment& s : segs) ns.text += s.text;
+    ctl_.call([&] { p_.on_new_segments(ns); });
+  }
+
+  const TranscribeParams& p_;
+  JobControl& ctl_;
+  std::vector<size_t> lengths_;
+  size_t total_length_ = 0;
+  std::mutex mutex_;
+  std::vector<std::vector<Segment>> pending_;
+  std::vector<bool> done_;
+  std::vector<int> percent_;
+  size_t live_ = 0;
+  int total_ = 0;
+  int reported_ = 0;
+};
+
+LongFormHooks hooks_for(size_t part, const TranscribeParams& p, JobControl& ctl, SegmentMerger& merger) {
+  LongFormHooks h;
+  h.on_segments = [part, &merger](std::vector<Segment>&& segs) { merger.segments(part, std::move(segs)); };
+  h.on_progress = [part, &merger](int pct) { merger.progress(part, pct); };
+  if (p.on_encoder_begin)
+    h.on_encoder_begin = [&p, &ctl] {
+      bool go = true;
+      if (!ctl.call([&] { go = p.on_encoder_begin(); })) return false;
+      return go;
+    };
+  return h;
+}
+
+// One part of a parallel run must hold at least this much audio, or splitting costs more (an
+// encoder window each) than it saves.
+constexpr size_t kMinPartSamples = 2 * kSampleRate;
+
+void append(Transcript& all, Transcript&& part) {
+  for (Segment& s : part.segments) all.segments.push_back(std::move(s));
+  for (const Window& w : part.windows) all.windows.push_back(w);
+  all.aborted |= part.aborted;
+  Timings& a = all.timings;
+  const Timings& b = part.timings;
+  a.mel_ms += b.mel_ms;
+  a.encode_ms += b.encode_ms;
+  a.decode_ms += b.decode_ms;
+  a.n_windows += b.n_windows;
+  a.n_decode_tokens += b.n_decode_tokens;
+  a.audio_seconds += b.audio_seconds;
+}
+
+}  // namespace
+
+Transcript transcribe_job(StateImpl& main, const StateLender& acquire, std::span<const float> samples,
+                          const TranscribeParams& p) {
+  const auto t_start = Clock::now();
+  const LoadedModel& m = main.model();
+  const JobRequest req = check_request(m, samples, p);
+  std::shared_ptr<JobImpl> job = job_for(p.job);
+  const auto running = job->start_running();
+  JobControl ctl(job, p.should_abort);
+
+  // whisper.cpp's whisper_full_parallel: equal parts, on 10 ms boundaries, threads shared out.
+  const size_t n_parts =
+      std::clamp<size_t>(static_cast<size_t>(p.n_processors), 1, std::max<size_t>(1, req.samples.size() / kMinPartSamples));
+  std::vector<size_t> bounds(n_parts + 1, 0);
+  constexpr size_t kUnit = kSampleRate / 100;
+  for (size_t k = 1; k < n_parts; ++k) bounds[k] = req.samples.size() * k / n_parts / kUnit * kUnit;
+  bounds[n_parts] = req.samples.size();
+  std::vector<size_t> lengths;
+  for (size_t k = 0; k < n_parts; ++k) lengths.push_back(bounds[k + 1] - bounds[k]);
+  SegmentMerger merger(p, ctl, lengths);
+
+  std::vector<JobRequest> parts(n_parts, req);
+  for (size_t k = 0; k < n_parts; ++k) {
+    parts[k].samples = req.samples.subspan(bounds[k], lengths[k]);
+    parts[k].offset_units = req.offset_units + static_cast<int64_t>(bounds[k] / kUnit);
+    parts[k].n_threads = std::max(1, req.n_threads / static_cast<int>(n_parts));
+    if (k > 0) parts[k].prompt.clear();  // a part does not know the text before it
+  }
+
+  std::vector<Transcript> results(n_parts);
+  auto run_part = [&](size_t k, StateImpl& state) {
+    try {
+      results[k] = state.run(parts[k], p, ctl, hooks_for(k, p, ctl, merger));
+    } catch (...) {
+      ctl.fail(std::current_exception());  // stops the other parts too
+      results[k].aborted = true;
+    }
+    merger.part_done(k);
+  };
+
+  if (job->abort_requested()) {
+    // Aborted before it started: nothing to do, and nothing to wait for.
+    Transcript t;
+    t.job_id = job->id();
+    t.aborted = true;
+    return t;
+  }
+  std::vector<std::shared_ptr<StateImpl>> extra;
+  std::vector<std::thread> workers;
+  try {
+    for (size_t k = 1; k < n_parts; ++k) extra.push_back(acquire(parts[k].n_threads));
+  } catch (...) {
+    ctl.fail(std::current_exception());
+  }
+  if (extra.size() == n_parts - 1) {
+    for (size_t k = 1; k < n_parts; ++k) workers.emplace_back(run_part, k, std::ref(*extra[k - 1]));
+    run_part(0, main);
+    for (std::thread& w : workers) w.join();
+  }
+  merger.flush();
+  ctl.rethrow_if_failed();
+
+  Transcript out = std::move(results[0]);
+  for (size_t k = 1; k < n_parts; ++k) append(out, std::move(results[k]));
+  out.job_id = job->id();
+  out.timings.total_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_start).count();
+  return out;
+}
+
+}  // namespace hark

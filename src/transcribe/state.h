@@ -1,0 +1,49 @@
+// StateImpl: one job's working memory and compute stream (the public hark::State): a backend with
+// its own thread pool, and a WhisperRunner (KV cache + compute buffers) on the shared weights.
+//
+// transcribe_on() is the one place a job runs: it binds the job's stop conditions to the
+// backend (polled between graph nodes), runs the long-form loop, and turns its hooks into the
+// public callbacks (batches of new segments with running totals, progress).
+#pragma once
+#include <memory>
+#include <mutex>
+
+#include "backend/backend.h"
+#include "hark/hark.hpp"
+#include "model/whisper_runner.h"
+#include "transcribe/job_control.h"
+#include "transcribe/loaded_model.h"
+#include "transcribe/long_form.h"
+
+namespace hark {
+
+class StateImpl final : public State {
+ public:
+  StateImpl(std::shared_ptr<const LoadedModel> model, int n_threads);
+  ~StateImpl() override;
+
+  size_t bytes() const override;
+  Transcript transcribe(std::span<const float> samples, const TranscribeParams& params) override;
+
+  // Runs a checked request as (part of) the job behind ctl, one job at a time on this state.
+  Transcript run(const JobRequest& req, const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks);
+
+  WhisperRunner& runner() { return *runner_; }
+  Backend& backend() { return *backend_; }
+  const LoadedModel& model() const { return *model_; }
+  std::mutex& busy() { return busy_; }
+
+ private:
+  std::shared_ptr<const LoadedModel> model_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<WhisperRunner> runner_;
+  std::mutex busy_;  // held while a job runs here
+};
+
+// A whole transcription (all of TranscribeParams): the job's control, the public callbacks, and
+// for n_processors > 1 the parts on extra states. `acquire` lends a state for each extra part.
+using StateLender = std::function<std::shared_ptr<StateImpl>(int n_threads)>;
+Transcript transcribe_job(StateImpl& main, const StateLender& acquire, std::span<const float> samples,
+                          const TranscribeParams& p);
+
+}  // namespace hark
