@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "audio/audio.h"
+#include "model/model_test_util.h"
 #include "runtime/error.h"
 
 namespace hark::audio {
@@ -224,7 +225,9 @@ TEST_F(AudioTest, FlacWithId3TagIsNotMistakenForMp3) {
 }
 
 TEST_F(AudioTest, RealSpeechClips) {
-  const fs::path dir = "/work/shared/audio";
+  const std::string shared = hark::testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "no ../shared folder beside the repository (set HARK_SHARED_DIR)";
+  const fs::path dir = fs::path(shared) / "audio";
   if (!fs::exists(dir)) GTEST_SKIP() << dir << " not present";
   int n = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
