@@ -26,37 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hark/hark.hpp"
-#include "model/model_writer.h"
-#include "runtime/dtype.h"
-
-namespace {
-
-// Speech-like sound: a tone gliding in pitch with a harmonic, in 2.2 s bursts with pauses, over
-// quiet noise. Deterministic, so runs are comparable.
-std::vector<float> synth_audio(double seconds) {
-  const size_t n = static_cast<size_t>(seconds * hark::kSampleRate);
-  std::vector<float> a(n);
-  uint32_t rng = 12345;
-  for (size_t i = 0; i < n; ++i) {
-    const double t = static_cast<double>(i) / hark::kSampleRate;
-    const double gate = std::fmod(t, 3.0) < 2.2 ? 1.0 : 0.0;
-    const double f = 180.0 + 60.0 * std::sin(0.7 * t);
-    rng = rng * 1664525u + 1013904223u;
-    const double noise = (static_cast<double>(rng >> 8) / (1 << 24) - 0.5) * 0.02;
-    a[i] = static_cast<float>(gate * (0.3 * std::sin(2 * M_PI * f * t) + 0.1 * std::sin(2 * M_PI * 3.1 * f * t)) + noise);
-  }
-  return a;
-}
-
-// The temporary model goes away however the program ends (error paths included).
-struct TempModel {
-  std::string path;
-  ~TempModel() {
-    if (!path.empty()) std::remove(path.c_str());
-  }
-};
-
-}  // namespace
+#include "bench_util.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"bench_transcribe: end-to-end transcription speed, as JSON", "bench_transcribe"};
@@ -89,23 +59,16 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
-  TempModel temp;
+  bench::TempModel temp;
   try {
     std::string label = model;
     if (!preset.empty()) {
-      hark::TestModelOptions o;
-      if (!hark::test_model_preset(preset, &o.hparams)) throw hark::Error("unknown --preset '" + preset + "'");
-      if (!hark::dtype_from_name(type, &o.weight_type)) throw hark::Error("unknown --type '" + type + "'");
-      o.seed = seed;
-      const char* tmp = std::getenv("TMPDIR");
-      temp.path = std::string(tmp && *tmp ? tmp : "/tmp") + "/hark-bench-" + std::to_string(::getpid()) + "-" +
-                  preset + "-" + type + ".bin";
-      hark::write_test_model(o, temp.path);
+      bench::write_preset_model(temp, preset, type, seed);
       model = temp.path;
       label = "preset:" + preset;
     }
 
-    const std::vector<float> audio = audio_path.empty() ? synth_audio(seconds) : hark::load_audio(audio_path);
+    const std::vector<float> audio = audio_path.empty() ? bench::synth_audio(seconds) : hark::load_audio(audio_path);
 
     hark::ContextParams cp;
     cp.n_threads = threads;
