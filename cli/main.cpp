@@ -2,6 +2,7 @@
 //
 //   hark transcribe -m MODEL FILE... [-l LANG] [-t N] [-o txt,srt,vtt,json] [--output-file BASE] ...
 //   hark info MODEL
+//   hark bench -m MODEL [-t N] [--json]
 //
 // A thin layer over the public API (hark/hark.hpp) and nothing else, as every front end is.
 // Exit codes: 0 success, 1 an error while running (message on stderr as "hark: error: ..."),
@@ -92,6 +93,9 @@ struct TranscribeOptions {
   std::string language = "en";
   int threads = 0;
   std::string device;  // empty: the best device (a GPU when the build has one)
+  bool no_gpu = false;
+  bool no_flash_attn = false;
+  int processors = 1;
   std::vector<std::string> formats;
   std::string output_file;
   int64_t offset_ms = 0;
@@ -106,6 +110,8 @@ int run_transcribe(const TranscribeOptions& o) {
   hark::ContextParams cp;
   cp.n_threads = o.threads;
   cp.device = o.device;
+  cp.use_gpu = !o.no_gpu;
+  cp.flash_attn = !o.no_flash_attn;
   const std::unique_ptr<hark::Context> ctx = hark::Context::load(o.model, cp);
   if (!o.quiet) std::fprintf(stderr, "hark: loaded %s (%s, %s) in %.0f ms\n", o.model.c_str(),
                              ctx->info().size_name.c_str(), ctx->info().weight_type.c_str(), ctx->info().load_ms);
@@ -132,6 +138,7 @@ int run_transcribe(const TranscribeOptions& o) {
       p.language = o.language;
       p.translate = o.translate;
       p.n_threads = o.threads;
+      p.n_processors = o.processors;
       p.offset_ms = o.offset_ms;
       p.duration_ms = o.duration_ms;
       p.timestamps = !o.no_timestamps;
@@ -179,6 +186,32 @@ int run_transcribe(const TranscribeOptions& o) {
   return status;
 }
 
+struct BenchOptions {
+  std::string model;
+  int threads = 0;
+  bool json = false;
+};
+
+// whisper-bench's figures for the loaded model (whisper.rn's bench()).
+int run_bench(const BenchOptions& o) {
+  hark::ContextParams cp;
+  cp.n_threads = o.threads;
+  const std::unique_ptr<hark::Context> ctx = hark::Context::load(o.model, cp);
+  const hark::BenchResult r = ctx->bench(o.threads);
+  if (o.json) {
+    std::printf("%s\n", r.to_json().c_str());
+    return 0;
+  }
+  std::printf("model      %s (%s, %s)\n", o.model.c_str(), ctx->info().size_name.c_str(), ctx->info().weight_type.c_str());
+  std::printf("system     %s\n", r.config.c_str());
+  std::printf("threads    %d\n", r.n_threads);
+  std::printf("encode     %9.2f ms  (one 30 s window)\n", r.encode_ms);
+  std::printf("decode     %9.2f ms  per token (256 single-token steps)\n", r.decode_ms);
+  std::printf("batch      %9.2f ms  per token (64 steps of a 5-token batch)\n", r.batch_ms);
+  std::printf("prompt     %9.2f ms  per token (16 prompts of 256 tokens)\n", r.prompt_ms);
+  return 0;
+}
+
 int run_info(const std::string& model) {
   const std::unique_ptr<hark::Context> ctx = hark::Context::load(model);
   std::fputs(ctx->info().describe().c_str(), stdout);
@@ -186,6 +219,20 @@ int run_info(const std::string& model) {
 }
 
 }  // namespace
+
+// whisper.cpp's CLI spells some flags as multi-letter short options (-ng); CLI11 takes one letter
+// after a single dash, so those are renamed to their long forms before parsing.
+static std::vector<std::string> whisper_cpp_spellings(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-ng") args.push_back("--no-gpu");
+    else if (a == "-nfa") args.push_back("--no-flash-attn");
+    else args.push_back(a);
+  }
+  std::reverse(args.begin(), args.end());  // CLI11's parse(vector) takes the arguments last first
+  return args;
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"hark: offline speech-to-text with Whisper models", "hark"};
@@ -216,14 +263,29 @@ int main(int argc, char** argv) {
   transcribe->add_flag("--no-timestamps", topt.no_timestamps, "Plain text, no timestamps");
   transcribe->add_flag("--translate", topt.translate, "Translate into English (multilingual models)");
   transcribe->add_option("--prompt", topt.prompt, "Text the model sees as what came before");
+  transcribe->add_option("-p,--processors", topt.processors,
+                         "Cut the audio into this many parts decoded in parallel (each on its own state)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  transcribe->add_flag("--no-gpu", topt.no_gpu, "Compute on the CPU even when a GPU device exists");
+  transcribe->add_flag("--no-flash-attn", topt.no_flash_attn, "Plain attention graph instead of the fused one");
   transcribe->add_flag("-q,--quiet,--no-prints", topt.quiet, "Print only the transcript (no timings)");
 
   std::string info_model;
   CLI::App* info = app.add_subcommand("info", "Describe a model file");
   info->add_option("model", info_model, "Whisper model in ggml .bin format")->required();
 
+  BenchOptions bopt;
+  CLI::App* bench = app.add_subcommand("bench", "Measure encoder, decoder, batch and prompt speed (whisper-bench)");
+  bench->add_option("-m,--model", bopt.model, "Whisper model in ggml .bin format")->required();
+  bench->add_option("-t,--threads", bopt.threads, "Compute threads (0: the machine's cores, at most 8)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  bench->add_flag("--json", bopt.json, "Print whisper.rn's JSON array: [config, threads, encode, decode, batch, prompt]");
+
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = whisper_cpp_spellings(argc, argv);
+    app.parse(args);
     if (transcribe->parsed() && !topt.output_file.empty() && topt.files.size() > 1)
       throw CLI::ValidationError("--output-file", "names one output, but " + std::to_string(topt.files.size()) +
                                                       " input files were given");
@@ -238,6 +300,7 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, on_signal);
   try {
     if (transcribe->parsed()) return run_transcribe(topt);
+    if (bench->parsed()) return run_bench(bopt);
     return run_info(info_model);
   } catch (const std::exception& e) {
     print_error(e.what());
