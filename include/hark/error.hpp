@@ -5,9 +5,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "hark/export.h"
+
 namespace hark {
 
-class Error : public std::runtime_error {
+// Exported (typeinfo, vtable), so a program catches what libhark.so throws as this same type.
+class HARK_API Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
