@@ -272,3 +272,40 @@ TEST_F(Cli, OneBadFileDoesNotStopTheOthers) {
 
 }  // namespace
 }  // namespace hark
+
+// ---- bench and the job options --------------------------------------------------------------------
+
+namespace hark {
+namespace {
+
+TEST_F(Cli, BenchPrintsFourFiguresAndWhisperRnsJson) {
+  const CliResult r = hark("bench -t 1 -m " + quote(model()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* label : {"encode", "decode", "batch", "prompt", "threads    1", "AVX"})
+    EXPECT_TRUE(contains(r.out, label)) << "missing \"" << label << "\" in\n" << r.out;
+  const CliResult j = hark("bench --json -t 1 -m " + quote(model()));
+  ASSERT_EQ(j.code, 0) << j.err;
+  const nlohmann::json a = nlohmann::json::parse(j.out);
+  ASSERT_TRUE(a.is_array());
+  ASSERT_EQ(a.size(), 6u);
+  EXPECT_TRUE(a[0].is_string());
+  EXPECT_EQ(a[1], 1);
+  for (size_t i = 2; i < 6; ++i) {
+    EXPECT_TRUE(a[i].is_number());
+    EXPECT_GT(a[i].get<double>(), 0.0) << i;
+  }
+  EXPECT_EQ(hark("bench -m " + quote((dir() / "missing.bin").string())).code, 1);
+}
+
+TEST_F(Cli, ProcessorsAndDeviceFlagsAreAccepted) {
+  const CliResult one = hark("transcribe -q -t 2 -m " + quote(model()) + " " + quote(wav()));
+  ASSERT_EQ(one.code, 0) << one.err;
+  // whisper.cpp's spellings: -ng, -nfa; -p 2 on 4 s of audio makes two 2 s parts.
+  const CliResult r = hark("transcribe -q -p 2 -ng -nfa -t 2 -m " + quote(model()) + " " + quote(wav()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(r.out.empty());
+  EXPECT_EQ(hark("transcribe -p 0 -m " + quote(model()) + " " + quote(wav())).code, 2);
+}
+
+}  // namespace
+}  // namespace hark
