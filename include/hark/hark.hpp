@@ -35,6 +35,11 @@ HARK_API const char* version();
 // The machine and build as hark sees them: "AVX512 = 1 | AVX2 = 1 | ... | BLAS = 1".
 HARK_API std::string system_info();
 
+// Whisper's languages, by the index of their token: 0 "en", 1 "zh", ... language_count() - 1.
+HARK_API int language_count();
+HARK_API int language_id(std::string_view code);  // -1 when unknown
+HARK_API const char* language_code_at(int id);    // nullptr when out of range
+
 // ---- audio ----
 // All of these return 16 kHz mono float, downmixed by averaging channels and resampled (libsoxr).
 // Decodes WAV, FLAC, OGG Vorbis/Opus or MP3 (any rate, any channel count).

@@ -1,0 +1,408 @@
+/* hark: offline speech-to-text with Whisper models, the C API.
+ *
+ * The same engine as the C++ API (hark.hpp), flat: opaque handles, plain structs, callbacks with a
+ * user_data pointer, errors as return codes. Compiles as C11 and as C++; no C++ type crosses it.
+ *
+ *   hark_context* ctx = NULL;
+ *   if (hark_context_load("ggml-tiny.bin", NULL, &ctx) != HARK_OK) {
+ *     fprintf(stderr, "%s\n", hark_last_error());
+ *     return 1;
+ *   }
+ *   hark_result* r = NULL;
+ *   if (hark_transcribe_file(ctx, "talk.wav", NULL, &r) == HARK_OK) {
+ *     for (int i = 0; i < hark_result_n_segments(r); ++i) printf("%s\n", hark_result_segment_text(r, i));
+ *     hark_result_free(r);
+ *   }
+ *   hark_context_free(ctx);
+ *
+ * Errors. Every function that can fail returns a hark_status; HARK_OK is 0. The message of the
+ * last failing call on the calling thread is hark_last_error() (names the argument or field, and
+ * what was expected vs found). Getters that return a value directly return the sentinel the
+ * comment names (NULL, -1) on a bad handle or index, and set the message too.
+ * An aborted transcription is not an error: it returns HARK_OK and hark_result_aborted() says 1.
+ *
+ * Handles. hark_context, hark_state and hark_result (and sample buffers from hark_audio_*) are
+ * checked on every call against a registry of live handles: NULL, freed, or never-issued pointers
+ * give HARK_ERR_BAD_HANDLE, never a crash. (A freed handle whose memory was reused for a new
+ * handle of the same kind cannot be told apart from that new handle; do not keep freed handles.)
+ *
+ * Threads. Stated per function. In short: contexts serve many jobs from many threads at once; a
+ * state runs one job at a time (a second call waits); results are immutable and may be read from
+ * any thread; callbacks run on the transcribing thread (or a worker thread of the same job), one
+ * at a time per job.
+ *
+ * Growing without breaking binaries. Fields are only ever appended to the structs here. A params
+ * struct carries its own size (struct_size, set by its hark_*_default_params()), so the library
+ * reads only the fields the caller's header knew and gives the later ones their defaults. An
+ * output struct is passed with its size (out_size = sizeof *out) and is filled that far. (Each
+ * params struct ends on a pointer-sized field, so it has no tail padding a later field could
+ * fall into: an older caller's struct_size then never covers a field it did not know.) */
+#ifndef HARK_H
+#define HARK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hark/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+typedef enum hark_status {
+  HARK_OK = 0,
+  HARK_ERR_INVALID_ARGUMENT = 1, /* a NULL pointer, a value out of range, an unknown name */
+  HARK_ERR_BAD_HANDLE = 2,       /* NULL, freed, or not a handle of the expected kind */
+  HARK_ERR_IO = 3,               /* a file could not be opened or read */
+  HARK_ERR_MODEL = 4,            /* the model file is not a valid Whisper model */
+  HARK_ERR_AUDIO = 5,            /* the audio could not be decoded or converted */
+  HARK_ERR_OUT_OF_MEMORY = 6,
+  HARK_ERR_FAILED = 7,           /* the library could not do it; the message says why */
+  HARK_ERR_INTERNAL = 8          /* an unexpected failure inside hark: a bug, please report */
+} hark_status;
+
+/* Thread-local: the message of the last call on this thread that failed ("" when none has).
+ * Valid until the next failing call on this thread. Any thread. */
+HARK_API const char* hark_last_error(void);
+/* "HARK_OK", "HARK_ERR_BAD_HANDLE", ...; "HARK_ERR_UNKNOWN" for other values. Any thread. */
+HARK_API const char* hark_status_name(hark_status status);
+
+/* ---- library ------------------------------------------------------------------------------ */
+
+/* "0.1.0". Static string. Any thread. */
+HARK_API const char* hark_version(void);
+/* The machine and build: "AVX512 = 1 | AVX2 = 1 | ... | DEVICES = cpu,cpu-ref". Static string.
+ * Any thread. */
+HARK_API const char* hark_system_info(void);
+
+/* Whisper's languages, by the index of their token: 0 "en", 1 "zh", ... hark_language_count()-1.
+ * Whether a given model knows a language: multilingual models know them (large-v3 one more, "yue"),
+ * English-only ones only "en". Any thread. */
+HARK_API int hark_language_count(void);
+HARK_API int hark_language_id(const char* code);       /* -1 when unknown or NULL */
+HARK_API const char* hark_language_code(int id);       /* static string; NULL when out of range */
+
+/* ---- logging ------------------------------------------------------------------------------ */
+
+typedef enum hark_log_level {
+  HARK_LOG_DEBUG = 0,
+  HARK_LOG_INFO = 1,
+  HARK_LOG_WARN = 2,
+  HARK_LOG_ERROR = 3
+} hark_log_level;
+
+/* Called from any thread the library logs on (jobs run on many), so it must be thread-safe.
+ * message is valid during the call only. */
+typedef void (*hark_log_callback)(hark_log_level level, const char* message, void* user_data);
+
+/* Where the library's log goes; NULL: nowhere (the default: hark prints nothing by itself).
+ * Any thread; a message being sent while the callback is replaced goes to the old one or the new. */
+HARK_API hark_status hark_set_log_callback(hark_log_callback callback, void* user_data);
+/* Messages below min_level are not built or sent (default HARK_LOG_INFO). Any thread.
+ * HARK_ERR_INVALID_ARGUMENT for a level outside the enum. */
+HARK_API hark_status hark_set_log_level(hark_log_level min_level);
+
+/* ---- devices ------------------------------------------------------------------------------ */
+
+typedef struct hark_device_info {
+  const char* name;          /* registry name: "cpu", "cpu-ref", ... */
+  const char* description;   /* e.g. the CPU's SIMD level */
+  bool gpu;
+  const char* reason_no_gpu; /* for a context's device: why it is not a GPU when one was asked
+                                for; "" otherwise */
+} hark_device_info;
+
+/* Devices this build can compute on, best first. Strings are static. Any thread. */
+HARK_API int hark_device_count(void);
+HARK_API hark_status hark_device_get(int index, hark_device_info* out, size_t out_size);
+
+/* ---- the model: hark_context -------------------------------------------------------------- */
+
+typedef struct hark_context hark_context; /* one loaded model, shared by every job on it */
+typedef struct hark_state hark_state;     /* one job's working memory and threads */
+typedef struct hark_result hark_result;   /* a finished transcription (or, in a new-segments
+                                             callback, the segments just finished) */
+
+typedef struct hark_context_params {
+  size_t struct_size;  /* set by hark_context_default_params(); see "Growing" at the top */
+  int n_threads;       /* compute threads of each job; 0: the machine's cores (at most 8) */
+  bool use_gpu;        /* the best device there is; the CPU (with a reason) when no GPU is usable */
+  bool flash_attn;     /* fused attention (default); false: the plain softmax(QK^T)V graph */
+  const char* device;  /* a device by name ("cpu", "cpu-ref"); NULL or "": chosen by use_gpu.
+                          Set, it overrides use_gpu. Read during hark_context_load only. */
+} hark_context_params;
+
+/* Fills *params with the defaults for a struct of params_size bytes. Any thread.
+ * Use hark_context_default_params() below, which passes the size for you. */
+HARK_API hark_status hark_context_params_init(hark_context_params* params, size_t params_size);
+
+/* The defaults: n_threads 0, use_gpu true, device NULL, flash_attn true. (Inline, so that the
+ * size passed is the one of the struct this program was compiled with.) */
+static inline hark_context_params hark_context_default_params(void) {
+  hark_context_params p;
+  hark_context_params_init(&p, sizeof p);
+  return p;
+}
+
+/* Maps and validates a ggml .bin Whisper model. params NULL: the defaults. On success *out is a
+ * new context, freed with hark_context_free; on failure *out is NULL.
+ * HARK_ERR_IO: the file cannot be opened; HARK_ERR_MODEL: it is not a valid model;
+ * HARK_ERR_INVALID_ARGUMENT: bad params (negative n_threads, unknown device, ...). Any thread. */
+HARK_API hark_status hark_context_load(const char* model_path, const hark_context_params* params,
+                                       hark_context** out);
+
+/* Aborts the jobs running on the context, waits for them to return (they return HARK_OK with
+ * hark_result_aborted() 1), then frees it. States made from it live on. Any thread, but not
+ * from a callback of a job on this context (it would wait for itself): that gives
+ * HARK_ERR_INVALID_ARGUMENT. Calls on the context that start after this one get
+ * HARK_ERR_BAD_HANDLE. */
+HARK_API hark_status hark_context_free(hark_context* ctx);
+
+typedef struct hark_model_info {
+  const char* path;         /* strings: valid until the context is freed */
+  const char* size_name;    /* "tiny", "base.en", "large-v3", ... or "custom" */
+  const char* weight_type;  /* "f16", "q5_0", ... */
+  bool multilingual;
+  int n_vocab, n_audio_ctx, n_audio_state, n_audio_head, n_audio_layer;
+  int n_text_ctx, n_text_state, n_text_head, n_text_layer, n_mels;
+  int ftype;
+  uint64_t file_bytes;      /* size of the model file */
+  uint64_t tensor_bytes;    /* bytes of weights */
+  bool mapped;              /* weights are read from the file's memory mapping, not copied */
+  double load_ms;
+} hark_model_info;
+
+/* The model's description (out_size = sizeof *out). Any thread. */
+HARK_API hark_status hark_context_info(const hark_context* ctx, hark_model_info* out, size_t out_size);
+/* The same as several lines of text, as `hark info` prints it; valid until the context is freed,
+ * NULL on a bad handle. Any thread. */
+HARK_API const char* hark_context_describe(const hark_context* ctx);
+/* The device the context computes on, and why it is not a GPU when one was asked for; strings
+ * valid until the context is freed. Any thread. */
+HARK_API hark_status hark_context_device(const hark_context* ctx, hark_device_info* out, size_t out_size);
+
+/* ---- jobs --------------------------------------------------------------------------------- */
+/* Every transcription runs as a job with an id (> 0, never reused). To be able to stop one from
+ * another thread before it returns, make the job first and pass its id in
+ * hark_transcribe_params.job_id. All of these: any thread, return at once. */
+
+/* A new registered job; its id, or 0 when it could not be made (hark_last_error says why). The
+ * id stays registered until hark_job_remove(). */
+HARK_API int hark_job_new(void);
+/* Asks the job to stop: a running transcription returns within one graph node's compute (well
+ * under 100 ms) with what it finished; one not started yet returns at once. It stays aborted.
+ * HARK_ERR_INVALID_ARGUMENT: no such job registered. */
+HARK_API hark_status hark_job_abort(int job_id);
+/* Forgets the id (a transcription running as it runs on). HARK_ERR_INVALID_ARGUMENT: unknown id. */
+HARK_API hark_status hark_job_remove(int job_id);
+/* Aborts every registered job, running or not yet started, and every transcription running now. */
+HARK_API void hark_job_abort_all(void);
+/* 1 when a transcription is running as the job now, 0 when not (yet, or any more), -1 for an
+ * unknown id. */
+HARK_API int hark_job_is_running(int job_id);
+/* 1 when some transcription is running now, else 0. */
+HARK_API int hark_is_transcribing(void);
+
+/* ---- one transcription -------------------------------------------------------------------- */
+
+/* Percentage of the audio done: 0..100, never decreasing, 100 at the end unless aborted. */
+typedef void (*hark_progress_callback)(int percent, void* user_data);
+/* Segments as soon as they are final, in order: new_segments holds just those n_new segments
+ * (read it with the hark_result_* getters; it is valid during the call only and must not be
+ * freed), total is how many the job has produced so far, them included. */
+typedef void (*hark_new_segments_callback)(const hark_result* new_segments, int n_new, int total,
+                                           void* user_data);
+/* Before each 30 s encoder window; return false to stop the job there (as if aborted). */
+typedef bool (*hark_encoder_begin_callback)(void* user_data);
+/* Polled between graph nodes and tokens; return true to stop the job (as if aborted). */
+typedef bool (*hark_abort_callback)(void* user_data);
+
+typedef struct hark_transcribe_params {
+  size_t struct_size;          /* set by hark_transcribe_default_params(); see "Growing" at the top */
+  const char* language;        /* a code ("en", "de", ...) or "auto" to detect; NULL or "" also
+                                  detect. English-only models take "en" or auto. Default "en". */
+  bool translate;              /* into English (multilingual models) */
+  int n_threads;               /* 0: the context's (the state's for hark_transcribe_with_state) */
+  int n_processors;            /* 1..64; > 1: the audio is cut into this many parts decoded in
+                                  parallel, each on its own state; threads are shared out */
+  int64_t offset_ms;           /* start here in the audio (>= 0, inside the audio) */
+  int64_t duration_ms;         /* 0: to the end */
+  bool timestamps;             /* false: one segment per window, no timestamp tokens */
+  int max_tokens_per_window;   /* 0: the model's limit (n_text_ctx / 2) */
+  const char* initial_prompt;  /* text the model sees as previous context; NULL or "": none */
+  int job_id;                  /* run as this job (from hark_job_new()); 0: a new one, removed
+                                  from the registry when the call returns */
+
+  /* Callbacks: NULL for none. Each gets its own user_data. They run on the transcribing thread
+   * or a worker thread of the same job, one at a time. They may call any hark function except
+   * freeing the context or state the job runs on. */
+  hark_progress_callback progress_callback;
+  void* progress_user_data;
+  hark_new_segments_callback new_segments_callback;
+  void* new_segments_user_data;
+  hark_encoder_begin_callback encoder_begin_callback;
+  void* encoder_begin_user_data;
+  hark_abort_callback abort_callback;
+  void* abort_user_data;
+  /* Word timestamps will be added here (issue 8), after the fields above. */
+} hark_transcribe_params;
+
+/* Fills *params with the defaults for a struct of params_size bytes. Any thread.
+ * Use hark_transcribe_default_params() below, which passes the size for you. */
+HARK_API hark_status hark_transcribe_params_init(hark_transcribe_params* params, size_t params_size);
+
+/* The defaults: language "en", translate false, n_threads 0, n_processors 1, offset 0,
+ * duration 0, timestamps true, max_tokens_per_window 0, no prompt, job_id 0, no callbacks. */
+static inline hark_transcribe_params hark_transcribe_default_params(void) {
+  hark_transcribe_params p;
+  hark_transcribe_params_init(&p, sizeof p);
+  return p;
+}
+
+/* Transcribes 16 kHz mono float samples in [-1, 1] (finite, n_samples > 0) on a state from the
+ * context's pool: safe from many threads at once, each call running in parallel with the others
+ * on the shared weights. params NULL: the defaults; params and the strings it points to are read
+ * until the call returns. On HARK_OK *out is a new result (free it with hark_result_free), also
+ * when the job was aborted; on failure *out is NULL. Any thread. */
+HARK_API hark_status hark_transcribe(hark_context* ctx, const float* samples, size_t n_samples,
+                                     const hark_transcribe_params* params, hark_result** out);
+/* The same on a state of one's own. A state runs one job at a time: a second call waits. */
+HARK_API hark_status hark_transcribe_with_state(hark_state* state, const float* samples, size_t n_samples,
+                                                const hark_transcribe_params* params, hark_result** out);
+/* Decodes a file (WAV, FLAC, OGG Vorbis/Opus, MP3; any rate and channel count) and transcribes it.
+ * HARK_ERR_IO: cannot be opened; HARK_ERR_AUDIO: cannot be decoded. Any thread. */
+HARK_API hark_status hark_transcribe_file(hark_context* ctx, const char* path,
+                                          const hark_transcribe_params* params, hark_result** out);
+/* The same from a whole encoded file in memory. */
+HARK_API hark_status hark_transcribe_encoded(hark_context* ctx, const void* data, size_t size,
+                                             const hark_transcribe_params* params, hark_result** out);
+/* The same from a data URI holding an encoded file: "data:audio/wav;base64,UklGR...". */
+HARK_API hark_status hark_transcribe_data_uri(hark_context* ctx, const char* uri,
+                                              const hark_transcribe_params* params, hark_result** out);
+/* Raw interleaved 16-bit PCM at any rate and channel count; n_values counts over all channels. */
+HARK_API hark_status hark_transcribe_pcm16(hark_context* ctx, const int16_t* samples, size_t n_values,
+                                           int sample_rate, int channels,
+                                           const hark_transcribe_params* params, hark_result** out);
+
+/* ---- states ------------------------------------------------------------------------------- */
+
+/* A state of one's own: KV cache, compute memory and threads (n_threads 0: the context's). It
+ * keeps the model in memory and may outlive the context. Any thread. */
+HARK_API hark_status hark_state_new(hark_context* ctx, int n_threads, hark_state** out);
+/* Aborts the job running on it, waits for it, frees the state. Any thread, not from a callback of
+ * a job on this state (HARK_ERR_INVALID_ARGUMENT). */
+HARK_API hark_status hark_state_free(hark_state* state);
+/* Bytes the state holds beyond the shared weights (KV cache + compute buffers). Any thread. */
+HARK_API hark_status hark_state_bytes(const hark_state* state, size_t* out);
+
+/* ---- audio -------------------------------------------------------------------------------- */
+/* Each makes 16 kHz mono float samples (channels averaged, resampled) in a new buffer: *out
+ * points to *n_out samples, freed with hark_audio_free. For hark_transcribe_with_state, or to
+ * transcribe one input several times. Any thread. */
+HARK_API hark_status hark_audio_load_file(const char* path, float** out, size_t* n_out);
+HARK_API hark_status hark_audio_decode(const void* data, size_t size, float** out, size_t* n_out);
+HARK_API hark_status hark_audio_decode_data_uri(const char* uri, float** out, size_t* n_out);
+HARK_API hark_status hark_audio_pcm16_to_mono16k(const int16_t* samples, size_t n_values, int sample_rate,
+                                                 int channels, float** out, size_t* n_out);
+HARK_API hark_status hark_audio_pcm_f32_to_mono16k(const float* samples, size_t n_values, int sample_rate,
+                                                   int channels, float** out, size_t* n_out);
+/* Frees a buffer from the functions above; HARK_ERR_BAD_HANDLE for any other pointer. */
+HARK_API hark_status hark_audio_free(float* samples);
+
+/* ---- results ------------------------------------------------------------------------------ */
+/* A result is immutable: every getter may be called from any thread at once. Strings it returns
+ * are valid until hark_result_free. Times are in 10 ms units from the start of the audio. */
+
+/* Any thread. A getter running on another thread at the same time finishes first; strings the
+ * result gave out become invalid. HARK_ERR_BAD_HANDLE for a freed one; HARK_ERR_INVALID_ARGUMENT
+ * for the one a new-segments callback was given (the library frees that). */
+HARK_API hark_status hark_result_free(hark_result* result);
+
+HARK_API int hark_result_job_id(const hark_result* result);       /* -1 on a bad handle */
+/* 1: the job was stopped (hark_job_abort, abort_all, a callback, hark_context_free); the segments
+ * are what was finished before. 0: it ran to the end. -1: bad handle. */
+HARK_API int hark_result_aborted(const hark_result* result);
+/* The language transcribed ("en", ...); "" when none was decided (aborted before the first
+ * window). NULL on a bad handle. */
+HARK_API const char* hark_result_language(const hark_result* result);
+/* All segments' text joined. NULL on a bad handle. */
+HARK_API const char* hark_result_text(const hark_result* result);
+
+HARK_API int hark_result_n_segments(const hark_result* result);            /* -1 on a bad handle */
+HARK_API int64_t hark_result_segment_t0(const hark_result* result, int i); /* -1 on a bad handle or i */
+HARK_API int64_t hark_result_segment_t1(const hark_result* result, int i); /* -1 on a bad handle or i */
+HARK_API const char* hark_result_segment_text(const hark_result* result, int i); /* UTF-8; NULL on error */
+HARK_API int hark_result_segment_n_tokens(const hark_result* result, int i); /* -1 on error */
+
+typedef struct hark_token_data {
+  int32_t id;
+  const char* text;  /* the token's bytes (may be part of a UTF-8 character) or a special name */
+  float p;           /* probability the model gave it */
+  int64_t t0, t1;    /* when token timestamps are on; -1 otherwise */
+} hark_token_data;
+
+/* Token j of segment i (out_size = sizeof *out). */
+HARK_API hark_status hark_result_token(const hark_result* result, int i, int j, hark_token_data* out,
+                                       size_t out_size);
+
+/* Words (word-level timestamps) will be added here (issue 8). */
+
+typedef struct hark_window {
+  int64_t t0, t1;  /* the stretch of audio one encoder window decoded */
+  bool skipped_as_silence;
+} hark_window;
+
+HARK_API int hark_result_n_windows(const hark_result* result); /* -1 on a bad handle */
+HARK_API hark_status hark_result_window(const hark_result* result, int i, hark_window* out, size_t out_size);
+
+typedef struct hark_timings {
+  double load_ms;  /* the model's load (once per context) */
+  double mel_ms, encode_ms, decode_ms;
+  double total_ms; /* this transcription, load excluded */
+  int n_windows;        /* encoder runs */
+  int n_decode_tokens;  /* decoder steps */
+  double audio_seconds;
+  double real_time_factor; /* seconds of work per second of audio, load excluded */
+} hark_timings;
+
+HARK_API hark_status hark_result_timings(const hark_result* result, hark_timings* out, size_t out_size);
+
+typedef enum hark_format {
+  HARK_FORMAT_TXT = 0,  /* segment texts, one per line */
+  HARK_FORMAT_SRT = 1,
+  HARK_FORMAT_VTT = 2,
+  HARK_FORMAT_JSON = 3  /* {"language", "segments":[{t0,t1,text,tokens}], "timings"} */
+} hark_format;
+
+/* The result as a subtitle or text file's contents (ends with a newline when not empty); valid
+ * until hark_result_free. NULL on a bad handle or format. Any thread. */
+HARK_API const char* hark_result_format(const hark_result* result, hark_format format);
+
+/* "hh:mm:ss.mmm" (comma: "hh:mm:ss,mmm", SRT's) for t in 10 ms units, written to buf with its
+ * terminating zero. HARK_ERR_INVALID_ARGUMENT when buf is NULL or buf_size too small (16 is
+ * always enough below 1000 hours). Any thread. */
+HARK_API hark_status hark_format_timestamp(int64_t t, bool comma, char* buf, size_t buf_size);
+
+/* ---- bench -------------------------------------------------------------------------------- */
+
+typedef struct hark_bench_result {
+  char config[256];   /* system info: SIMD levels, device (cut short if longer) */
+  int n_threads;
+  double encode_ms;   /* one 30 s encoder window */
+  double decode_ms;   /* per token: 256 single-token steps */
+  double batch_ms;    /* per token: 64 steps of a 5-row batch */
+  double prompt_ms;   /* per token: 16 prompts of 256 tokens */
+} hark_bench_result;
+
+/* Measures the loaded model as whisper-bench does (n_threads 0: the context's). Any thread; runs
+ * on a state of its own. */
+HARK_API hark_status hark_bench(hark_context* ctx, int n_threads, hark_bench_result* out, size_t out_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HARK_H */

@@ -1,0 +1,1075 @@
+// The C API (include/hark/hark.h): a thin front end over the public C++ API and nothing else.
+//
+// What this layer adds is what C needs and C++ gives by other means: handles checked against a
+// registry instead of smart pointers, status codes and a thread-local message instead of
+// exceptions (every exception stops here), params structs that carry their size instead of
+// default member initialisers, and a way for hark_context_free to stop and wait for the jobs a
+// unique_ptr's destructor would simply have outlived.
+#include "hark/hark.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "capi/handles.h"
+#include "hark/hark.hpp"
+
+namespace hark::capi {
+
+// What runs on a context or a state: the calls in progress, so that freeing it can wait for them,
+// and their jobs, so that it can stop them first.
+struct Activity {
+  std::mutex mu;
+  std::condition_variable idle;
+  int calls = 0;
+  bool closing = false;  // being freed: a job that registers now is aborted at once
+  std::vector<std::shared_ptr<Job>> jobs;
+};
+
+}  // namespace hark::capi
+
+struct hark_context {
+  std::unique_ptr<hark::Context> impl;
+  std::string describe;
+  hark::capi::Activity activity;
+};
+
+struct hark_state {
+  std::unique_ptr<hark::State> impl;
+  bool multilingual = false;  // the model's, for checking params (a State has no info())
+  hark::capi::Activity activity;
+};
+
+struct hark_result {
+  hark::Transcript t;
+  std::string text;
+  // hark_result_format's strings, made on first use (a result is otherwise immutable).
+  std::mutex format_mu;
+  std::string formats[4];
+  bool formatted[4] = {false, false, false, false};
+};
+
+namespace {
+
+using hark::capi::Activity;
+using hark::capi::handles;
+using hark::capi::Kind;
+
+// ---- errors ---------------------------------------------------------------------------------
+
+thread_local std::string t_last_error;
+
+// An error this layer finds itself (a bad argument or handle), with its status.
+struct CallError {
+  hark_status status;
+  std::string message;
+};
+
+[[noreturn]] void raise(hark_status status, std::string message) { throw CallError{status, std::move(message)}; }
+
+void require(bool ok, const std::string& message) {
+  if (!ok) raise(HARK_ERR_INVALID_ARGUMENT, message);
+}
+
+hark_status set_error(hark_status status, const char* fn, const char* message) noexcept {
+  try {
+    t_last_error = std::string(fn) + ": " + message;
+  } catch (...) {
+    t_last_error = "out of memory";  // fits the string's inline buffer: no allocation
+  }
+  return status;
+}
+
+// Runs body and turns whatever it throws into a status and hark_last_error(). `library_status`
+// is the status for a hark::Error, which the C++ API throws for every kind of failure: each call
+// site knows which kind its own failures are (a model that does not load, audio that does not
+// decode, ...).
+template <typename F>
+hark_status guarded(const char* fn, hark_status library_status, F&& body) noexcept {
+  try {
+    body();
+    return HARK_OK;
+  } catch (const CallError& e) {
+    return set_error(e.status, fn, e.message.c_str());
+  } catch (const hark::Error& e) {
+    return set_error(library_status, fn, e.what());
+  } catch (const std::bad_alloc&) {
+    return set_error(HARK_ERR_OUT_OF_MEMORY, fn, "out of memory");
+  } catch (const std::exception& e) {
+    return set_error(HARK_ERR_INTERNAL, fn, (std::string("internal error: ") + e.what()).c_str());
+  } catch (...) {
+    return set_error(HARK_ERR_INTERNAL, fn, "internal error: unknown exception");
+  }
+}
+
+// Runs one phase of a call (decoding audio, loading the model) so that a hark::Error from it is
+// reported with that phase's status.
+template <typename F>
+auto phase(hark_status status, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const hark::Error& e) {
+    raise(status, e.what());
+  }
+}
+
+// A C caller may pass any int as an enum; in C++ a value outside the enumerators is undefined
+// once read as the enum, so enum arguments are read as their bytes.
+template <typename E>
+int enum_value(const E& e) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are ints here");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
+// ---- handles ----------------------------------------------------------------------------------
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::Context: return "hark_context (from hark_context_load)";
+    case Kind::State: return "hark_state (from hark_state_new)";
+    case Kind::Result: return "hark_result (from a hark_transcribe* call)";
+    case Kind::BorrowedResult: return "hark_result";
+    case Kind::Samples: return "sample buffer (from a hark_audio_* call)";
+  }
+  return "handle";
+}
+
+[[noreturn]] void bad_handle(const void* p, Kind k, const char* arg) {
+  if (!p) raise(HARK_ERR_BAD_HANDLE, std::string(arg) + " is NULL");
+  char addr[32];
+  std::snprintf(addr, sizeof addr, "%p", p);
+  raise(HARK_ERR_BAD_HANDLE, std::string(arg) + " (" + addr + ") is not a live " + kind_name(k) +
+                                 ": freed already, or never made by hark");
+}
+
+// The registry's shared lock, held while a short call reads the object: a concurrent free waits.
+std::shared_lock<std::shared_mutex> read_lock(const void* p, Kind k, const char* arg) {
+  std::shared_lock<std::shared_mutex> lock(handles().mutex());
+  if (!handles().is(p, k)) bad_handle(p, k, arg);
+  return lock;
+}
+
+std::shared_lock<std::shared_mutex> read_result(const hark_result* r, const char* arg = "result") {
+  std::shared_lock<std::shared_mutex> lock(handles().mutex());
+  if (!handles().is(r, Kind::Result) && !handles().is(r, Kind::BorrowedResult)) bad_handle(r, Kind::Result, arg);
+  return lock;
+}
+
+// A long call (a transcription, a bench) on a context or state counts itself in its Activity, so
+// hark_*_free can stop it and wait for it instead of freeing the object under it.
+class Lease {
+ public:
+  // With the registry lock held, so a free cannot slip in between the check and the count.
+  explicit Lease(Activity& a) : a_(a) {
+    std::lock_guard<std::mutex> lock(a_.mu);
+    ++a_.calls;
+  }
+  ~Lease() {
+    std::lock_guard<std::mutex> lock(a_.mu);
+    if (job_) {
+      const auto it = std::find(a_.jobs.begin(), a_.jobs.end(), job_);
+      if (it != a_.jobs.end()) a_.jobs.erase(it);
+    }
+    if (--a_.calls == 0) a_.idle.notify_all();
+  }
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+
+  // The job this call runs as; stopped at once when the owner is already being freed.
+  void track(std::shared_ptr<hark::Job> job) {
+    std::lock_guard<std::mutex> lock(a_.mu);
+    a_.jobs.push_back(job);
+    job_ = std::move(job);
+    if (a_.closing) job_->abort();
+  }
+
+ private:
+  Activity& a_;
+  std::shared_ptr<hark::Job> job_;
+};
+
+template <typename H>
+void lease(H* h, Kind k, const char* arg, std::optional<Lease>& out) {
+  const auto lock = read_lock(h, k, arg);
+  out.emplace(h->activity);
+}
+
+// Handles whose job's callback is running on this thread (a stack: a callback may transcribe on
+// another context). Freeing one of them from there would wait for the callback itself.
+thread_local std::vector<const void*> t_in_callback_of;
+
+struct CallbackScope {
+  explicit CallbackScope(const void* owner) { t_in_callback_of.push_back(owner); }
+  ~CallbackScope() { t_in_callback_of.pop_back(); }
+};
+
+// Takes h out of the registry (later calls: bad handle), stops its jobs, waits for its calls.
+template <typename H>
+void close_and_wait(H* h, Kind k, const char* arg) {
+  if (std::find(t_in_callback_of.begin(), t_in_callback_of.end(), static_cast<const void*>(h)) !=
+      t_in_callback_of.end())
+    raise(HARK_ERR_INVALID_ARGUMENT, std::string(arg) + " is running the job whose callback this call comes from; "
+                                                         "free it after the job returns");
+  {
+    std::unique_lock<std::shared_mutex> lock(handles().mutex());
+    if (!handles().remove_locked(h, k)) bad_handle(h, k, arg);
+  }
+  std::unique_lock<std::mutex> lock(h->activity.mu);
+  h->activity.closing = true;
+  for (const auto& job : h->activity.jobs) job->abort();
+  h->activity.idle.wait(lock, [&] { return h->activity.calls == 0; });
+}
+
+template <typename T>
+void require_out(T** out, const char* arg = "out") {
+  require(out != nullptr, std::string(arg) + " is NULL");
+  *out = nullptr;  // failures leave NULL behind
+}
+
+// ---- structs that carry their size --------------------------------------------------------
+// Fields are only appended, and each params struct ends on a pointer-sized field (no tail
+// padding), so a caller's struct_size covers exactly the fields its header had. The library reads
+// that prefix over its defaults. The first release's size is the smallest it accepts.
+
+constexpr size_t kContextParamsV1 = offsetof(hark_context_params, device) + sizeof(const char*);
+constexpr size_t kTranscribeParamsV1 = offsetof(hark_transcribe_params, abort_user_data) + sizeof(void*);
+// No tail padding: when a field is appended, name the new last field here.
+static_assert(sizeof(hark_context_params) == offsetof(hark_context_params, device) + sizeof(const char*),
+              "hark_context_params must end on a pointer-sized field");
+static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, abort_user_data) + sizeof(void*),
+              "hark_transcribe_params must end on a pointer-sized field");
+
+template <typename P>
+void init_params(P* params, size_t size, size_t v1, const P& defaults, const char* name) {
+  require(params != nullptr, "params is NULL");
+  require(size >= v1 && size <= sizeof(P), "params_size " + std::to_string(size) + " is not the size of a " + name +
+                                               " this library knows (" + std::to_string(v1) + ".." +
+                                               std::to_string(sizeof(P)) + ")");
+  std::memcpy(static_cast<void*>(params), &defaults, size);
+  params->struct_size = size;
+}
+
+template <typename P>
+P read_params(const P* in, size_t v1, const P& defaults, const char* default_fn) {
+  if (!in) return defaults;
+  const size_t size = in->struct_size;
+  require(size != 0, std::string("params->struct_size is 0: initialise params with ") + default_fn + "()");
+  require(size >= v1, "params->struct_size " + std::to_string(size) + " is smaller than any version's (" +
+                          std::to_string(v1) + "): initialise params with " + default_fn + "()");
+  require(size <= sizeof(P), "params->struct_size " + std::to_string(size) + " is larger than this library's (" +
+                                 std::to_string(sizeof(P)) + "): the program was built with a newer hark.h");
+  P p = defaults;
+  std::memcpy(static_cast<void*>(&p), in, size);
+  p.struct_size = sizeof(P);
+  return p;
+}
+
+// Output structs: filled as far as the caller's size reaches (an older caller: its fields only).
+constexpr size_t kDeviceInfoV1 = offsetof(hark_device_info, reason_no_gpu) + sizeof(const char*);
+constexpr size_t kModelInfoV1 = offsetof(hark_model_info, load_ms) + sizeof(double);
+constexpr size_t kTokenDataV1 = offsetof(hark_token_data, t1) + sizeof(int64_t);
+constexpr size_t kWindowV1 = offsetof(hark_window, skipped_as_silence) + sizeof(bool);
+constexpr size_t kTimingsV1 = offsetof(hark_timings, real_time_factor) + sizeof(double);
+constexpr size_t kBenchResultV1 = offsetof(hark_bench_result, prompt_ms) + sizeof(double);
+
+template <typename S>
+void write_out(S* out, size_t out_size, size_t v1, const S& value) {
+  require(out != nullptr, "out is NULL");
+  require(out_size >= v1, "out_size " + std::to_string(out_size) + " is smaller than the struct (" +
+                              std::to_string(v1) + "); pass sizeof *out");
+  std::memcpy(static_cast<void*>(out), &value, std::min(out_size, sizeof(S)));
+}
+
+hark_context_params context_defaults() {
+  hark_context_params p;
+  std::memset(static_cast<void*>(&p), 0, sizeof p);
+  p.struct_size = sizeof p;
+  p.n_threads = 0;
+  p.use_gpu = true;
+  p.flash_attn = true;
+  p.device = nullptr;
+  return p;
+}
+
+hark_transcribe_params transcribe_defaults() {
+  hark_transcribe_params p;
+  std::memset(static_cast<void*>(&p), 0, sizeof p);  // callbacks, user data, prompt: NULL
+  p.struct_size = sizeof p;
+  p.language = "en";
+  p.translate = false;
+  p.n_threads = 0;
+  p.n_processors = 1;
+  p.offset_ms = 0;
+  p.duration_ms = 0;
+  p.timestamps = true;
+  p.max_tokens_per_window = 0;
+  p.job_id = 0;
+  return p;
+}
+
+// ---- transcription ----------------------------------------------------------------------------
+
+// Checks what the C++ API would refuse, so the caller gets HARK_ERR_INVALID_ARGUMENT and the
+// field's name; whatever the C++ API still throws is then a failure of the run itself.
+void check_params(const hark_transcribe_params& p, bool multilingual) {
+  const bool auto_language = !p.language || !*p.language || std::strcmp(p.language, "auto") == 0;
+  if (!auto_language) {
+    const int id = hark::language_id(p.language);
+    require(id >= 0, std::string("params->language: unknown language '") + p.language +
+                         "' (use a code such as en, de, zh, or auto)");
+    require(multilingual || id == 0, std::string("params->language: '") + p.language +
+                                         "' with an English-only model (use en or auto)");
+  }
+  require(!p.translate || multilingual, "params->translate: needs a multilingual model");
+  require(p.n_threads >= 0, "params->n_threads must be >= 0 (0: the default), got " + std::to_string(p.n_threads));
+  require(p.n_processors >= 1 && p.n_processors <= 64,
+          "params->n_processors must be in [1, 64], got " + std::to_string(p.n_processors));
+  require(p.offset_ms >= 0, "params->offset_ms must be >= 0, got " + std::to_string(p.offset_ms));
+  require(p.duration_ms >= 0, "params->duration_ms must be >= 0, got " + std::to_string(p.duration_ms));
+  require(p.max_tokens_per_window >= 0,
+          "params->max_tokens_per_window must be >= 0 (0: the model's limit), got " +
+              std::to_string(p.max_tokens_per_window));
+  require(p.job_id >= 0, "params->job_id must be 0 (a new job) or an id from hark_job_new(), got " +
+                             std::to_string(p.job_id));
+}
+
+void check_samples(const float* samples, size_t n, const hark_transcribe_params& p) {
+  require(samples != nullptr, "samples is NULL");
+  require(n > 0, "n_samples is 0: no audio");
+  // The offset's first sample must exist: offset_ms * 16 < n.
+  constexpr size_t kPerMs = hark::kSampleRate / 1000;
+  require(static_cast<uint64_t>(p.offset_ms) <= (n - 1) / kPerMs,
+          "params->offset_ms " + std::to_string(p.offset_ms) + " is past the end of the " + std::to_string(n / kPerMs) +
+              " ms of audio");
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(samples[i]))
+      raise(HARK_ERR_INVALID_ARGUMENT, "samples[" + std::to_string(i) + "] is " +
+                                           (std::isnan(samples[i]) ? "NaN" : "infinite") + "; audio must be finite");
+}
+
+hark_result* publish(hark::Transcript&& t) {
+  auto r = std::make_unique<hark_result>();
+  r->t = std::move(t);
+  r->text = r->t.text();
+  handles().add(r.get(), Kind::Result);
+  return r.release();
+}
+
+// The C params as C++ params: callbacks wrapped so they know their owner (see CallbackScope) and
+// new segments arrive as a borrowed hark_result.
+hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner, int job_id) {
+  hark::TranscribeParams c;
+  c.language = (!p.language || !*p.language) ? "auto" : p.language;
+  c.translate = p.translate;
+  c.n_threads = p.n_threads;
+  c.n_processors = p.n_processors;
+  c.offset_ms = p.offset_ms;
+  c.duration_ms = p.duration_ms;
+  c.timestamps = p.timestamps;
+  c.max_tokens_per_window = p.max_tokens_per_window;
+  if (p.initial_prompt) c.initial_prompt = p.initial_prompt;
+  if (p.progress_callback)
+    c.on_progress = [cb = p.progress_callback, ud = p.progress_user_data, owner](int percent) {
+      CallbackScope scope(owner);
+      cb(percent, ud);
+    };
+  if (p.new_segments_callback)
+    c.on_new_segments = [cb = p.new_segments_callback, ud = p.new_segments_user_data, owner,
+                         job_id](const hark::NewSegments& ns) {
+      CallbackScope scope(owner);
+      hark_result view;
+      view.t.job_id = job_id;
+      view.t.segments.assign(ns.segments.begin(), ns.segments.end());
+      view.text = ns.text;
+      handles().add(&view, Kind::BorrowedResult);
+      struct Unregister {
+        hark_result* r;
+        ~Unregister() { handles().remove(r, Kind::BorrowedResult); }
+      } unregister{&view};
+      cb(&view, ns.n_new, ns.total, ud);
+    };
+  if (p.encoder_begin_callback)
+    c.on_encoder_begin = [cb = p.encoder_begin_callback, ud = p.encoder_begin_user_data, owner] {
+      CallbackScope scope(owner);
+      return cb(ud);
+    };
+  if (p.abort_callback)
+    c.should_abort = [cb = p.abort_callback, ud = p.abort_user_data, owner] {
+      CallbackScope scope(owner);
+      return cb(ud);
+    };
+  return c;
+}
+
+// The job a call runs as: the caller's (by id) or a new one, registered only for the call.
+struct CallJob {
+  std::shared_ptr<hark::Job> job;
+  bool own = false;
+  explicit CallJob(int id) {
+    if (id == 0) {
+      job = hark::jobs::create();
+      own = true;
+    } else {
+      job = hark::jobs::get(id);
+      require(job != nullptr, "params->job_id " + std::to_string(id) +
+                                  " is not a registered job (make one with hark_job_new; it stays until hark_job_remove)");
+    }
+  }
+  ~CallJob() {
+    if (own) hark::jobs::remove(job->id());
+  }
+  CallJob(const CallJob&) = delete;
+  CallJob& operator=(const CallJob&) = delete;
+};
+
+// The common end of every transcribe call: owner already leased, params read and checked.
+template <typename Run>
+void run_job(Lease& lease, const void* owner, const hark_transcribe_params& p, const float* samples, size_t n,
+             hark_result** out, Run&& run) {
+  check_samples(samples, n, p);
+  CallJob job(p.job_id);
+  hark::TranscribeParams c = to_cpp(p, owner, job.job->id());
+  c.job = job.job;
+  lease.track(job.job);
+  hark::Transcript t = run(std::span<const float>(samples, n), c);
+  *out = publish(std::move(t));
+}
+
+// A transcription on a context of audio that `make_audio` produces (decoded or converted first:
+// its hark::Error is HARK_ERR_AUDIO, the run's is HARK_ERR_FAILED).
+template <typename MakeAudio>
+hark_status transcribe_on_context(const char* fn, hark_context* ctx, const hark_transcribe_params* params,
+                                  hark_result** out, MakeAudio&& make_audio) {
+  return guarded(fn, HARK_ERR_FAILED, [&] {
+    require_out(out);
+    std::optional<Lease> l;
+    lease(ctx, Kind::Context, "ctx", l);
+    const hark_transcribe_params p = read_params(params, kTranscribeParamsV1, transcribe_defaults(),
+                                                 "hark_transcribe_default_params");
+    check_params(p, ctx->impl->info().multilingual);
+    const std::vector<float> audio = phase(HARK_ERR_AUDIO, make_audio);
+    run_job(*l, ctx, p, audio.data(), audio.size(), out,
+            [&](std::span<const float> s, const hark::TranscribeParams& c) { return ctx->impl->transcribe(s, c); });
+  });
+}
+
+void check_file_readable(const char* path, const char* arg) {
+  require(path != nullptr, std::string(arg) + " is NULL");
+  require(*path != '\0', std::string(arg) + " is empty");
+  std::FILE* f = std::fopen(path, "rb");
+  if (!f) raise(HARK_ERR_IO, std::string("cannot open ") + path + ": " + std::strerror(errno));
+  std::fclose(f);
+}
+
+void check_pcm(const void* samples, size_t n_values, int sample_rate, int channels) {
+  require(samples != nullptr, "samples is NULL");
+  require(n_values > 0, "n_values is 0: no audio");
+  require(sample_rate > 0, "sample_rate must be > 0, got " + std::to_string(sample_rate));
+  require(channels >= 1, "channels must be >= 1, got " + std::to_string(channels));
+  require(n_values % static_cast<size_t>(channels) == 0,
+          "n_values " + std::to_string(n_values) + " is not a multiple of channels (" + std::to_string(channels) + ")");
+}
+
+// hark_audio_*: a registered copy of the samples, so hark_audio_free can check what it is given.
+template <typename MakeAudio>
+hark_status audio_call(const char* fn, float** out, size_t* n_out, MakeAudio&& make_audio) {
+  return guarded(fn, HARK_ERR_AUDIO, [&] {
+    require_out(out);
+    require(n_out != nullptr, "n_out is NULL");
+    *n_out = 0;
+    const std::vector<float> audio = make_audio();
+    auto buf = std::make_unique<float[]>(std::max<size_t>(audio.size(), 1));  // never a 0-byte (shared) address
+    std::copy(audio.begin(), audio.end(), buf.get());
+    handles().add(buf.get(), Kind::Samples);
+    *n_out = audio.size();
+    *out = buf.release();
+  });
+}
+
+// Result getters: the value, or `sentinel` (and hark_last_error) on a bad handle or index.
+template <typename T, typename F>
+T get(const char* fn, const hark_result* r, T sentinel, F&& f) noexcept {
+  T v = sentinel;
+  guarded(fn, HARK_ERR_INTERNAL, [&] {
+    const auto lock = read_result(r);
+    v = f(*r);
+  });
+  return v;
+}
+
+const hark::Segment& segment(const hark_result& r, int i) {
+  require(i >= 0 && static_cast<size_t>(i) < r.t.segments.size(),
+          "segment index " + std::to_string(i) + " is out of range (n_segments " + std::to_string(r.t.segments.size()) +
+              ")");
+  return r.t.segments[static_cast<size_t>(i)];
+}
+
+const std::vector<hark::DeviceChoice>& all_devices() {
+  static const std::vector<hark::DeviceChoice> d = hark::devices();  // fixed for the process
+  return d;
+}
+
+hark_device_info device_info(const hark::DeviceChoice& d) {
+  hark_device_info i;
+  std::memset(static_cast<void*>(&i), 0, sizeof i);
+  i.name = d.name.c_str();
+  i.description = d.description.c_str();
+  i.gpu = d.gpu;
+  i.reason_no_gpu = d.reason_no_gpu.c_str();
+  return i;
+}
+
+}  // namespace
+
+// ==== the API ===================================================================================
+
+extern "C" {
+
+const char* hark_last_error(void) { return t_last_error.c_str(); }
+
+const char* hark_status_name(hark_status status) {
+  switch (enum_value(status)) {
+    case HARK_OK: return "HARK_OK";
+    case HARK_ERR_INVALID_ARGUMENT: return "HARK_ERR_INVALID_ARGUMENT";
+    case HARK_ERR_BAD_HANDLE: return "HARK_ERR_BAD_HANDLE";
+    case HARK_ERR_IO: return "HARK_ERR_IO";
+    case HARK_ERR_MODEL: return "HARK_ERR_MODEL";
+    case HARK_ERR_AUDIO: return "HARK_ERR_AUDIO";
+    case HARK_ERR_OUT_OF_MEMORY: return "HARK_ERR_OUT_OF_MEMORY";
+    case HARK_ERR_FAILED: return "HARK_ERR_FAILED";
+    case HARK_ERR_INTERNAL: return "HARK_ERR_INTERNAL";
+  }
+  return "HARK_ERR_UNKNOWN";
+}
+
+const char* hark_version(void) { return hark::version(); }
+
+const char* hark_system_info(void) {
+  const char* s = "";
+  guarded("hark_system_info", HARK_ERR_INTERNAL, [&] {
+    static const std::string info = hark::system_info();  // fixed for the process
+    s = info.c_str();
+  });
+  return s;
+}
+
+int hark_language_count(void) { return hark::language_count(); }
+
+int hark_language_id(const char* code) {
+  int id = -1;
+  guarded("hark_language_id", HARK_ERR_INVALID_ARGUMENT, [&] {
+    require(code != nullptr, "code is NULL");
+    id = hark::language_id(code);
+    require(id >= 0, std::string("unknown language '") + code + "'");
+  });
+  return id;
+}
+
+const char* hark_language_code(int id) {
+  const char* code = nullptr;
+  guarded("hark_language_code", HARK_ERR_INVALID_ARGUMENT, [&] {
+    code = hark::language_code_at(id);
+    require(code != nullptr, "id " + std::to_string(id) + " is out of range [0, " +
+                                 std::to_string(hark::language_count()) + ")");
+  });
+  return code;
+}
+
+// ---- logging ----
+
+hark_status hark_set_log_callback(hark_log_callback callback, void* user_data) {
+  return guarded("hark_set_log_callback", HARK_ERR_INTERNAL, [&] {
+    if (!callback) {
+      hark::set_log_callback(nullptr);
+      return;
+    }
+    hark::set_log_callback([callback, user_data](hark::LogLevel level, const std::string& message) {
+      callback(static_cast<hark_log_level>(level), message.c_str(), user_data);
+    });
+  });
+}
+
+hark_status hark_set_log_level(hark_log_level min_level) {
+  return guarded("hark_set_log_level", HARK_ERR_INTERNAL, [&] {
+    const int l = enum_value(min_level);
+    require(l >= HARK_LOG_DEBUG && l <= HARK_LOG_ERROR,
+            "min_level " + std::to_string(l) + " is not a hark_log_level (0..3)");
+    hark::set_log_level(static_cast<hark::LogLevel>(l));
+  });
+}
+
+// ---- devices ----
+
+int hark_device_count(void) {
+  int n = -1;
+  guarded("hark_device_count", HARK_ERR_INTERNAL, [&] { n = static_cast<int>(all_devices().size()); });
+  return n;
+}
+
+hark_status hark_device_get(int index, hark_device_info* out, size_t out_size) {
+  return guarded("hark_device_get", HARK_ERR_INTERNAL, [&] {
+    const auto& d = all_devices();
+    require(index >= 0 && static_cast<size_t>(index) < d.size(),
+            "index " + std::to_string(index) + " is out of range (hark_device_count() is " + std::to_string(d.size()) +
+                ")");
+    write_out(out, out_size, kDeviceInfoV1, device_info(d[static_cast<size_t>(index)]));
+  });
+}
+
+// ---- contexts ----
+
+hark_status hark_context_params_init(hark_context_params* params, size_t params_size) {
+  return guarded("hark_context_params_init", HARK_ERR_INTERNAL, [&] {
+    init_params(params, params_size, kContextParamsV1, context_defaults(), "hark_context_params");
+  });
+}
+
+hark_status hark_context_load(const char* model_path, const hark_context_params* params, hark_context** out) {
+  return guarded("hark_context_load", HARK_ERR_MODEL, [&] {
+    require_out(out);
+    const hark_context_params p = read_params(params, kContextParamsV1, context_defaults(), "hark_context_default_params");
+    require(p.n_threads >= 0, "params->n_threads must be >= 0 (0: automatic), got " + std::to_string(p.n_threads));
+    hark::ContextParams cp;
+    cp.n_threads = p.n_threads;
+    cp.use_gpu = p.use_gpu;
+    cp.flash_attn = p.flash_attn;
+    if (p.device && *p.device) {
+      std::string names;
+      bool known = false;
+      for (const auto& d : all_devices()) {
+        known |= d.name == p.device;
+        names += (names.empty() ? "" : ", ") + d.name;
+      }
+      require(known, std::string("params->device: unknown device '") + p.device + "' (available: " + names + ")");
+      cp.device = p.device;
+    }
+    check_file_readable(model_path, "model_path");
+    auto ctx = std::make_unique<hark_context>();
+    ctx->impl = hark::Context::load(model_path, cp);  // hark::Error: HARK_ERR_MODEL
+    ctx->describe = ctx->impl->info().describe();
+    handles().add(ctx.get(), Kind::Context);
+    *out = ctx.release();
+  });
+}
+
+hark_status hark_context_free(hark_context* ctx) {
+  return guarded("hark_context_free", HARK_ERR_INTERNAL, [&] {
+    close_and_wait(ctx, Kind::Context, "ctx");
+    delete ctx;
+  });
+}
+
+hark_status hark_context_info(const hark_context* ctx, hark_model_info* out, size_t out_size) {
+  return guarded("hark_context_info", HARK_ERR_INTERNAL, [&] {
+    const auto lock = read_lock(ctx, Kind::Context, "ctx");
+    const hark::ModelInfo& m = ctx->impl->info();
+    hark_model_info i;
+    std::memset(static_cast<void*>(&i), 0, sizeof i);
+    i.path = m.path.c_str();
+    i.size_name = m.size_name.c_str();
+    i.weight_type = m.weight_type.c_str();
+    i.multilingual = m.multilingual;
+    i.n_vocab = m.n_vocab;
+    i.n_audio_ctx = m.n_audio_ctx;
+    i.n_audio_state = m.n_audio_state;
+    i.n_audio_head = m.n_audio_head;
+    i.n_audio_layer = m.n_audio_layer;
+    i.n_text_ctx = m.n_text_ctx;
+    i.n_text_state = m.n_text_state;
+    i.n_text_head = m.n_text_head;
+    i.n_text_layer = m.n_text_layer;
+    i.n_mels = m.n_mels;
+    i.ftype = m.ftype;
+    i.file_bytes = m.file_bytes;
+    i.tensor_bytes = m.tensor_bytes;
+    i.mapped = m.mapped;
+    i.load_ms = m.load_ms;
+    write_out(out, out_size, kModelInfoV1, i);
+  });
+}
+
+const char* hark_context_describe(const hark_context* ctx) {
+  const char* s = nullptr;
+  guarded("hark_context_describe", HARK_ERR_INTERNAL, [&] {
+    const auto lock = read_lock(ctx, Kind::Context, "ctx");
+    s = ctx->describe.c_str();
+  });
+  return s;
+}
+
+hark_status hark_context_device(const hark_context* ctx, hark_device_info* out, size_t out_size) {
+  return guarded("hark_context_device", HARK_ERR_INTERNAL, [&] {
+    const auto lock = read_lock(ctx, Kind::Context, "ctx");
+    write_out(out, out_size, kDeviceInfoV1, device_info(ctx->impl->device()));
+  });
+}
+
+// ---- jobs ----
+
+int hark_job_new(void) {
+  int id = 0;
+  guarded("hark_job_new", HARK_ERR_INTERNAL, [&] { id = hark::jobs::create()->id(); });
+  return id;
+}
+
+hark_status hark_job_abort(int job_id) {
+  return guarded("hark_job_abort", HARK_ERR_INTERNAL, [&] {
+    require(hark::jobs::abort(job_id), "job_id " + std::to_string(job_id) + " is not a registered job");
+  });
+}
+
+hark_status hark_job_remove(int job_id) {
+  return guarded("hark_job_remove", HARK_ERR_INTERNAL, [&] {
+    require(hark::jobs::remove(job_id), "job_id " + std::to_string(job_id) + " is not a registered job");
+  });
+}
+
+void hark_job_abort_all(void) {
+  guarded("hark_job_abort_all", HARK_ERR_INTERNAL, [] { hark::jobs::abort_all(); });
+}
+
+int hark_job_is_running(int job_id) {
+  int on = -1;
+  guarded("hark_job_is_running", HARK_ERR_INTERNAL, [&] {
+    const std::shared_ptr<hark::Job> job = hark::jobs::get(job_id);
+    require(job != nullptr, "job_id " + std::to_string(job_id) + " is not a registered job");
+    on = job->running() ? 1 : 0;
+  });
+  return on;
+}
+
+int hark_is_transcribing(void) {
+  int on = 0;
+  guarded("hark_is_transcribing", HARK_ERR_INTERNAL, [&] { on = hark::jobs::is_transcribing() ? 1 : 0; });
+  return on;
+}
+
+// ---- transcription ----
+
+hark_status hark_transcribe_params_init(hark_transcribe_params* params, size_t params_size) {
+  return guarded("hark_transcribe_params_init", HARK_ERR_INTERNAL, [&] {
+    init_params(params, params_size, kTranscribeParamsV1, transcribe_defaults(), "hark_transcribe_params");
+  });
+}
+
+hark_status hark_transcribe(hark_context* ctx, const float* samples, size_t n_samples,
+                            const hark_transcribe_params* params, hark_result** out) {
+  return guarded("hark_transcribe", HARK_ERR_FAILED, [&] {
+    require_out(out);
+    std::optional<Lease> l;
+    lease(ctx, Kind::Context, "ctx", l);
+    const hark_transcribe_params p = read_params(params, kTranscribeParamsV1, transcribe_defaults(),
+                                                 "hark_transcribe_default_params");
+    check_params(p, ctx->impl->info().multilingual);
+    run_job(*l, ctx, p, samples, n_samples, out,
+            [&](std::span<const float> s, const hark::TranscribeParams& c) { return ctx->impl->transcribe(s, c); });
+  });
+}
+
+hark_status hark_transcribe_with_state(hark_state* state, const float* samples, size_t n_samples,
+                                       const hark_transcribe_params* params, hark_result** out) {
+  return guarded("hark_transcribe_with_state", HARK_ERR_FAILED, [&] {
+    require_out(out);
+    std::optional<Lease> l;
+    lease(state, Kind::State, "state", l);
+    const hark_transcribe_params p = read_params(params, kTranscribeParamsV1, transcribe_defaults(),
+                                                 "hark_transcribe_default_params");
+    check_params(p, state->multilingual);
+    run_job(*l, state, p, samples, n_samples, out,
+            [&](std::span<const float> s, const hark::TranscribeParams& c) { return state->impl->transcribe(s, c); });
+  });
+}
+
+hark_status hark_transcribe_file(hark_context* ctx, const char* path, const hark_transcribe_params* params,
+                                 hark_result** out) {
+  return transcribe_on_context("hark_transcribe_file", ctx, params, out, [&] {
+    check_file_readable(path, "path");
+    return hark::load_audio(path);
+  });
+}
+
+hark_status hark_transcribe_encoded(hark_context* ctx, const void* data, size_t size,
+                                    const hark_transcribe_params* params, hark_result** out) {
+  return transcribe_on_context("hark_transcribe_encoded", ctx, params, out, [&] {
+    require(data != nullptr, "data is NULL");
+    require(size > 0, "size is 0: no data");
+    return hark::decode_audio(data, size);
+  });
+}
+
+hark_status hark_transcribe_data_uri(hark_context* ctx, const char* uri, const hark_transcribe_params* params,
+                                     hark_result** out) {
+  return transcribe_on_context("hark_transcribe_data_uri", ctx, params, out, [&] {
+    require(uri != nullptr, "uri is NULL");
+    return hark::decode_audio_data_uri(uri);
+  });
+}
+
+hark_status hark_transcribe_pcm16(hark_context* ctx, const int16_t* samples, size_t n_values, int sample_rate,
+                                  int channels, const hark_transcribe_params* params, hark_result** out) {
+  return transcribe_on_context("hark_transcribe_pcm16", ctx, params, out, [&] {
+    check_pcm(samples, n_values, sample_rate, channels);
+    return hark::pcm16_to_mono16k(samples, n_values, sample_rate, channels);
+  });
+}
+
+// ---- states ----
+
+hark_status hark_state_new(hark_context* ctx, int n_threads, hark_state** out) {
+  return guarded("hark_state_new", HARK_ERR_FAILED, [&] {
+    require_out(out);
+    std::optional<Lease> l;
+    lease(ctx, Kind::Context, "ctx", l);
+    require(n_threads >= 0, "n_threads must be >= 0 (0: the context's), got " + std::to_string(n_threads));
+    auto state = std::make_unique<hark_state>();
+    state->impl = ctx->impl->new_state(n_threads);
+    state->multilingual = ctx->impl->info().multilingual;
+    handles().add(state.get(), Kind::State);
+    *out = state.release();
+  });
+}
+
+hark_status hark_state_free(hark_state* state) {
+  return guarded("hark_state_free", HARK_ERR_INTERNAL, [&] {
+    close_and_wait(state, Kind::State, "state");
+    delete state;
+  });
+}
+
+hark_status hark_state_bytes(const hark_state* state, size_t* out) {
+  return guarded("hark_state_bytes", HARK_ERR_INTERNAL, [&] {
+    require(out != nullptr, "out is NULL");
+    const auto lock = read_lock(state, Kind::State, "state");
+    *out = state->impl->bytes();
+  });
+}
+
+// ---- audio ----
+
+hark_status hark_audio_load_file(const char* path, float** out, size_t* n_out) {
+  return audio_call("hark_audio_load_file", out, n_out, [&] {
+    check_file_readable(path, "path");
+    return hark::load_audio(path);
+  });
+}
+
+hark_status hark_audio_decode(const void* data, size_t size, float** out, size_t* n_out) {
+  return audio_call("hark_audio_decode", out, n_out, [&] {
+    require(data != nullptr, "data is NULL");
+    require(size > 0, "size is 0: no data");
+    return hark::decode_audio(data, size);
+  });
+}
+
+hark_status hark_audio_decode_data_uri(const char* uri, float** out, size_t* n_out) {
+  return audio_call("hark_audio_decode_data_uri", out, n_out, [&] {
+    require(uri != nullptr, "uri is NULL");
+    return hark::decode_audio_data_uri(uri);
+  });
+}
+
+hark_status hark_audio_pcm16_to_mono16k(const int16_t* samples, size_t n_values, int sample_rate, int channels,
+                                        float** out, size_t* n_out) {
+  return audio_call("hark_audio_pcm16_to_mono16k", out, n_out, [&] {
+    check_pcm(samples, n_values, sample_rate, channels);
+    return hark::pcm16_to_mono16k(samples, n_values, sample_rate, channels);
+  });
+}
+
+hark_status hark_audio_pcm_f32_to_mono16k(const float* samples, size_t n_values, int sample_rate, int channels,
+                                          float** out, size_t* n_out) {
+  return audio_call("hark_audio_pcm_f32_to_mono16k", out, n_out, [&] {
+    check_pcm(samples, n_values, sample_rate, channels);
+    return hark::pcm_f32_to_mono16k(samples, n_values, sample_rate, channels);
+  });
+}
+
+hark_status hark_audio_free(float* samples) {
+  return guarded("hark_audio_free", HARK_ERR_INTERNAL, [&] {
+    if (!handles().remove(samples, Kind::Samples)) bad_handle(samples, Kind::Samples, "samples");
+    delete[] samples;
+  });
+}
+
+// ---- results ----
+
+hark_status hark_result_free(hark_result* result) {
+  return guarded("hark_result_free", HARK_ERR_INTERNAL, [&] {
+    {
+      std::unique_lock<std::shared_mutex> lock(handles().mutex());
+      if (handles().is(result, Kind::BorrowedResult))
+        raise(HARK_ERR_INVALID_ARGUMENT, "result is the one a new-segments callback was given; the library frees it");
+      if (!handles().remove_locked(result, Kind::Result)) bad_handle(result, Kind::Result, "result");
+    }
+    delete result;
+  });
+}
+
+int hark_result_job_id(const hark_result* result) {
+  return get("hark_result_job_id", result, -1, [](const hark_result& r) { return r.t.job_id; });
+}
+
+int hark_result_aborted(const hark_result* result) {
+  return get("hark_result_aborted", result, -1, [](const hark_result& r) { return r.t.aborted ? 1 : 0; });
+}
+
+const char* hark_result_language(const hark_result* result) {
+  return get("hark_result_language", result, static_cast<const char*>(nullptr),
+             [](const hark_result& r) { return r.t.language.c_str(); });
+}
+
+const char* hark_result_text(const hark_result* result) {
+  return get("hark_result_text", result, static_cast<const char*>(nullptr),
+             [](const hark_result& r) { return r.text.c_str(); });
+}
+
+int hark_result_n_segments(const hark_result* result) {
+  return get("hark_result_n_segments", result, -1,
+             [](const hark_result& r) { return static_cast<int>(r.t.segments.size()); });
+}
+
+int64_t hark_result_segment_t0(const hark_result* result, int i) {
+  return get("hark_result_segment_t0", result, int64_t{-1}, [i](const hark_result& r) { return segment(r, i).t0; });
+}
+
+int64_t hark_result_segment_t1(const hark_result* result, int i) {
+  return get("hark_result_segment_t1", result, int64_t{-1}, [i](const hark_result& r) { return segment(r, i).t1; });
+}
+
+const char* hark_result_segment_text(const hark_result* result, int i) {
+  return get("hark_result_segment_text", result, static_cast<const char*>(nullptr),
+             [i](const hark_result& r) { return segment(r, i).text.c_str(); });
+}
+
+int hark_result_segment_n_tokens(const hark_result* result, int i) {
+  return get("hark_result_segment_n_tokens", result, -1,
+             [i](const hark_result& r) { return static_cast<int>(segment(r, i).tokens.size()); });
+}
+
+hark_status hark_result_token(const hark_result* result, int i, int j, hark_token_data* out, size_t out_size) {
+  return guarded("hark_result_token", HARK_ERR_INTERNAL, [&] {
+    const auto lock = read_result(result);
+    const hark::Segment& s = segment(*result, i);
+    require(j >= 0 && static_cast<size_t>(j) < s.tokens.size(),
+            "token index " + std::to_string(j) + " is out of range (segment " + std::to_string(i) + " has " +
+                std::to_string(s.tokens.size()) + " tokens)");
+    const hark::TokenData& t = s.tokens[static_cast<size_t>(j)];
+    hark_token_data d;
+    std::memset(static_cast<void*>(&d), 0, sizeof d);
+    d.id = t.id;
+    d.text = t.text.c_str();
+    d.p = t.p;
+    d.t0 = t.t0;
+    d.t1 = t.t1;
+    write_out(out, out_size, kTokenDataV1, d);
+  });
+}
+
+int hark_result_n_windows(const hark_result* result) {
+  return get("hark_result_n_windows", result, -1,
+             [](const hark_result& r) { return static_cast<int>(r.t.windows.size()); });
+}
+
+hark_status hark_result_window(const hark_result* result, int i, hark_window* out, size_t out_size) {
+  return guarded("hark_result_window", HARK_ERR_INTERNAL, [&] {
+    const auto lock = read_result(result);
+    const auto& w = result->t.windows;
+    require(i >= 0 && static_cast<size_t>(i) < w.size(), "window index " + std::to_string(i) +
+                                                             " is out of range (n_windows " +
+                                                             std::to_string(w.size()) + ")");
+    hark_window v;
+    std::memset(static_cast<void*>(&v), 0, sizeof v);
+    v.t0 = w[static_cast<size_t>(i)].t0;
+    v.t1 = w[static_cast<size_t>(i)].t1;
+    v.skipped_as_silence = w[static_cast<size_t>(i)].skipped_as_silence;
+    write_out(out, out_size, kWindowV1, v);
+  });
+}
+
+hark_status hark_result_timings(const hark_result* result, hark_timings* out, size_t out_size) {
+  return guarded("hark_result_timings", HARK_ERR_INTERNAL, [&] {
+    const auto lock = read_result(result);
+    const hark::Timings& t = result->t.timings;
+    hark_timings v;
+    std::memset(static_cast<void*>(&v), 0, sizeof v);
+    v.load_ms = t.load_ms;
+    v.mel_ms = t.mel_ms;
+    v.encode_ms = t.encode_ms;
+    v.decode_ms = t.decode_ms;
+    v.total_ms = t.total_ms;
+    v.n_windows = t.n_windows;
+    v.n_decode_tokens = t.n_decode_tokens;
+    v.audio_seconds = t.audio_seconds;
+    v.real_time_factor = t.real_time_factor();
+    write_out(out, out_size, kTimingsV1, v);
+  });
+}
+
+const char* hark_result_format(const hark_result* result, hark_format format) {
+  const char* s = nullptr;
+  guarded("hark_result_format", HARK_ERR_INTERNAL, [&] {
+    const auto lock = read_result(result);
+    const int f = enum_value(format);
+    require(f >= HARK_FORMAT_TXT && f <= HARK_FORMAT_JSON, "format " + std::to_string(f) + " is not a hark_format (0..3)");
+    hark_result& r = const_cast<hark_result&>(*result);  // only the lazily made strings change
+    std::lock_guard<std::mutex> fl(r.format_mu);
+    if (!r.formatted[f]) {
+      switch (f) {
+        case HARK_FORMAT_TXT: r.formats[f] = hark::to_txt(r.t); break;
+        case HARK_FORMAT_SRT: r.formats[f] = hark::to_srt(r.t); break;
+        case HARK_FORMAT_VTT: r.formats[f] = hark::to_vtt(r.t); break;
+        case HARK_FORMAT_JSON: r.formats[f] = hark::to_json(r.t); break;
+      }
+      r.formatted[f] = true;
+    }
+    s = r.formats[f].c_str();
+  });
+  return s;
+}
+
+hark_status hark_format_timestamp(int64_t t, bool comma, char* buf, size_t buf_size) {
+  return guarded("hark_format_timestamp", HARK_ERR_INTERNAL, [&] {
+    require(buf != nullptr, "buf is NULL");
+    require(t >= 0, "t must be >= 0, got " + std::to_string(t));
+    const std::string s = hark::format_timestamp(t, comma);
+    require(buf_size > s.size(), "buf_size " + std::to_string(buf_size) + " is too small: '" + s + "' needs " +
+                                     std::to_string(s.size() + 1));
+    std::memcpy(buf, s.c_str(), s.size() + 1);
+  });
+}
+
+// ---- bench ----
+
+hark_status hark_bench(hark_context* ctx, int n_threads, hark_bench_result* out, size_t out_size) {
+  return guarded("hark_bench", HARK_ERR_FAILED, [&] {
+    std::optional<Lease> l;
+    lease(ctx, Kind::Context, "ctx", l);
+    require(n_threads >= 0, "n_threads must be >= 0 (0: the context's), got " + std::to_string(n_threads));
+    write_out(out, out_size, kBenchResultV1, hark_bench_result{});  // checks out before the long run
+    const hark::BenchResult b = ctx->impl->bench(n_threads);
+    hark_bench_result v;
+    std::memset(static_cast<void*>(&v), 0, sizeof v);
+    std::snprintf(v.config, sizeof v.config, "%s", b.config.c_str());
+    v.n_threads = b.n_threads;
+    v.encode_ms = b.encode_ms;
+    v.decode_ms = b.decode_ms;
+    v.batch_ms = b.batch_ms;
+    v.prompt_ms = b.prompt_ms;
+    write_out(out, out_size, kBenchResultV1, v);
+  });
+}
+
+}  // extern "C"

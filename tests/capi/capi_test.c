@@ -1,0 +1,924 @@
+/* The C API end to end, in C11: load, info, devices, every input form, callbacks with user_data,
+ * aborts (from a callback, by job id from another thread, by freeing the context), two jobs at
+ * once on one context, a state of one's own, result getters, and every bad handle and bad
+ * argument returning its code and a message. The model is the micro preset (random weights: the
+ * text is nonsense, but it is deterministic and there are segments), made with make-test-model.
+ *
+ *   hark_capi_test [MODEL]   without MODEL it runs make-test-model (HARK_MAKE_TEST_MODEL)
+ *
+ * Prints "N passed, M failed"; exits 1 when anything failed. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "hark/hark.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int g_passed, g_failed;
+
+#define CHECK(cond)                                                                                   \
+  do {                                                                                                \
+    if (cond) {                                                                                       \
+      ++g_passed;                                                                                     \
+    } else {                                                                                          \
+      ++g_failed;                                                                                     \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed; hark_last_error: %s\n", __FILE__, __LINE__, #cond,    \
+              hark_last_error());                                                                     \
+    }                                                                                                 \
+  } while (0)
+
+#define CHECK_OK(expr)                                                                                \
+  do {                                                                                                \
+    hark_status s_ = (expr);                                                                          \
+    if (s_ == HARK_OK) {                                                                              \
+      ++g_passed;                                                                                     \
+    } else {                                                                                          \
+      ++g_failed;                                                                                     \
+      fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr, hark_status_name(s_), \
+              hark_last_error());                                                                     \
+    }                                                                                                 \
+  } while (0)
+
+/* An error case: the expected status, and a message that contains `part` (the field or argument
+ * it is about), which also proves the message is this call's and not an earlier one's. */
+#define CHECK_ERR(expr, status, part)                                                                 \
+  do {                                                                                                \
+    hark_status s_ = (expr);                                                                          \
+    const char* m_ = hark_last_error();                                                               \
+    if (s_ == (status) && m_ && strstr(m_, (part))) {                                                 \
+      ++g_passed;                                                                                     \
+    } else {                                                                                          \
+      ++g_failed;                                                                                     \
+      fprintf(stderr, "%s:%d: %s returned %s (wanted %s), message '%s' (wanted one with '%s')\n",     \
+              __FILE__, __LINE__, #expr, hark_status_name(s_), hark_status_name(status), m_, (part)); \
+    }                                                                                                 \
+  } while (0)
+
+/* A getter's sentinel on error, with a message containing part. */
+#define CHECK_SENTINEL(cond, part)                                                                    \
+  do {                                                                                                \
+    const int ok_ = (cond);                                                                           \
+    const char* m_ = hark_last_error();                                                               \
+    if (ok_ && strstr(m_, (part))) {                                                                  \
+      ++g_passed;                                                                                     \
+    } else {                                                                                          \
+      ++g_failed;                                                                                     \
+      fprintf(stderr, "%s:%d: %s: wanted the sentinel and a message with '%s', message '%s'\n",      \
+              __FILE__, __LINE__, #cond, (part), m_);                                                 \
+    }                                                                                                 \
+  } while (0)
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* ---- audio ------------------------------------------------------------------------------- */
+
+static const double kPi = 3.14159265358979323846;
+
+/* Speech-like test audio at any rate: tones gliding in pitch, 2.2 s on, 0.8 s off. */
+static double synth_at(double t) {
+  const double gate = fmod(t, 3.0) < 2.2 ? 1.0 : 0.0;
+  const double f = 180.0 + 60.0 * sin(0.7 * t);
+  return gate * (0.3 * sin(2 * kPi * f * t) + 0.1 * sin(2 * kPi * 3.1 * f * t));
+}
+
+static float* synth(double seconds, size_t* n) {
+  *n = (size_t)(seconds * 16000);
+  float* a = malloc(*n * sizeof *a);
+  for (size_t i = 0; i < *n; ++i) a[i] = (float)synth_at((double)i / 16000);
+  return a;
+}
+
+static void put_u32(unsigned char* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put_u16(unsigned char* p, uint16_t v) {
+  p[0] = (unsigned char)v;
+  p[1] = (unsigned char)(v >> 8);
+}
+
+/* A 16-bit mono 16 kHz WAV file of the test audio, in memory. */
+static unsigned char* make_wav(double seconds, size_t* size) {
+  const uint32_t n = (uint32_t)(seconds * 16000);
+  *size = 44 + (size_t)n * 2;
+  unsigned char* w = malloc(*size);
+  memcpy(w, "RIFF", 4);
+  put_u32(w + 4, (uint32_t)(*size - 8));
+  memcpy(w + 8, "WAVEfmt ", 8);
+  put_u32(w + 16, 16);
+  put_u16(w + 20, 1); /* PCM */
+  put_u16(w + 22, 1); /* mono */
+  put_u32(w + 24, 16000);
+  put_u32(w + 28, 32000);
+  put_u16(w + 32, 2);
+  put_u16(w + 34, 16);
+  memcpy(w + 36, "data", 4);
+  put_u32(w + 40, n * 2);
+  for (uint32_t i = 0; i < n; ++i) put_u16(w + 44 + 2 * i, (uint16_t)(int16_t)lrint(synth_at(i / 16000.0) * 32767));
+  return w;
+}
+
+static char* data_uri(const unsigned char* data, size_t size) {
+  static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const char* head = "data:audio/wav;base64,";
+  char* out = malloc(strlen(head) + (size + 2) / 3 * 4 + 1);
+  char* o = out + strlen(head);
+  strcpy(out, head);
+  for (size_t i = 0; i < size; i += 3) {
+    const uint32_t b = (uint32_t)data[i] << 16 | (i + 1 < size ? (uint32_t)data[i + 1] << 8 : 0) |
+                       (i + 2 < size ? data[i + 2] : 0);
+    *o++ = digits[b >> 18 & 63];
+    *o++ = digits[b >> 12 & 63];
+    *o++ = i + 1 < size ? digits[b >> 6 & 63] : '=';
+    *o++ = i + 2 < size ? digits[b & 63] : '=';
+  }
+  *o = '\0';
+  return out;
+}
+
+/* Every segment's times and text, one line each: what "the same text" compares. */
+static char* transcript_of(const hark_result* r) {
+  size_t cap = 256, len = 0;
+  char* s = malloc(cap);
+  s[0] = '\0';
+  for (int i = 0; i < hark_result_n_segments(r); ++i) {
+    const char* text = hark_result_segment_text(r, i);
+    const size_t need = len + strlen(text) + 64;
+    if (need > cap) {
+      cap = need * 2;
+      s = realloc(s, cap);
+    }
+    len += (size_t)sprintf(s + len, "%lld-%lld:%s\n", (long long)hark_result_segment_t0(r, i),
+                           (long long)hark_result_segment_t1(r, i), text);
+  }
+  return s;
+}
+
+/* ---- callbacks --------------------------------------------------------------------------- */
+
+typedef struct {
+  int progress_calls, last_progress, progress_decreased;
+  int segment_calls, segments_seen, totals_consistent, views_consistent;
+  int encoder_begins, abort_polls;
+  int stop_after_segments; /* > 0: the abort callback says stop once this many arrived */
+  int encoder_stop;        /* encoder_begin returns false */
+  hark_context* ctx_to_free; /* the new-segments callback tries to free it (must be refused) */
+  hark_status free_in_callback;
+} Watch;
+
+static void on_progress(int percent, void* ud) {
+  Watch* w = ud;
+  if (percent < w->last_progress) w->progress_decreased = 1;
+  w->last_progress = percent;
+  ++w->progress_calls;
+}
+
+static void on_segments(const hark_result* segs, int n_new, int total, void* ud) {
+  Watch* w = ud;
+  ++w->segment_calls;
+  w->segments_seen += n_new;
+  if (total != w->segments_seen) w->totals_consistent = 0;
+  /* The borrowed result holds exactly the new segments, readable with the ordinary getters. */
+  if (hark_result_n_segments(segs) != n_new) w->views_consistent = 0;
+  for (int i = 0; i < n_new; ++i) {
+    const char* t = hark_result_segment_text(segs, i);
+    if (!t || hark_result_segment_t0(segs, i) > hark_result_segment_t1(segs, i)) w->views_consistent = 0;
+  }
+  if (hark_result_free((hark_result*)segs) != HARK_ERR_INVALID_ARGUMENT) w->views_consistent = 0;
+  if (w->ctx_to_free) {
+    w->free_in_callback = hark_context_free(w->ctx_to_free);
+    w->ctx_to_free = NULL;
+  }
+}
+
+static bool on_encoder_begin(void* ud) {
+  Watch* w = ud;
+  ++w->encoder_begins;
+  return !w->encoder_stop;
+}
+
+static bool on_abort_poll(void* ud) {
+  Watch* w = ud;
+  ++w->abort_polls;
+  return w->stop_after_segments > 0 && w->segments_seen >= w->stop_after_segments;
+}
+
+static hark_transcribe_params watched_params(Watch* w) {
+  memset(w, 0, sizeof *w);
+  w->last_progress = -1;
+  w->totals_consistent = 1;
+  w->views_consistent = 1;
+  hark_transcribe_params p = hark_transcribe_default_params();
+  p.progress_callback = on_progress;
+  p.progress_user_data = w;
+  p.new_segments_callback = on_segments;
+  p.new_segments_user_data = w;
+  p.encoder_begin_callback = on_encoder_begin;
+  p.encoder_begin_user_data = w;
+  p.abort_callback = on_abort_poll;
+  p.abort_user_data = w;
+  return p;
+}
+
+static atomic_int g_log_messages;
+static void on_log(hark_log_level level, const char* message, void* ud) {
+  if (level >= HARK_LOG_DEBUG && level <= HARK_LOG_ERROR && message && ud == &g_log_messages)
+    atomic_fetch_add(&g_log_messages, 1);
+}
+
+/* ---- threads ----------------------------------------------------------------------------- */
+
+typedef struct {
+  hark_context* ctx;
+  const float* samples;
+  size_t n;
+  hark_transcribe_params params;
+  hark_status status;
+  hark_result* result;
+} Job;
+
+static void* run_job(void* arg) {
+  Job* j = arg;
+  j->status = hark_transcribe(j->ctx, j->samples, j->n, &j->params, &j->result);
+  return NULL;
+}
+
+/* A job that holds itself at its first progress report until the test lets it go: the abort
+ * then lands while the job is surely running, however fast the machine. */
+typedef struct {
+  atomic_int started;
+  atomic_int release;
+} Gate;
+
+static void gate_progress(int percent, void* ud) {
+  (void)percent;
+  Gate* g = ud;
+  atomic_store(&g->started, 1);
+  for (int i = 0; i < 10000 && !atomic_load(&g->release); ++i) sleep_ms(1);
+}
+
+static void wait_started(Gate* g) {
+  for (int i = 0; i < 60000 && !atomic_load(&g->started); ++i) sleep_ms(1);
+}
+
+/* For the context-free case: the job's progress callback waits until the context is being freed
+ * (its handle no longer answers), so the free surely finds the job running. */
+typedef struct {
+  hark_context* ctx;
+  atomic_int started;
+} FreeGate;
+
+static void free_gate_progress(int percent, void* ud) {
+  (void)percent;
+  FreeGate* g = ud;
+  atomic_store(&g->started, 1);
+  for (int i = 0; i < 10000 && hark_context_describe(g->ctx) != NULL; ++i) sleep_ms(1);
+}
+
+/* ---- the tests --------------------------------------------------------------------------- */
+
+static void test_library(void) {
+  CHECK(hark_version() && strlen(hark_version()) > 0);
+  CHECK(strstr(hark_system_info(), "AVX2") != NULL);
+  CHECK(hark_language_count() >= 99);
+  CHECK(hark_language_id("en") == 0);
+  CHECK(hark_language_id("de") > 0);
+  CHECK_SENTINEL(hark_language_id("xx") == -1, "xx");
+  CHECK_SENTINEL(hark_language_id(NULL) == -1, "NULL");
+  CHECK(strcmp(hark_language_code(0), "en") == 0);
+  CHECK_SENTINEL(hark_language_code(hark_language_count()) == NULL, "out of range");
+  CHECK(strcmp(hark_status_name(HARK_ERR_BAD_HANDLE), "HARK_ERR_BAD_HANDLE") == 0);
+  CHECK(strcmp(hark_status_name((hark_status)99), "HARK_ERR_UNKNOWN") == 0);
+
+  const int n = hark_device_count();
+  CHECK(n >= 1);
+  hark_device_info d;
+  int have_cpu = 0;
+  for (int i = 0; i < n; ++i) {
+    CHECK_OK(hark_device_get(i, &d, sizeof d));
+    CHECK(d.name && d.description && d.reason_no_gpu);
+    if (strcmp(d.name, "cpu") == 0) have_cpu = 1;
+  }
+  CHECK(have_cpu);
+  CHECK_ERR(hark_device_get(n, &d, sizeof d), HARK_ERR_INVALID_ARGUMENT, "index");
+  CHECK_ERR(hark_device_get(-1, &d, sizeof d), HARK_ERR_INVALID_ARGUMENT, "index");
+  CHECK_ERR(hark_device_get(0, NULL, sizeof d), HARK_ERR_INVALID_ARGUMENT, "out");
+  CHECK_ERR(hark_device_get(0, &d, 4), HARK_ERR_INVALID_ARGUMENT, "out_size");
+
+  CHECK_ERR(hark_set_log_level((hark_log_level)7), HARK_ERR_INVALID_ARGUMENT, "min_level");
+  char buf[32];
+  CHECK_OK(hark_format_timestamp(6123456, false, buf, sizeof buf));
+  CHECK(strcmp(buf, "17:00:34.560") == 0);
+  CHECK_OK(hark_format_timestamp(150, true, buf, sizeof buf));
+  CHECK(strcmp(buf, "00:00:01,500") == 0);
+  CHECK_ERR(hark_format_timestamp(150, false, buf, 5), HARK_ERR_INVALID_ARGUMENT, "buf_size");
+  CHECK_ERR(hark_format_timestamp(150, false, NULL, 32), HARK_ERR_INVALID_ARGUMENT, "buf");
+  CHECK_ERR(hark_format_timestamp(-1, false, buf, 32), HARK_ERR_INVALID_ARGUMENT, "t must");
+
+  hark_transcribe_params tp;
+  CHECK_ERR(hark_transcribe_params_init(&tp, 8), HARK_ERR_INVALID_ARGUMENT, "params_size");
+  CHECK_ERR(hark_transcribe_params_init(NULL, sizeof tp), HARK_ERR_INVALID_ARGUMENT, "params");
+  tp = hark_transcribe_default_params();
+  CHECK(tp.struct_size == sizeof tp && strcmp(tp.language, "en") == 0 && tp.n_processors == 1 && tp.timestamps);
+  hark_context_params cp = hark_context_default_params();
+  CHECK(cp.struct_size == sizeof cp && cp.use_gpu && cp.flash_attn && cp.n_threads == 0 && cp.device == NULL);
+}
+
+static void test_load_errors(const char* model, const char* not_a_model) {
+  hark_context* ctx = (hark_context*)&ctx; /* must come back NULL */
+  hark_context_params cp = hark_context_default_params();
+  CHECK_ERR(hark_context_load(NULL, NULL, &ctx), HARK_ERR_INVALID_ARGUMENT, "model_path");
+  CHECK(ctx == NULL);
+  CHECK_ERR(hark_context_load(model, NULL, NULL), HARK_ERR_INVALID_ARGUMENT, "out");
+  CHECK_ERR(hark_context_load("/nonexistent/ggml-tiny.bin", NULL, &ctx), HARK_ERR_IO, "ggml-tiny.bin");
+  CHECK_ERR(hark_context_load(not_a_model, NULL, &ctx), HARK_ERR_MODEL, not_a_model);
+  CHECK(ctx == NULL);
+  cp.n_threads = -1;
+  CHECK_ERR(hark_context_load(model, &cp, &ctx), HARK_ERR_INVALID_ARGUMENT, "n_threads");
+  cp = hark_context_default_params();
+  cp.device = "tpu-9000";
+  CHECK_ERR(hark_context_load(model, &cp, &ctx), HARK_ERR_INVALID_ARGUMENT, "tpu-9000");
+  hark_context_params zero;
+  memset(&zero, 0, sizeof zero);
+  CHECK_ERR(hark_context_load(model, &zero, &ctx), HARK_ERR_INVALID_ARGUMENT, "struct_size");
+  cp = hark_context_default_params();
+  cp.struct_size = sizeof cp + 64;
+  CHECK_ERR(hark_context_load(model, &cp, &ctx), HARK_ERR_INVALID_ARGUMENT, "newer hark.h");
+  CHECK(ctx == NULL);
+}
+
+static void test_info(hark_context* ctx) {
+  hark_model_info mi;
+  CHECK_OK(hark_context_info(ctx, &mi, sizeof mi));
+  CHECK(strncmp(mi.size_name, "custom", 6) == 0);
+  CHECK(strcmp(mi.weight_type, "f16") == 0);
+  CHECK(mi.n_vocab > 50000 && mi.n_audio_layer == 2 && mi.n_text_layer == 2 && mi.n_mels == 80);
+  CHECK(mi.file_bytes > 0 && mi.tensor_bytes > 0 && mi.file_bytes >= mi.tensor_bytes);
+  CHECK(mi.path && strlen(mi.path) > 0);
+  const char* desc = hark_context_describe(ctx);
+  CHECK(desc && strlen(desc) > 0);
+  CHECK_ERR(hark_context_info(ctx, &mi, 3), HARK_ERR_INVALID_ARGUMENT, "out_size");
+  CHECK_ERR(hark_context_info(ctx, NULL, sizeof mi), HARK_ERR_INVALID_ARGUMENT, "out");
+
+  hark_device_info d;
+  CHECK_OK(hark_context_device(ctx, &d, sizeof d));
+  CHECK(d.name && strlen(d.name) > 0);
+  /* use_gpu was asked for (the default): a GPU, or the reason there is none. */
+  CHECK(d.gpu || strlen(d.reason_no_gpu) > 0);
+}
+
+static double g_audio_seconds = 10.0;
+
+/* Float samples with every callback on; returns the transcript text (for comparisons). */
+static char* test_transcribe_float(hark_context* ctx, const float* audio, size_t n) {
+  Watch w;
+  hark_transcribe_params p = watched_params(&w);
+  hark_result* r = NULL;
+  CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r));
+  if (!r) return NULL;
+  CHECK(w.progress_calls > 0 && w.last_progress == 100 && !w.progress_decreased);
+  CHECK(w.segment_calls > 0 && w.totals_consistent && w.views_consistent);
+  CHECK(w.encoder_begins >= 1 && w.abort_polls > 0);
+
+  const int ns = hark_result_n_segments(r);
+  CHECK(ns > 0);
+  CHECK(w.segments_seen == ns);
+  CHECK(hark_result_job_id(r) > 0);
+  CHECK(hark_result_aborted(r) == 0);
+  CHECK(strcmp(hark_result_language(r), "en") == 0);
+  const char* text = hark_result_text(r);
+  CHECK(text && strlen(text) > 0);
+
+  int64_t prev = 0;
+  size_t joined = 0;
+  for (int i = 0; i < ns; ++i) {
+    const int64_t t0 = hark_result_segment_t0(r, i), t1 = hark_result_segment_t1(r, i);
+    CHECK(t0 >= prev && t0 <= t1 && t1 <= (int64_t)(g_audio_seconds * 100));
+    prev = t0;
+    joined += strlen(hark_result_segment_text(r, i));
+    const int nt = hark_result_segment_n_tokens(r, i);
+    CHECK(nt > 0);
+    for (int j = 0; j < nt; ++j) {
+      hark_token_data td;
+      CHECK_OK(hark_result_token(r, i, j, &td, sizeof td));
+      CHECK(td.id >= 0 && td.text != NULL && td.p > 0.0f && td.p <= 1.0f);
+    }
+  }
+  CHECK(joined == strlen(text));
+
+  CHECK_SENTINEL(hark_result_segment_text(r, ns) == NULL, "segment index");
+  CHECK_SENTINEL(hark_result_segment_t0(r, -1) == -1, "segment index");
+  CHECK_SENTINEL(hark_result_segment_t1(r, ns) == -1, "segment index");
+  CHECK_SENTINEL(hark_result_segment_n_tokens(r, ns) == -1, "segment index");
+  hark_token_data td;
+  CHECK_ERR(hark_result_token(r, 0, 100000, &td, sizeof td), HARK_ERR_INVALID_ARGUMENT, "token index");
+  CHECK_ERR(hark_result_token(r, 0, 0, &td, 2), HARK_ERR_INVALID_ARGUMENT, "out_size");
+
+  const int nw = hark_result_n_windows(r);
+  CHECK(nw >= 1);
+  hark_window win;
+  CHECK_OK(hark_result_window(r, 0, &win, sizeof win));
+  CHECK(win.t0 == 0 && win.t1 > win.t0);
+  CHECK_ERR(hark_result_window(r, nw, &win, sizeof win), HARK_ERR_INVALID_ARGUMENT, "window index");
+
+  hark_timings tm;
+  CHECK_OK(hark_result_timings(r, &tm, sizeof tm));
+  CHECK(tm.n_windows == nw && tm.encode_ms > 0 && tm.total_ms > 0 && tm.n_decode_tokens > 0);
+  CHECK(fabs(tm.audio_seconds - g_audio_seconds) < 0.01 && tm.real_time_factor > 0);
+
+  const char* srt = hark_result_format(r, HARK_FORMAT_SRT);
+  CHECK(srt && strstr(srt, " --> ") != NULL);
+  CHECK(hark_result_format(r, HARK_FORMAT_SRT) == srt); /* made once, kept */
+  const char* json = hark_result_format(r, HARK_FORMAT_JSON);
+  CHECK(json && json[0] == '{' && strstr(json, "\"segments\"") != NULL);
+  CHECK(strstr(hark_result_format(r, HARK_FORMAT_VTT), "WEBVTT") != NULL);
+  CHECK(strlen(hark_result_format(r, HARK_FORMAT_TXT)) > 0);
+  CHECK_SENTINEL(hark_result_format(r, (hark_format)9) == NULL, "format");
+
+  char* t = transcript_of(r);
+  CHECK_OK(hark_result_free(r));
+  /* Freed: every getter refuses it. */
+  CHECK_SENTINEL(hark_result_n_segments(r) == -1, "not a live hark_result");
+  CHECK_SENTINEL(hark_result_text(r) == NULL, "not a live hark_result");
+  CHECK_ERR(hark_result_free(r), HARK_ERR_BAD_HANDLE, "not a live hark_result");
+
+  /* The same again: the same text. */
+  r = NULL;
+  CHECK_OK(hark_transcribe(ctx, audio, n, NULL, &r));
+  char* again = r ? transcript_of(r) : NULL;
+  CHECK(again && strcmp(again, t) == 0);
+  free(again);
+  hark_result_free(r);
+  return t;
+}
+
+static void test_inputs(hark_context* ctx, const char* wav_path) {
+  /* 16-bit PCM at 44.1 kHz, stereo: converted, then transcribed. */
+  const size_t frames = (size_t)(g_audio_seconds * 44100);
+  int16_t* pcm = malloc(frames * 2 * sizeof *pcm);
+  for (size_t i = 0; i < frames; ++i) {
+    const int16_t v = (int16_t)lrint(synth_at((double)i / 44100) * 32767);
+    pcm[2 * i] = v;
+    pcm[2 * i + 1] = v;
+  }
+  hark_result* r = NULL;
+  CHECK_OK(hark_transcribe_pcm16(ctx, pcm, frames * 2, 44100, 2, NULL, &r));
+  CHECK(r && hark_result_n_segments(r) > 0);
+  hark_result_free(r);
+  float* conv = NULL;
+  size_t n_conv = 0;
+  CHECK_OK(hark_audio_pcm16_to_mono16k(pcm, frames * 2, 44100, 2, &conv, &n_conv));
+  CHECK(conv && labs((long)n_conv - (long)(g_audio_seconds * 16000)) < 100);
+  CHECK_OK(hark_audio_free(conv));
+  CHECK_ERR(hark_audio_free(conv), HARK_ERR_BAD_HANDLE, "samples");
+  CHECK_ERR(hark_transcribe_pcm16(ctx, pcm, frames * 2, 0, 2, NULL, &r), HARK_ERR_INVALID_ARGUMENT, "sample_rate");
+  CHECK_ERR(hark_transcribe_pcm16(ctx, pcm, frames * 2, 44100, 0, NULL, &r), HARK_ERR_INVALID_ARGUMENT, "channels");
+  CHECK_ERR(hark_transcribe_pcm16(ctx, pcm, 3, 44100, 2, NULL, &r), HARK_ERR_INVALID_ARGUMENT, "multiple");
+  CHECK_ERR(hark_transcribe_pcm16(ctx, NULL, 10, 44100, 2, NULL, &r), HARK_ERR_INVALID_ARGUMENT, "samples");
+  CHECK_ERR(hark_audio_pcm16_to_mono16k(pcm, frames * 2, 44100, 2, NULL, &n_conv), HARK_ERR_INVALID_ARGUMENT, "out");
+  free(pcm);
+
+  /* Float PCM at another rate. */
+  const size_t n8 = (size_t)(2.0 * 8000);
+  float* f8 = malloc(n8 * sizeof *f8);
+  for (size_t i = 0; i < n8; ++i) f8[i] = (float)synth_at((double)i / 8000);
+  CHECK_OK(hark_audio_pcm_f32_to_mono16k(f8, n8, 8000, 1, &conv, &n_conv));
+  CHECK(labs((long)n_conv - 32000) < 100);
+  hark_audio_free(conv);
+  free(f8);
+
+  /* A WAV file: from the file, from its bytes, from a data URI. Same bytes, same text. */
+  size_t wav_size = 0;
+  unsigned char* wav = make_wav(g_audio_seconds, &wav_size);
+  FILE* f = fopen(wav_path, "wb");
+  CHECK(f != NULL);
+  if (!f) return;
+  fwrite(wav, 1, wav_size, f);
+  fclose(f);
+  char *from_file = NULL, *from_bytes = NULL, *from_uri = NULL;
+  CHECK_OK(hark_transcribe_file(ctx, wav_path, NULL, &r));
+  if (r) from_file = transcript_of(r);
+  hark_result_free(r);
+  CHECK_OK(hark_transcribe_encoded(ctx, wav, wav_size, NULL, &r));
+  if (r) from_bytes = transcript_of(r);
+  hark_result_free(r);
+  char* uri = data_uri(wav, wav_size);
+  CHECK_OK(hark_transcribe_data_uri(ctx, uri, NULL, &r));
+  if (r) from_uri = transcript_of(r);
+  hark_result_free(r);
+  CHECK(from_file && strlen(from_file) > 0);
+  CHECK(from_file && from_bytes && strcmp(from_file, from_bytes) == 0);
+  CHECK(from_file && from_uri && strcmp(from_file, from_uri) == 0);
+  free(from_file);
+  free(from_bytes);
+  free(from_uri);
+
+  CHECK_OK(hark_audio_load_file(wav_path, &conv, &n_conv));
+  CHECK(n_conv == (size_t)(g_audio_seconds * 16000));
+  hark_audio_free(conv);
+  CHECK_OK(hark_audio_decode_data_uri(uri, &conv, &n_conv));
+  CHECK(n_conv == (size_t)(g_audio_seconds * 16000));
+  hark_audio_free(conv);
+  CHECK_OK(hark_audio_decode(wav, wav_size, &conv, &n_conv));
+  hark_audio_free(conv);
+
+  /* Bad audio. */
+  r = (hark_result*)&r;
+  CHECK_ERR(hark_transcribe_file(ctx, "/nonexistent/talk.wav", NULL, &r), HARK_ERR_IO, "talk.wav");
+  CHECK(r == NULL);
+  CHECK_ERR(hark_transcribe_file(ctx, NULL, NULL, &r), HARK_ERR_INVALID_ARGUMENT, "path");
+  CHECK_ERR(hark_transcribe_encoded(ctx, "not audio at all", 16, NULL, &r), HARK_ERR_AUDIO, "hark_transcribe_encoded");
+  CHECK_ERR(hark_transcribe_encoded(ctx, NULL, 16, NULL, &r), HARK_ERR_INVALID_ARGUMENT, "data");
+  CHECK_ERR(hark_transcribe_data_uri(ctx, "data:audio/wav;base64,!!!!", NULL, &r), HARK_ERR_AUDIO, "data URI");
+  CHECK_ERR(hark_transcribe_data_uri(ctx, "http://example.com/a.wav", NULL, &r), HARK_ERR_AUDIO, "data:");
+  CHECK_ERR(hark_transcribe_data_uri(ctx, NULL, NULL, &r), HARK_ERR_INVALID_ARGUMENT, "uri");
+  CHECK_ERR(hark_audio_decode("xyz", 3, &conv, &n_conv), HARK_ERR_AUDIO, "hark_audio_decode");
+  CHECK_ERR(hark_audio_load_file("/nonexistent/a.wav", &conv, &n_conv), HARK_ERR_IO, "a.wav");
+  CHECK_ERR(hark_audio_load_file(wav_path, &conv, NULL), HARK_ERR_INVALID_ARGUMENT, "n_out");
+  free(uri);
+  free(wav);
+}
+
+static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int multilingual) {
+  hark_result* r = NULL;
+  hark_transcribe_params p;
+#define BAD(field_assignment, part)                                                   \
+  do {                                                                                \
+    p = hark_transcribe_default_params();                                             \
+    field_assignment;                                                                 \
+    r = (hark_result*)&p;                                                             \
+    CHECK_ERR(hark_transcribe(ctx, audio, n, &p, &r), HARK_ERR_INVALID_ARGUMENT, part); \
+    CHECK(r == NULL);                                                                 \
+  } while (0)
+  BAD(p.n_threads = -2, "n_threads");
+  BAD(p.n_processors = 0, "n_processors");
+  BAD(p.n_processors = 65, "n_processors");
+  BAD(p.offset_ms = -1, "offset_ms");
+  BAD(p.offset_ms = (int64_t)(g_audio_seconds * 1000) + 1, "past the end");
+  BAD(p.duration_ms = -5, "duration_ms");
+  BAD(p.max_tokens_per_window = -1, "max_tokens_per_window");
+  BAD(p.language = "xx", "'xx'");
+  BAD(p.job_id = 987654321, "987654321");
+  BAD(p.job_id = -3, "job_id");
+  BAD(p.struct_size = 0, "struct_size is 0");
+  BAD(p.struct_size = 4, "struct_size");
+  BAD(p.struct_size = sizeof p + 8, "newer hark.h");
+  if (!multilingual) {
+    BAD(p.language = "de", "English-only");
+    BAD(p.translate = true, "translate");
+  }
+#undef BAD
+  CHECK_ERR(hark_transcribe(ctx, NULL, n, NULL, &r), HARK_ERR_INVALID_ARGUMENT, "samples is NULL");
+  CHECK_ERR(hark_transcribe(ctx, audio, 0, NULL, &r), HARK_ERR_INVALID_ARGUMENT, "n_samples");
+  CHECK_ERR(hark_transcribe(ctx, audio, n, NULL, NULL), HARK_ERR_INVALID_ARGUMENT, "out");
+  float* nan_audio = malloc(n * sizeof *nan_audio);
+  memcpy(nan_audio, audio, n * sizeof *nan_audio);
+  nan_audio[1234] = NAN;
+  CHECK_ERR(hark_transcribe(ctx, nan_audio, n, NULL, &r), HARK_ERR_INVALID_ARGUMENT, "samples[1234] is NaN");
+  free(nan_audio);
+  /* offset + duration work when valid. */
+  p = hark_transcribe_default_params();
+  p.offset_ms = 2000;
+  p.duration_ms = 5000;
+  CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r));
+  hark_window w;
+  if (r && hark_result_n_windows(r) > 0) {
+    CHECK_OK(hark_result_window(r, 0, &w, sizeof w));
+    CHECK(w.t0 == 200);
+    CHECK_OK(hark_result_window(r, hark_result_n_windows(r) - 1, &w, sizeof w));
+    CHECK(w.t1 == 700);
+  }
+  hark_result_free(r);
+  /* language "auto" and NULL (detect) are fine. */
+  p = hark_transcribe_default_params();
+  p.language = NULL;
+  CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r));
+  CHECK(r && strlen(hark_result_language(r)) > 0);
+  hark_result_free(r);
+}
+
+static void test_bad_handles(hark_context* live_ctx, const float* audio, size_t n) {
+  /* NULL, a made-up address, a handle of another kind, a freed one: all bad handles, no crash. */
+  int local = 0;
+  hark_context* fake = (hark_context*)&local;
+  hark_result* r = NULL;
+  hark_state* st = NULL;
+  hark_model_info mi;
+  hark_device_info di;
+  hark_bench_result br;
+  size_t bytes = 0;
+  CHECK_ERR(hark_context_info(NULL, &mi, sizeof mi), HARK_ERR_BAD_HANDLE, "ctx is NULL");
+  CHECK_ERR(hark_context_info(fake, &mi, sizeof mi), HARK_ERR_BAD_HANDLE, "not a live hark_context");
+  CHECK_ERR(hark_context_device(fake, &di, sizeof di), HARK_ERR_BAD_HANDLE, "ctx");
+  CHECK_SENTINEL(hark_context_describe(fake) == NULL, "ctx");
+  CHECK_ERR(hark_transcribe(NULL, audio, n, NULL, &r), HARK_ERR_BAD_HANDLE, "ctx");
+  CHECK_ERR(hark_transcribe(fake, audio, n, NULL, &r), HARK_ERR_BAD_HANDLE, "ctx");
+  CHECK_ERR(hark_transcribe_file(fake, "x.wav", NULL, &r), HARK_ERR_BAD_HANDLE, "ctx");
+  CHECK_ERR(hark_transcribe_encoded(fake, "x", 1, NULL, &r), HARK_ERR_BAD_HANDLE, "ctx");
+  CHECK_ERR(hark_transcribe_data_uri(fake, "data:", NULL, &r), HARK_ERR_BAD_HANDLE, "ctx");
+  CHECK_ERR(hark_transcribe_pcm16(fake, (const int16_t*)audio, 2, 16000, 1, NULL, &r), HARK_ERR_BAD_HANDLE, "ctx");
+  CHECK_ERR(hark_state_new(fake, 0, &st), HARK_ERR_BAD_HANDLE, "ctx");
+  CHECK_ERR(hark_bench(fake, 0, &br, sizeof br), HARK_ERR_BAD_HANDLE, "ctx");
+  CHECK_ERR(hark_context_free(fake), HARK_ERR_BAD_HANDLE, "ctx");
+  CHECK_ERR(hark_context_free(NULL), HARK_ERR_BAD_HANDLE, "ctx is NULL");
+  CHECK_ERR(hark_state_free((hark_state*)fake), HARK_ERR_BAD_HANDLE, "state");
+  CHECK_ERR(hark_state_free(NULL), HARK_ERR_BAD_HANDLE, "state is NULL");
+  CHECK_ERR(hark_state_bytes((hark_state*)fake, &bytes), HARK_ERR_BAD_HANDLE, "state");
+  CHECK_ERR(hark_transcribe_with_state(NULL, audio, n, NULL, &r), HARK_ERR_BAD_HANDLE, "state");
+  CHECK_ERR(hark_result_free((hark_result*)fake), HARK_ERR_BAD_HANDLE, "result");
+  CHECK_ERR(hark_result_free(NULL), HARK_ERR_BAD_HANDLE, "result is NULL");
+  CHECK_ERR(hark_result_token(NULL, 0, 0, &(hark_token_data){0}, sizeof(hark_token_data)), HARK_ERR_BAD_HANDLE,
+            "result");
+  CHECK_ERR(hark_result_window(NULL, 0, &(hark_window){0}, sizeof(hark_window)), HARK_ERR_BAD_HANDLE, "result");
+  CHECK_ERR(hark_result_timings((hark_result*)fake, &(hark_timings){0}, sizeof(hark_timings)), HARK_ERR_BAD_HANDLE,
+            "result");
+  CHECK_SENTINEL(hark_result_job_id(NULL) == -1, "result");
+  CHECK_SENTINEL(hark_result_aborted((hark_result*)fake) == -1, "result");
+  CHECK_SENTINEL(hark_result_language(NULL) == NULL, "result");
+  CHECK_SENTINEL(hark_result_n_windows(NULL) == -1, "result");
+  CHECK_SENTINEL(hark_result_format(NULL, HARK_FORMAT_TXT) == NULL, "result");
+  CHECK_ERR(hark_audio_free((float*)fake), HARK_ERR_BAD_HANDLE, "samples");
+  CHECK_ERR(hark_audio_free(NULL), HARK_ERR_BAD_HANDLE, "samples is NULL");
+
+  /* The wrong kind: a context where a state or a result belongs, and the other way round. */
+  CHECK_ERR(hark_state_bytes((hark_state*)live_ctx, &bytes), HARK_ERR_BAD_HANDLE, "hark_state");
+  CHECK_ERR(hark_result_free((hark_result*)live_ctx), HARK_ERR_BAD_HANDLE, "hark_result");
+  CHECK_SENTINEL(hark_result_n_segments((hark_result*)live_ctx) == -1, "hark_result");
+  CHECK_OK(hark_state_new(live_ctx, 1, &st));
+  CHECK_ERR(hark_transcribe((hark_context*)st, audio, n, NULL, &r), HARK_ERR_BAD_HANDLE, "hark_context");
+  CHECK_ERR(hark_context_free((hark_context*)st), HARK_ERR_BAD_HANDLE, "hark_context");
+  CHECK_OK(hark_state_free(st));
+  CHECK_ERR(hark_state_free(st), HARK_ERR_BAD_HANDLE, "state");
+  CHECK_ERR(hark_transcribe_with_state(st, audio, n, NULL, &r), HARK_ERR_BAD_HANDLE, "state");
+
+  /* Jobs by unknown id. */
+  CHECK_ERR(hark_job_abort(-7), HARK_ERR_INVALID_ARGUMENT, "-7");
+  CHECK_ERR(hark_job_remove(123456789), HARK_ERR_INVALID_ARGUMENT, "123456789");
+}
+
+static void test_state(hark_context* ctx, const float* audio, size_t n, const char* reference) {
+  hark_state* st = NULL;
+  CHECK_ERR(hark_state_new(ctx, -1, &st), HARK_ERR_INVALID_ARGUMENT, "n_threads");
+  CHECK_ERR(hark_state_new(ctx, 0, NULL), HARK_ERR_INVALID_ARGUMENT, "out");
+  CHECK_OK(hark_state_new(ctx, 0, &st));
+  size_t bytes = 0;
+  CHECK_OK(hark_state_bytes(st, &bytes));
+  CHECK(bytes > 0);
+  CHECK_ERR(hark_state_bytes(st, NULL), HARK_ERR_INVALID_ARGUMENT, "out");
+  hark_result* r = NULL;
+  CHECK_OK(hark_transcribe_with_state(st, audio, n, NULL, &r));
+  char* t = r ? transcript_of(r) : NULL;
+  CHECK(t && strcmp(t, reference) == 0);
+  free(t);
+  hark_result_free(r);
+  hark_transcribe_params p = hark_transcribe_default_params();
+  p.n_threads = -1;
+  CHECK_ERR(hark_transcribe_with_state(st, audio, n, &p, &r), HARK_ERR_INVALID_ARGUMENT, "n_threads");
+  CHECK_OK(hark_state_free(st));
+}
+
+static void test_aborts(hark_context* ctx, const char* model) {
+  size_t n_long = 0;
+  float* longer = synth(75.0, &n_long); /* three windows at least */
+  hark_result* r = NULL;
+
+  /* From the abort callback, once the first segments are in. */
+  Watch w;
+  hark_transcribe_params p = watched_params(&w);
+  w.stop_after_segments = 1;
+  CHECK_OK(hark_transcribe(ctx, longer, n_long, &p, &r));
+  CHECK(r && hark_result_aborted(r) == 1);
+  CHECK(r && hark_result_n_windows(r) < 3);
+  CHECK(w.last_progress < 100);
+  hark_result_free(r);
+
+  /* encoder_begin says no: nothing is decoded. */
+  p = watched_params(&w);
+  w.encoder_stop = 1;
+  CHECK_OK(hark_transcribe(ctx, longer, n_long, &p, &r));
+  CHECK(r && hark_result_aborted(r) == 1 && hark_result_n_segments(r) == 0);
+  CHECK(w.encoder_begins == 1);
+  hark_result_free(r);
+
+  /* By job id from another thread, while it runs. */
+  Gate gate;
+  atomic_init(&gate.started, 0);
+  atomic_init(&gate.release, 0);
+  const int id = hark_job_new();
+  CHECK(id > 0);
+  Job job = {ctx, longer, n_long, hark_transcribe_default_params(), HARK_ERR_INTERNAL, NULL};
+  job.params.job_id = id;
+  job.params.progress_callback = gate_progress;
+  job.params.progress_user_data = &gate;
+  pthread_t th;
+  pthread_create(&th, NULL, run_job, &job);
+  wait_started(&gate);
+  CHECK(atomic_load(&gate.started) == 1);
+  CHECK(hark_is_transcribing() == 1);
+  CHECK(hark_job_is_running(id) == 1);
+  CHECK_OK(hark_job_abort(id));
+  atomic_store(&gate.release, 1);
+  pthread_join(th, NULL);
+  CHECK(job.status == HARK_OK);
+  CHECK(job.result && hark_result_aborted(job.result) == 1 && hark_result_job_id(job.result) == id);
+  hark_result_free(job.result);
+  CHECK(hark_is_transcribing() == 0);
+  CHECK(hark_job_is_running(id) == 0);
+  /* The job stays registered (and aborted) until removed: another run as it stops at once. */
+  p = hark_transcribe_default_params();
+  p.job_id = id;
+  CHECK_OK(hark_transcribe(ctx, longer, n_long, &p, &r));
+  CHECK(r && hark_result_aborted(r) == 1 && hark_result_n_segments(r) == 0);
+  hark_result_free(r);
+  CHECK_OK(hark_job_remove(id));
+  CHECK_ERR(hark_job_remove(id), HARK_ERR_INVALID_ARGUMENT, "not a registered job");
+  CHECK_ERR(hark_job_abort(id), HARK_ERR_INVALID_ARGUMENT, "not a registered job");
+  CHECK_SENTINEL(hark_job_is_running(id) == -1, "not a registered job");
+  CHECK_ERR(hark_transcribe(ctx, longer, n_long, &p, &r), HARK_ERR_INVALID_ARGUMENT, "job_id");
+
+  /* hark_job_abort_all stops a running job that has no id of the caller's. */
+  atomic_store(&gate.started, 0);
+  atomic_store(&gate.release, 0);
+  job.params = hark_transcribe_default_params();
+  job.params.progress_callback = gate_progress;
+  job.params.progress_user_data = &gate;
+  job.result = NULL;
+  pthread_create(&th, NULL, run_job, &job);
+  wait_started(&gate);
+  hark_job_abort_all();
+  atomic_store(&gate.release, 1);
+  pthread_join(th, NULL);
+  CHECK(job.status == HARK_OK && job.result && hark_result_aborted(job.result) == 1);
+  hark_result_free(job.result);
+
+  /* Freeing a context stops its running job and waits for it; the job returns HARK_OK, aborted. */
+  hark_context* ctx2 = NULL;
+  CHECK_OK(hark_context_load(model, NULL, &ctx2));
+  if (ctx2) {
+    FreeGate fg;
+    fg.ctx = ctx2;
+    atomic_init(&fg.started, 0);
+    Job j2 = {ctx2, longer, n_long, hark_transcribe_default_params(), HARK_ERR_INTERNAL, NULL};
+    j2.params.progress_callback = free_gate_progress;
+    j2.params.progress_user_data = &fg;
+    pthread_create(&th, NULL, run_job, &j2);
+    for (int i = 0; i < 60000 && !atomic_load(&fg.started); ++i) sleep_ms(1);
+    CHECK_OK(hark_context_free(ctx2));
+    pthread_join(th, NULL);
+    CHECK(j2.status == HARK_OK && j2.result && hark_result_aborted(j2.result) == 1);
+    hark_result_free(j2.result);
+    hark_model_info mi;
+    CHECK_ERR(hark_context_info(ctx2, &mi, sizeof mi), HARK_ERR_BAD_HANDLE, "ctx");
+  }
+
+  /* A callback may not free the context its job runs on (it would wait for itself). */
+  CHECK_OK(hark_context_load(model, NULL, &ctx2));
+  if (ctx2) {
+    size_t n = 0;
+    float* audio = synth(g_audio_seconds, &n);
+    p = watched_params(&w);
+    w.ctx_to_free = ctx2;
+    CHECK_OK(hark_transcribe(ctx2, audio, n, &p, &r));
+    CHECK(w.free_in_callback == HARK_ERR_INVALID_ARGUMENT);
+    CHECK(r && hark_result_aborted(r) == 0);
+    hark_result_free(r);
+    /* A state outlives its context. */
+    hark_state* st = NULL;
+    CHECK_OK(hark_state_new(ctx2, 0, &st));
+    CHECK_OK(hark_context_free(ctx2));
+    CHECK_OK(hark_transcribe_with_state(st, audio, n, NULL, &r));
+    CHECK(r && hark_result_n_segments(r) > 0);
+    hark_result_free(r);
+    CHECK_OK(hark_state_free(st));
+    free(audio);
+  }
+  free(longer);
+}
+
+static void test_two_at_once(hark_context* ctx, const float* audio, size_t n, const char* reference) {
+  Job a = {ctx, audio, n, hark_transcribe_default_params(), HARK_ERR_INTERNAL, NULL};
+  Job b = a;
+  pthread_t ta, tb;
+  pthread_create(&ta, NULL, run_job, &a);
+  pthread_create(&tb, NULL, run_job, &b);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  CHECK(a.status == HARK_OK && b.status == HARK_OK);
+  char* ta_text = a.result ? transcript_of(a.result) : NULL;
+  char* tb_text = b.result ? transcript_of(b.result) : NULL;
+  CHECK(ta_text && strcmp(ta_text, reference) == 0);
+  CHECK(tb_text && strcmp(tb_text, reference) == 0);
+  CHECK(a.result && b.result && hark_result_job_id(a.result) != hark_result_job_id(b.result));
+  free(ta_text);
+  free(tb_text);
+  hark_result_free(a.result);
+  hark_result_free(b.result);
+
+  /* n_processors: parts in parallel, segments in order. */
+  size_t n12 = 0;
+  float* a12 = synth(12.0, &n12);
+  Watch w;
+  hark_transcribe_params p = watched_params(&w);
+  p.n_processors = 2;
+  hark_result* r = NULL;
+  CHECK_OK(hark_transcribe(ctx, a12, n12, &p, &r));
+  CHECK(r && hark_result_n_segments(r) > 0 && w.segments_seen == hark_result_n_segments(r));
+  CHECK(w.totals_consistent && w.views_consistent && w.last_progress == 100);
+  hark_result_free(r);
+  free(a12);
+}
+
+static void test_bench(hark_context* ctx) {
+  hark_bench_result b;
+  const hark_status s = hark_bench(ctx, 1, &b, sizeof b);
+  /* Either figures, or (while bench is unfinished) a clear error. */
+  if (s == HARK_OK) {
+    CHECK(b.n_threads == 1 && strlen(b.config) > 0);
+    CHECK(isfinite(b.encode_ms) && b.encode_ms > 0 && isfinite(b.decode_ms) && b.decode_ms > 0);
+    CHECK(isfinite(b.batch_ms) && b.batch_ms > 0 && isfinite(b.prompt_ms) && b.prompt_ms > 0);
+  } else {
+    CHECK(s == HARK_ERR_FAILED && strstr(hark_last_error(), "bench") != NULL);
+  }
+  CHECK_ERR(hark_bench(ctx, -1, &b, sizeof b), HARK_ERR_INVALID_ARGUMENT, "n_threads");
+  CHECK_ERR(hark_bench(ctx, 1, NULL, sizeof b), HARK_ERR_INVALID_ARGUMENT, "out");
+}
+
+int main(int argc, char** argv) {
+  char model[256], not_a_model[256], wav_path[256];
+  const char* tmp = getenv("TMPDIR");
+  if (!tmp || !*tmp) tmp = "/tmp";
+  snprintf(not_a_model, sizeof not_a_model, "%s/hark-capi-%d-not-a-model.bin", tmp, (int)getpid());
+  snprintf(wav_path, sizeof wav_path, "%s/hark-capi-%d.wav", tmp, (int)getpid());
+  int made_model = 0;
+  if (argc > 1) {
+    snprintf(model, sizeof model, "%s", argv[1]);
+  } else {
+#ifdef HARK_MAKE_TEST_MODEL
+    snprintf(model, sizeof model, "%s/hark-capi-%d-micro.bin", tmp, (int)getpid());
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' -o '%s' --preset micro --type f16 >/dev/null", HARK_MAKE_TEST_MODEL, model);
+    if (system(cmd) != 0) {
+      fprintf(stderr, "could not make the test model: %s\n", cmd);
+      return 1;
+    }
+    made_model = 1;
+#else
+    fprintf(stderr, "usage: %s MODEL\n", argv[0]);
+    return 2;
+#endif
+  }
+  FILE* f = fopen(not_a_model, "wb");
+  if (f) {
+    fputs("this is not a ggml model file, just some text\n", f);
+    fclose(f);
+  }
+
+  hark_set_log_callback(on_log, &g_log_messages);
+  CHECK_OK(hark_set_log_level(HARK_LOG_DEBUG));
+
+  test_library();
+  test_load_errors(model, not_a_model);
+
+  hark_context* ctx = NULL;
+  hark_context_params cp = hark_context_default_params();
+  cp.n_threads = 2;
+  CHECK_OK(hark_context_load(model, &cp, &ctx));
+  CHECK(atomic_load(&g_log_messages) > 0); /* the load logs where the model went */
+  CHECK_OK(hark_set_log_callback(NULL, NULL));
+  CHECK_OK(hark_set_log_level(HARK_LOG_INFO));
+  if (ctx) {
+    hark_model_info mi;
+    hark_context_info(ctx, &mi, sizeof mi);
+    size_t n = 0;
+    float* audio = synth(g_audio_seconds, &n);
+    test_info(ctx);
+    char* reference = test_transcribe_float(ctx, audio, n);
+    if (reference) {
+      test_state(ctx, audio, n, reference);
+      test_two_at_once(ctx, audio, n, reference);
+    }
+    test_inputs(ctx, wav_path);
+    test_bad_params(ctx, audio, n, mi.multilingual);
+    test_bad_handles(ctx, audio, n);
+    test_aborts(ctx, model);
+    test_bench(ctx);
+    CHECK_OK(hark_context_free(ctx));
+    CHECK_ERR(hark_context_free(ctx), HARK_ERR_BAD_HANDLE, "ctx");
+    free(reference);
+    free(audio);
+  }
+
+  remove(not_a_model);
+  remove(wav_path);
+  if (made_model) remove(model);
+  printf("%d passed, %d failed\n", g_passed, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}
