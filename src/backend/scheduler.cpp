@@ -53,6 +53,9 @@ struct Scheduler::Impl {
   std::vector<char> ran;                        // backend has work recorded in its event
   const Graph* fresh = nullptr;  // allocated by alloc_graph and not computed since
   AbortCallback abort;
+  // The plan is the one-backend shortcut (plan_single): one split of the whole graph, nothing
+  // copied, every planned tensor the only allocator's; node_backend and owner are left empty.
+  bool single = false;
 };
 
 namespace {
@@ -98,6 +101,13 @@ void Scheduler::set_abort_callback(AbortCallback cb) {
 
 Backend* Scheduler::backend_of(const Tensor* t) const {
   if (!t) return nullptr;
+  if (impl_->single) {
+    // Every tensor the graph touches is usable by the one backend (plan_single checked).
+    const Tensor* st = t->storage();
+    if (planned_memory(*st) || !st->buffer || backends_[0]->device().supports_buffer_type(st->buffer->type()))
+      return backends_[0];
+    return nullptr;
+  }
   if (auto it = impl_->node_backend.find(t); it != impl_->node_backend.end()) return backends_[it->second];
   // Views (and leaves): where the bytes live.
   const Tensor* st = t->storage();
@@ -275,8 +285,47 @@ void Scheduler::build_splits(const Graph& g) {
   m.plan_graph.set_nodes(std::move(order));
 }
 
+// One backend that supports every node and can use every byte the graph reads or writes needs
+// no assignment and no copies. Checked without the maps the general plan fills: a decoder step
+// plans its graph every token, and that bookkeeping would be a visible share of a small step
+// (see DESIGN.md). Anything else (an unsupported node, memory the device cannot use) takes the
+// general path, which copies what it can and names what it cannot.
+bool Scheduler::plan_single(const Graph& g) {
+  if (backends_.size() != 1) return false;
+  Device& dev = backends_[0]->device();
+  BufferType* own = dev.buffer_type();
+  auto usable = [&](const Tensor* st) {
+    if (planned_memory(*st)) return true;  // our allocator places it
+    if (st->buffer) return st->buffer->type() == own || dev.supports_buffer_type(st->buffer->type());
+    return own->is_host();
+  };
+  for (const Tensor* n : g.nodes()) {
+    if (op_is_view(n->op)) continue;
+    if (!dev.supports_op(*n)) return false;
+    for (const Tensor* s : n->src)
+      if (s && !usable(s->storage())) return false;
+    if (n->view_src && !usable(n->view_src->storage())) return false;
+  }
+  Impl& m = *impl_;
+  m.node_backend.clear();
+  m.owner.clear();
+  m.arena.reset();
+  m.plan_graph.clear();
+  m.splits.resize(1);
+  Split& sp = m.splits[0];
+  sp.backend = 0;
+  sp.nodes = g.nodes();
+  sp.graph.set_nodes(g.nodes());
+  sp.copies.clear();
+  sp.prelude.clear();
+  sp.rewires.clear();
+  return true;
+}
+
 void Scheduler::plan(Graph& g) {
   impl_->fresh = nullptr;
+  impl_->single = plan_single(g);
+  if (impl_->single) return;
   assign(g);
   build_splits(g);
 }
@@ -315,6 +364,10 @@ GraphAllocator::Filter owned_by(const std::unordered_map<const Tensor*, int>& ow
 
 void Scheduler::reserve(Graph& g) {
   plan(g);
+  if (impl_->single) {
+    allocators_[0]->reserve(g);
+    return;
+  }
   with_rewires([this](bool on) { apply_rewires(on); }, [&] {
     for (int i = 0; i < n_backends(); ++i)
       allocators_[i]->reserve(impl_->plan_graph, owned_by(impl_->owner, i));
@@ -323,10 +376,14 @@ void Scheduler::reserve(Graph& g) {
 
 void Scheduler::alloc_graph(Graph& g) {
   plan(g);
-  with_rewires([this](bool on) { apply_rewires(on); }, [&] {
-    for (int i = 0; i < n_backends(); ++i)
-      allocators_[i]->alloc(impl_->plan_graph, owned_by(impl_->owner, i));
-  });
+  if (impl_->single) {
+    allocators_[0]->alloc(g);
+  } else {
+    with_rewires([this](bool on) { apply_rewires(on); }, [&] {
+      for (int i = 0; i < n_backends(); ++i)
+        allocators_[i]->alloc(impl_->plan_graph, owned_by(impl_->owner, i));
+    });
+  }
   impl_->fresh = &g;
 }
 

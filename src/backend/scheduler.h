@@ -18,6 +18,9 @@
 //    backend throws.
 //  - A node with a view_src that it writes (Copy) runs on a backend that can use the destination's
 //    memory; its destination is never replaced by a copy.
+//  - One backend that supports every node and can use all the graph's memory gets the plan
+//    without the per-node bookkeeping (one split, no copies), so planning a decoder step each
+//    token costs about what the graph allocator alone costs.
 #pragma once
 #include <memory>
 #include <vector>
@@ -56,7 +59,8 @@ class Scheduler {
  private:
   struct Split;
   struct Impl;
-  void plan(Graph& g);       // assign + build_splits
+  void plan(Graph& g);       // plan_single, else assign + build_splits
+  bool plan_single(const Graph& g);  // the one-backend shortcut; false when it does not apply
   void assign(const Graph& g);
   void build_splits(const Graph& g);
   void apply_rewires(bool on);

@@ -1,5 +1,5 @@
 // The Whisper decoder as a graph for one step: n new tokens at positions n_past .. n_past+n-1
-// -> logits of the last one.
+// -> logits of the last one (or of every one: DecoderGraphOptions::all_logits).
 //
 //   token embedding + learned positions
 //   -> n_text_layer x [x += masked self-attn(LN(x)) over the KV cache;
@@ -17,9 +17,18 @@
 
 namespace hark {
 
+struct DecoderGraphOptions {
+  // Fused flash_attn nodes, else the plain attention path (layers.h). A cache with transposed
+  // values (KvCache::v_transposed) takes the plain path, reading them in place; flash_attn
+  // cannot read it.
+  bool flash_attn = true;
+  bool all_logits = false;  // project every token's row, not only the last one
+};
+
 // tokens: i32 [n], an input tensor. Builds the whole step into g (cleared first) and returns the
-// logits, f32 [n_vocab] (marked as the graph's output). Requires n_past + n <= n_text_ctx.
+// logits (marked as the graph's output): f32 [n_vocab] for the last token, or with all_logits
+// f32 [n_vocab, n], row i for token i. Requires n_past + n <= n_text_ctx.
 Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
-                      Tensor* tokens, int n_past);
+                      Tensor* tokens, int n_past, const DecoderGraphOptions& opts = {});
 
 }  // namespace hark

@@ -14,7 +14,7 @@ namespace {
 Tensor* conv_bias(TensorArena& a, Tensor* b) { return reshape(a, b, {b->nelements()}); }  // stored [1, S]
 }  // namespace
 
-Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp, Tensor* mel) {
+Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp, Tensor* mel, bool flash_attn) {
   const int64_t n_frames = 2 * static_cast<int64_t>(hp.n_audio_ctx);
   HARK_CHECK(mel->ne[0] == n_frames && mel->ne[1] == hp.n_mels && mel->type == DType::F32,
              "encoder: mel input must be f32 [" + std::to_string(n_frames) + ", " + std::to_string(hp.n_mels) +
@@ -32,7 +32,7 @@ Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp
     Tensor* q = linear(a, h, l.attn_q_w, l.attn_q_b);
     Tensor* k = split_heads(a, linear(a, h, l.attn_k_w, nullptr), hp.n_audio_head);
     Tensor* v = split_heads(a, linear(a, h, l.attn_v_w, l.attn_v_b), hp.n_audio_head);
-    Tensor* att = multi_head_attention(a, q, k, v, hp.n_audio_head, /*causal=*/false);
+    Tensor* att = multi_head_attention(a, q, k, v, hp.n_audio_head, /*causal=*/false, flash_attn);
     x = add(a, x, linear(a, att, l.attn_out_w, l.attn_out_b));
 
     h = layer_norm(a, x, l.mlp_ln_w, l.mlp_ln_b, kLayerNormEps);
@@ -49,7 +49,9 @@ void build_cross_kv(TensorArena& a, Graph& g, const WhisperWeights& w, const HPa
   for (int l = 0; l < hp.n_text_layer; ++l) {
     const DecoderLayer& d = w.dec[static_cast<size_t>(l)];
     g.build(copy(a, linear(a, features, d.cross_k_w, nullptr), cache.cross_k(l)));
-    g.build(copy(a, linear(a, features, d.cross_v_w, d.cross_v_b), cache.cross_v(l)));
+    Tensor* v = linear(a, features, d.cross_v_w, d.cross_v_b);  // [S, n_audio_ctx]
+    // A transposed cache takes the values key-major (the copy converts the strided view).
+    g.build(copy(a, cache.v_transposed() ? transpose(a, v) : v, cache.cross_v(l)));
   }
 }
 

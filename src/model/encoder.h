@@ -5,7 +5,8 @@
 //   conv1 (k3 s1 p1) -> GELU -> conv2 (k3 s2 p1) -> GELU -> + sinusoidal positions
 //   -> n_audio_layer x [x += attn(LN(x)); x += MLP(LN(x))] -> LN
 //
-// Attention is the fused flash_attn op: a head's 1500 x 1500 score matrix never exists.
+// Attention is the fused flash_attn op by default: a head's 1500 x 1500 score matrix never exists.
+// flash_attn = false builds the plain path instead (layers.h), which does hold the scores.
 #pragma once
 #include "model/hparams.h"
 #include "model/kv_cache.h"
@@ -16,10 +17,12 @@ namespace hark {
 
 // mel: f32 [2 * n_audio_ctx frames, n_mels] (frames innermost, as LogMel stores them).
 // Returns the encoder output, f32 [n_audio_state, n_audio_ctx].
-Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp, Tensor* mel);
+Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp, Tensor* mel,
+                      bool flash_attn = true);
 
 // Adds to g, layer by layer, the nodes that project `features` into every decoder layer's cross
-// key/value cache (and, on the way, the encoder nodes that compute `features`).
+// key/value cache (and, on the way, the encoder nodes that compute `features`). Values go in
+// transposed when the cache stores them so (KvCache::v_transposed).
 void build_cross_kv(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, Tensor* features,
                     KvCache& cache);
 

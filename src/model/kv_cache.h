@@ -6,6 +6,10 @@
 // of once per token. Both are stored in f16: half the bytes a decode step streams, and f16 keeps
 // ~3 significant digits, far inside what attention needs.
 //
+// v_transposed stores the values as [n_ctx, S] (row s: channel s over positions) for the plain
+// attention path, whose weighted sum wants V key-major (layers.h): each value is transposed once,
+// when it is written, instead of the whole cache at every step.
+//
 // The tensors live in one buffer of the backend's memory. Graphs write them with copy nodes and
 // read them through views, so their bytes persist across graphs (the graph allocator never owns
 // them).
@@ -21,18 +25,20 @@ namespace hark {
 
 class KvCache {
  public:
-  KvCache(const HParams& hp, BufferType* type, DType dtype = DType::F16);
+  KvCache(const HParams& hp, BufferType* type, DType dtype = DType::F16, bool v_transposed = false);
 
   Tensor* self_k(int layer) const { return self_k_[layer]; }
   Tensor* self_v(int layer) const { return self_v_[layer]; }
   Tensor* cross_k(int layer) const { return cross_k_[layer]; }
   Tensor* cross_v(int layer) const { return cross_v_[layer]; }
   size_t bytes() const { return buffer_->size(); }
+  bool v_transposed() const { return v_transposed_; }
 
  private:
   TensorArena arena_;
   std::unique_ptr<Buffer> buffer_;
   std::vector<Tensor*> self_k_, self_v_, cross_k_, cross_v_;
+  bool v_transposed_ = false;
 };
 
 }  // namespace hark

@@ -1,58 +1,95 @@
-// WhisperRunner: runs one model's encoder and decoder graphs on one backend, for one job at a
-// time. It owns what a job needs besides the weights: the KV cache and the compute memory.
+// WhisperRunner: runs one model's encoder and decoder graphs on a list of backends (in priority
+// order), for one job at a time. It owns what a job needs besides the weights: the KV cache and
+// the compute memory.
 //
-// Compute memory is planned once: the encoder graph is built and allocated at construction, and
-// the decoder's memory is reserved from its worst case (a full text context in one step), so
-// decoding token after token allocates nothing. The decoder graph is rebuilt each step (building
-// is cheap next to computing; its shape changes with n_past) into an arena that is reset, not
-// freed.
+// Graphs run through a Scheduler, so each node goes to the backend that holds its weights (else
+// the previous node's, else the first that supports it) and a model split across devices works
+// without the runner knowing. With one backend the scheduler plans a single split and copies
+// nothing. The KV cache lives in the first backend's memory: that backend (or one that can use
+// its memory) runs the copies into the cache.
+//
+// Compute memory is planned once: the encoder graph is built and planned at construction, and the
+// decoder's memory is reserved from its worst case (a full text context in one step, last-row
+// logits), so decoding token after token allocates nothing. The decoder graph is rebuilt each step
+// (building is cheap next to computing; its shape changes with n_past) into an arena that is
+// reset, not freed. Steps asking for every row's logits fit the reserve up to
+// kReservedLogitRows tokens; a larger one grows the buffers once (decoder_reallocs counts it).
 #pragma once
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/scheduler.h"
 #include "model/kv_cache.h"
 #include "model/model_file.h"
-#include "runtime/graph_allocator.h"
+#include "runtime/graph.h"
 
 namespace hark {
 
+struct RunnerOptions {
+  // Attention through the fused flash_attn op; false builds the plain path (mul_mat, soft_max,
+  // mul_mat), which materialises the score matrices (more memory, mostly slower) but needs no
+  // fused kernel from the backend.
+  bool flash_attn = true;
+};
+
 class WhisperRunner {
  public:
-  WhisperRunner(const ModelFile& model, Backend& backend);
+  // All-rows decode steps of up to this many tokens fit the reserved compute memory: enough for
+  // the candidates of best-of/beam search and for bench's 5-token batch.
+  static constexpr int kReservedLogitRows = 8;
+
+  // backends: priority order, at least one; none null. They must outlive the runner.
+  WhisperRunner(const ModelFile& model, std::vector<Backend*> backends, RunnerOptions opts = {});
+  WhisperRunner(const ModelFile& model, Backend& backend, RunnerOptions opts = {});
   ~WhisperRunner();
+  WhisperRunner(const WhisperRunner&) = delete;
+  WhisperRunner& operator=(const WhisperRunner&) = delete;
 
   // One 30 s window: mel is f32 mel-major [n_mels][2 * n_audio_ctx]. Fills the cross-attention
-  // cache for the decode steps that follow. Aborted when the backend's abort callback fired.
+  // cache for the decode steps that follow. Aborted when the abort callback fired.
   ComputeStatus encode(std::span<const float> mel);
 
   // Decodes `tokens` at positions n_past.. (their keys/values enter the cache) and writes the
-  // logits of the last one (n_vocab floats) to `logits`.
-  ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits);
+  // logits of the last one (n_vocab floats) to `logits`; with all_rows, the logits of every token
+  // (n_vocab x n floats, token i's at [i * n_vocab, (i + 1) * n_vocab)).
+  ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits,
+                       bool all_rows = false);
+
+  // Polled between graph nodes (and between splits) of every later encode/decode; nullptr clears.
+  void set_abort_callback(AbortCallback cb);
 
   const HParams& hparams() const { return model_.hparams(); }
+  const RunnerOptions& options() const { return opts_; }
+  const std::vector<Backend*>& backends() const { return backends_; }
   size_t kv_cache_bytes() const { return cache_.bytes(); }
-  size_t encoder_compute_bytes() const { return enc_alloc_.buffer_size(); }
-  size_t decoder_compute_bytes() const { return dec_alloc_.buffer_size(); }
-  int decoder_reallocs() const { return dec_alloc_.n_reallocs(); }
+  size_t encoder_compute_bytes() const;  // over all backends
+  size_t decoder_compute_bytes() const;
+  int decoder_reallocs() const;  // decoder buffer growths since construction (0: steps fit)
+  // The plans of the latest encode / decode (or of construction before any): splits and
+  // cross-backend copies, for diagnostics and tests.
+  const Scheduler& encoder_scheduler() const { return *enc_sched_; }
+  const Scheduler& decoder_scheduler() const { return *dec_sched_; }
 
  private:
-  Tensor* build_decoder_step(int n_tokens, int n_past);
+  Tensor* build_decoder_step(int n_tokens, int n_past, bool all_rows);
 
   const ModelFile& model_;
-  Backend& backend_;
+  std::vector<Backend*> backends_;
+  RunnerOptions opts_;
   KvCache cache_;
 
   TensorArena enc_arena_;
   Graph enc_graph_;
   Tensor* enc_mel_ = nullptr;
-  GraphAllocator enc_alloc_;
+  std::unique_ptr<Scheduler> enc_sched_;
 
   TensorArena dec_arena_;
   Graph dec_graph_;
   Tensor* dec_tokens_ = nullptr;
-  GraphAllocator dec_alloc_;
+  std::unique_ptr<Scheduler> dec_sched_;
+  int reallocs_at_start_ = 0;  // growths while reserving, which decode steps did not cause
 };
 
 }  // namespace hark
