@@ -10,7 +10,9 @@ namespace hark {
 
 StateImpl::StateImpl(std::shared_ptr<const LoadedModel> model, int n_threads) : model_(std::move(model)) {
   backend_ = model_->device->init_backend({n_threads > 0 ? n_threads : model_->n_threads});
-  runner_ = std::make_unique<WhisperRunner>(*model_->file, *backend_);
+  RunnerOptions ro;
+  ro.flash_attn = model_->flash_attn;
+  runner_ = std::make_unique<WhisperRunner>(*model_->file, *backend_, ro);
 }
 
 StateImpl::~StateImpl() = default;
@@ -22,12 +24,12 @@ size_t StateImpl::bytes() const {
 Transcript StateImpl::run(const JobRequest& req, const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks) {
   std::lock_guard<std::mutex> lock(busy_);
   backend_->set_n_threads(req.n_threads);
-  // The backend polls this between graph nodes: a job's abort lands within one node's compute.
-  backend_->set_abort_callback([&ctl] { return ctl.should_stop(); });
+  // The backends poll this between graph nodes: a job's abort lands within one node's compute.
+  runner_->set_abort_callback([&ctl] { return ctl.should_stop(); });
   struct ResetAbort {
-    Backend& b;
-    ~ResetAbort() { b.set_abort_callback(nullptr); }
-  } reset{*backend_};
+    WhisperRunner& r;
+    ~ResetAbort() { r.set_abort_callback(nullptr); }
+  } reset{*runner_};
   return run_long_form(*model_, *runner_, req, p, ctl, hooks);
 }
 
@@ -159,6 +161,14 @@ Transcript transcribe_job(StateImpl& main, const StateLender& acquire, std::span
   const LoadedModel& m = main.model();
   const JobRequest req = check_request(m, samples, p);
   std::shared_ptr<JobImpl> job = job_for(p.job);
+  // A job made here for a caller who brought none leaves the registry when the call returns; one
+  // the caller made stays until the caller removes it.
+  struct ForgetOwnJob {
+    int id;
+    ~ForgetOwnJob() {
+      if (id) jobs::remove(id);
+    }
+  } forget{p.job ? 0 : job->id()};
   const auto running = job->start_running();
   JobControl ctl(job, p.should_abort);
 
