@@ -185,7 +185,7 @@ MelFilters slaney_mel_filters(int n_mels, int sample_rate, int n_fft) {
 }
 
 LogMel log_mel_spectrogram(const float* samples, size_t n, const MelFilters& filters,
-                           int n_threads, size_t pad_samples) {
+                           int n_threads, size_t pad_samples, const std::function<bool()>& should_stop) {
   validate(samples, n, filters, n_threads, pad_samples);
   const int n_mels = filters.n_mels;
 
@@ -221,7 +221,13 @@ LogMel log_mel_spectrogram(const float* samples, size_t n, const MelFilters& fil
     std::vector<double> power = std::vector<double>(kNFreq);
   };
   std::vector<Scratch> scratches{size_t(threads)};
+  std::atomic<bool> stopped{false};
   parallel_for(n_frames, threads, kBlock, [&](size_t worker, size_t begin, size_t end) {
+    if (stopped.load(std::memory_order_relaxed)) return;
+    if (should_stop && should_stop()) {
+      stopped.store(true);
+      return;
+    }
     Scratch& s = scratches[worker];
     std::vector<double>& frame = s.frame;
     std::vector<std::complex<double>>& spectrum = s.spectrum;
@@ -251,6 +257,11 @@ LogMel log_mel_spectrogram(const float* samples, size_t n, const MelFilters& fil
     }
     thread_max[worker] = local_max;
   });
+  if (stopped.load()) {
+    out.data.clear();
+    out.aborted = true;
+    return out;
+  }
   const float global_max = *std::max_element(thread_max.begin(), thread_max.end());
 
   // Pass 2: dynamic range of 8 (80 dB) below the loudest point, then Whisper's scaling. In

@@ -13,6 +13,7 @@
 // The transform runs in double precision; Whisper's float32 result agrees to ~1e-5.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 namespace hark::frontend {
@@ -42,6 +43,7 @@ struct LogMel {
   size_t n_frames = 0;          // content frames + the frames of the appended padding
   size_t n_content_frames = 0;  // n_samples / 160: the frames the audio itself accounts for
   std::vector<float> data;
+  bool aborted = false;  // should_stop said so before it was complete; data is then empty
 
   float at(int mel, size_t frame) const { return data[size_t(mel) * n_frames + frame]; }
 };
@@ -52,8 +54,11 @@ struct LogMel {
 // Throws hark::Error for n == 0 (no audio is a caller bug, not a silent spectrogram), a NaN/Inf
 // sample (with its index), filters that are not n_mels x 201 or hold non-finite values,
 // n_threads < 1, or more than 8 hours of audio.
+// `should_stop`, when given, is polled every 64 frames (~0.1 ms of work): an hour of audio takes
+// most of a second, and a job's abort must not wait for it.
 LogMel log_mel_spectrogram(const float* samples, size_t n, const MelFilters& filters,
-                           int n_threads, size_t pad_samples = kWindowSamples);
+                           int n_threads, size_t pad_samples = kWindowSamples,
+                           const std::function<bool()>& should_stop = {});
 
 // The 3000-frame encoder input starting at frame `seek`, as Whisper's transcribe() cuts it:
 // frames [seek, min(seek + 3000, n_content_frames)) of `mel`, then zeros (the value 0 after

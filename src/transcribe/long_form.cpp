@@ -79,8 +79,16 @@ Transcript run_long_form(const LoadedModel& m, WhisperRunner& runner, const JobR
   tm.audio_seconds = static_cast<double>(req.samples.size()) / kSampleRate;
 
   auto t = Clock::now();
-  const frontend::LogMel mel = frontend::log_mel_spectrogram(req.samples.data(), req.samples.size(), m.filters, req.n_threads);
+  const frontend::LogMel mel = frontend::log_mel_spectrogram(req.samples.data(), req.samples.size(), m.filters,
+                                                             req.n_threads, frontend::kWindowSamples,
+                                                             [&ctl] { return ctl.should_stop(); });
   tm.mel_ms = ms_since(t);
+  if (mel.aborted) {
+    out.aborted = true;
+    out.language = st.n_languages == 0 ? "en" : (req.auto_language ? "en" : language_code(req.lang));
+    tm.total_ms = ms_since(t_start);
+    return out;
+  }
 
   decode::WindowRequest wreq;
   wreq.rules.timestamps = p.timestamps;

@@ -3,6 +3,8 @@
 // code (and no shortcuts) with src/frontend/.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -273,6 +275,20 @@ TEST(MelSpectrogram, ThirtySecondsTiming) {
                 m.n_frames, threads, ms);
     EXPECT_LT(ms, 2000.0);  // a generous ceiling: only catches pathological slowness
   }
+}
+
+TEST(MelSpectrogram, StopsWhenAskedAndOtherwiseIgnoresTheCheck) {
+  const MelFilters f = slaney_mel_filters(80);
+  std::vector<float> a(16000 * 60);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = 0.3f * float(std::sin(0.05 * double(i)));
+  std::atomic<int> polls{0};
+  const LogMel stopped = log_mel_spectrogram(a.data(), a.size(), f, 2, kWindowSamples, [&] { return ++polls > 3; });
+  EXPECT_TRUE(stopped.aborted);
+  EXPECT_TRUE(stopped.data.empty());
+  EXPECT_LT(polls.load(), 20) << "blocks kept being computed after the stop";
+  const LogMel whole = log_mel_spectrogram(a.data(), a.size(), f, 2, kWindowSamples, [] { return false; });
+  EXPECT_FALSE(whole.aborted);
+  EXPECT_EQ(whole.data, log_mel_spectrogram(a.data(), a.size(), f, 2).data);
 }
 
 }  // namespace

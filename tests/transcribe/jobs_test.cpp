@@ -397,3 +397,31 @@ TEST_F(Jobs, PlainAttentionGivesTheSameText) {
 
 }  // namespace
 }  // namespace hark
+
+namespace hark {
+namespace {
+
+// The spectrogram of a long input is computed before the first window; an abort must not wait
+// for it either.
+TEST_F(Jobs, AbortDuringTheSpectrogramOfLongAudioReturnsAtOnce) {
+  auto ctx = load(2);
+  const std::vector<float> audio = tones(40 * 60.0);  // 40 minutes
+  const std::shared_ptr<Job> job = jobs::create();
+  TranscribeParams p;
+  p.job = job;
+  int progress_calls = 0;
+  p.on_progress = [&](int) { ++progress_calls; };
+  std::thread stopper([&] {
+    while (!job->running()) std::this_thread::yield();
+    job->abort();
+  });
+  const Transcript t = ctx->transcribe(audio, p);
+  stopper.join();
+  EXPECT_TRUE(t.aborted);
+  EXPECT_EQ(t.timings.n_windows, 0) << "the abort waited for the spectrogram and the first window";
+  EXPECT_EQ(progress_calls, 0);
+  jobs::remove(job->id());
+}
+
+}  // namespace
+}  // namespace hark
