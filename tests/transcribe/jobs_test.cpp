@@ -14,8 +14,7 @@
 #include <thread>
 
 #include "hark/hark.hpp"
-#include "model/model_test_util.h"
-#include "model/model_writer.h"
+#include "transcribe/micro_model.h"
 
 namespace hark {
 namespace {
@@ -38,27 +37,7 @@ std::string text_of(const Transcript& t) {
   return all;
 }
 
-class Jobs : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    file_ = new testing::TempFile("jobs-micro");
-    TestModelOptions o;
-    ASSERT_TRUE(test_model_preset("micro", &o.hparams));
-    o.weight_type = DType::F16;
-    write_test_model(o, file_->path());
-  }
-  static void TearDownTestSuite() {
-    delete file_;
-    file_ = nullptr;
-  }
-  static std::unique_ptr<Context> load(int threads = 2) {
-    ContextParams cp;
-    cp.n_threads = threads;
-    return Context::load(file_->path(), cp);
-  }
-  static testing::TempFile* file_;
-};
-testing::TempFile* Jobs::file_ = nullptr;
+class Jobs : public testing::MicroModelTest {};
 
 TEST_F(Jobs, TwoJobsOnOneContextGiveTheTextsTheyGiveAlone) {
   auto ctx = load(2);

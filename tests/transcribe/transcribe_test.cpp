@@ -8,8 +8,7 @@
 #include <limits>
 
 #include "hark/hark.hpp"
-#include "model/model_writer.h"
-#include "model/model_test_util.h"
+#include "transcribe/micro_model.h"
 
 namespace hark {
 namespace {
@@ -27,27 +26,7 @@ std::vector<float> synth_audio(double seconds) {
   return a;
 }
 
-class Transcribe : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    file_ = new testing::TempFile("e2e-micro");
-    TestModelOptions o;
-    ASSERT_TRUE(test_model_preset("micro", &o.hparams));
-    o.weight_type = DType::F16;
-    write_test_model(o, file_->path());
-  }
-  static void TearDownTestSuite() {
-    delete file_;
-    file_ = nullptr;
-  }
-  static std::unique_ptr<Context> load(int threads = 2) {
-    ContextParams cp;
-    cp.n_threads = threads;
-    return Context::load(file_->path(), cp);
-  }
-  static testing::TempFile* file_;
-};
-testing::TempFile* Transcribe::file_ = nullptr;
+class Transcribe : public testing::MicroModelTest {};
 
 // What every transcript must satisfy, whatever the model says.
 void expect_well_formed(const Transcript& t, int64_t audio_units) {
