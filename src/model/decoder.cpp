@@ -1,5 +1,6 @@
 #include "model/decoder.h"
 
+#include <cmath>
 #include <string>
 
 #include "model/layers.h"
@@ -9,6 +10,15 @@
 namespace hark {
 
 using namespace ops;
+
+namespace {
+
+// Slot `seq` of a [ne0, ne1, n_seq] self-attention cache tensor, as a 2-D view [ne0, ne1].
+Tensor* slot_view(TensorArena& a, Tensor* cache, int seq) {
+  return view(a, cache, {cache->ne[0], cache->ne[1]}, {cache->nb[1]}, static_cast<size_t>(seq) * cache->nb[2]);
+}
+
+}  // namespace
 
 Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
                       Tensor* tokens, int n_past, const DecoderGraphOptions& opts) {
@@ -22,6 +32,9 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
   HARK_CHECK(!(opts.flash_attn && cache.v_transposed()),
              "decoder: flash_attn reads values as [S, n_ctx], but this KV cache stores them transposed");
   g.clear();
+  HARK_CHECK(opts.seq >= 0 && opts.seq < cache.n_seq(),
+             "decoder: sequence slot " + std::to_string(opts.seq) + " outside the KV cache's [0, " +
+                 std::to_string(cache.n_seq()) + ")");
   const int n_head = hp.n_text_head;
   // Values of the first n positions of a V cache, per head, in the layout the attention path
   // reads: [D, n, H] for flash_attn, key-major [n, D, H] from a transposed cache.
@@ -39,8 +52,8 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
     Tensor* q = linear(a, h, l.attn_q_w, l.attn_q_b);
     // This step's keys and values go to cache rows [n_past, n_kv). Building the copies into g now
     // puts them (and everything they need) before the attention below, which reads the cache.
-    Tensor* self_k = cache.self_k(il);
-    Tensor* self_v = cache.self_v(il);
+    Tensor* self_k = slot_view(a, cache.self_k(il), opts.seq);
+    Tensor* self_v = slot_view(a, cache.self_v(il), opts.seq);
     g.build(copy(a, linear(a, h, l.attn_k_w, nullptr), slice(a, self_k, 1, n_past, n_kv)));
     Tensor* v = linear(a, h, l.attn_v_w, l.attn_v_b);  // [S, n]
     if (cache.v_transposed()) {
@@ -68,6 +81,135 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
   rows = layer_norm(a, rows, w.dec_ln_w, w.dec_ln_b, kLayerNormEps);
   Tensor* logits = mul_mat(a, w.token_embedding, rows);  // [n_vocab, rows]
   if (!opts.all_logits) logits = reshape(a, logits, {hp.n_vocab});
+  logits->name = "logits";
+  g.build(logits);
+  return logits;
+}
+
+Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
+                            Tensor* tokens, std::span<const int> seqs, int n_past, const DecoderGraphOptions& opts) {
+  const int64_t n_rows = tokens->ne[0];
+  HARK_CHECK(tokens->type == DType::I32 && n_rows >= 1 && tokens->ne[1] == 1 && tokens->ne[2] == 1 && tokens->ne[3] == 1,
+             "decoder batch: tokens must be a non-empty i32 vector, got " + tokens->describe());
+  HARK_CHECK(static_cast<int64_t>(seqs.size()) == n_rows,
+             "decoder batch: " + std::to_string(n_rows) + " tokens but " + std::to_string(seqs.size()) +
+                 " sequence slots (one slot per row)");
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    HARK_CHECK(seqs[i] >= 0 && seqs[i] < cache.n_seq(),
+               "decoder batch: row " + std::to_string(i) + "'s sequence slot " + std::to_string(seqs[i]) +
+                   " is outside the KV cache's [0, " + std::to_string(cache.n_seq()) + ") (set_n_sequences first)");
+    for (size_t j = 0; j < i; ++j)
+      HARK_CHECK(seqs[j] != seqs[i], "decoder batch: rows " + std::to_string(j) + " and " + std::to_string(i) +
+                                         " both use sequence slot " + std::to_string(seqs[i]) +
+                                         " (each row needs its own slot)");
+  }
+  HARK_CHECK(n_past >= 0 && n_past < hp.n_text_ctx,
+             "decoder batch: position " + std::to_string(n_past) + " is outside the text context [0, " +
+                 std::to_string(hp.n_text_ctx) + ")");
+  HARK_CHECK(!(opts.flash_attn && cache.v_transposed()),
+             "decoder: flash_attn reads values as [S, n_ctx], but this KV cache stores them transposed");
+  g.clear();
+  const int n_head = hp.n_text_head;
+  const int64_t S = hp.n_text_state, D = S / n_head, B = n_rows, n_kv = n_past + 1;
+  const float kq_scale = 1.0f / std::sqrt(static_cast<float>(D));
+  // Rows whose slots step evenly (0, 1, 2, ...: beam search's usual layout) read their caches
+  // through one strided view with the rows as the batch dim: one attention node for all rows.
+  // Other slot lists get one attention node per row.
+  const int64_t step = B > 1 ? seqs[1] - seqs[0] : 1;
+  bool strided = step >= 1;
+  for (int64_t b = 0; b < B; ++b) strided = strided && seqs[static_cast<size_t>(b)] == seqs[0] + b * step;
+  const size_t first = static_cast<size_t>(seqs[0]);
+
+  Tensor* x = add(a, get_rows(a, w.token_embedding, tokens), slice(a, w.dec_pos, 1, n_past, n_kv));  // [S, B]
+
+  for (int il = 0; il < hp.n_text_layer; ++il) {
+    const DecoderLayer& l = w.dec[static_cast<size_t>(il)];
+    Tensor* h = layer_norm(a, x, l.attn_ln_w, l.attn_ln_b, kLayerNormEps);
+    Tensor* q = linear(a, h, l.attn_q_w, l.attn_q_b);           // [S, B]
+    Tensor* k = linear(a, h, l.attn_k_w, nullptr);              // [S, B]
+    Tensor* v = linear(a, h, l.attn_v_w, l.attn_v_b);           // [S, B]
+    Tensor* kc = cache.self_k(il);
+    Tensor* vc = cache.self_v(il);
+    const size_t vel = dtype_row_bytes(vc->type, 1);
+    // Row b's key and value go to position n_past of its slot. As in build_decoder, the copies
+    // enter g before the attention that reads them.
+    if (strided) {
+      g.build(copy(a, reshape(a, k, {S, 1, B}),
+                   view(a, kc, {S, 1, B}, {kc->nb[1], step * kc->nb[2]}, first * kc->nb[2] + n_past * kc->nb[1])));
+      if (cache.v_transposed()) {
+        g.build(copy(a, reshape(a, v, {1, S, B}),
+                     view(a, vc, {1, S, B}, {vc->nb[1], step * vc->nb[2]}, first * vc->nb[2] + n_past * vel)));
+      } else {
+        g.build(copy(a, reshape(a, v, {S, 1, B}),
+                     view(a, vc, {S, 1, B}, {vc->nb[1], step * vc->nb[2]}, first * vc->nb[2] + n_past * vc->nb[1])));
+      }
+    } else {
+      for (int64_t b = 0; b < B; ++b) {
+        const size_t slot = static_cast<size_t>(seqs[static_cast<size_t>(b)]);
+        g.build(copy(a, slice(a, k, 1, b, b + 1), view(a, kc, {S, 1}, {kc->nb[1]}, slot * kc->nb[2] + n_past * kc->nb[1])));
+        if (cache.v_transposed()) {
+          g.build(copy(a, reshape(a, slice(a, v, 1, b, b + 1), {1, S}),
+                       view(a, vc, {1, S}, {vc->nb[1]}, slot * vc->nb[2] + n_past * vel)));
+        } else {
+          g.build(copy(a, slice(a, v, 1, b, b + 1), view(a, vc, {S, 1}, {vc->nb[1]}, slot * vc->nb[2] + n_past * vc->nb[1])));
+        }
+      }
+    }
+
+    Tensor* att = nullptr;
+    if (strided) {
+      // q as B batches of one query: [D, 1, H, B]; keys [D, n_kv, H, B] over the rows' slots.
+      Tensor* qh = permute(a, reshape(a, q, {D, n_head, 1, B}), 0, 2, 1, 3);
+      Tensor* kh = view(a, kc, {D, n_kv, n_head, B}, {kc->nb[1], dtype_row_bytes(kc->type, D), step * kc->nb[2]},
+                        first * kc->nb[2]);
+      Tensor* out = nullptr;  // [D, H, 1, B]
+      if (opts.flash_attn) {
+        Tensor* vh = view(a, vc, {D, n_kv, n_head, B}, {vc->nb[1], dtype_row_bytes(vc->type, D), step * vc->nb[2]},
+                          first * vc->nb[2]);
+        out = flash_attn(a, qh, kh, vh, nullptr, kq_scale, /*causal=*/false);
+      } else {
+        // The plain path (layers.h's plain_attention with a batch dim): keys as weight rows, the
+        // values key-major, read in place from a transposed cache.
+        Tensor* vt = cache.v_transposed()
+                         ? view(a, vc, {n_kv, D, n_head, B}, {vc->nb[1], static_cast<size_t>(D) * vc->nb[1], step * vc->nb[2]},
+                                first * vc->nb[2])
+                         : cont(a, transpose(a, view(a, vc, {D, n_kv, n_head, B},
+                                                     {vc->nb[1], dtype_row_bytes(vc->type, D), step * vc->nb[2]},
+                                                     first * vc->nb[2])));
+        Tensor* probs = soft_max(a, mul_mat(a, kh, qh), nullptr, kq_scale, /*causal=*/false);  // [n_kv, 1, H, B]
+        out = cont(a, permute(a, mul_mat(a, vt, probs), 0, 2, 1, 3));                        // [D, H, 1, B]
+      }
+      att = reshape(a, out, {S, B});
+    } else {
+      for (int64_t b = 0; b < B; ++b) {
+        const int slot = seqs[static_cast<size_t>(b)];
+        Tensor* kv_k = cache_heads(a, slot_view(a, kc, slot), n_head, n_kv);
+        Tensor* qb = slice(a, q, 1, b, b + 1);
+        Tensor* ab = cache.v_transposed()
+                         ? plain_attention(a, qb, kv_k, cache_heads_transposed(a, slot_view(a, vc, slot), n_head, n_kv), n_head, false)
+                         : multi_head_attention(a, qb, kv_k, cache_heads(a, slot_view(a, vc, slot), n_head, n_kv), n_head,
+                                                false, opts.flash_attn);
+        att = att ? concat(a, att, ab, 1) : ab;
+      }
+    }
+    x = add(a, x, linear(a, att, l.attn_out_w, l.attn_out_b));
+
+    // Cross-attention: the B queries against the one shared cross K/V, one node.
+    h = layer_norm(a, x, l.cross_ln_w, l.cross_ln_b, kLayerNormEps);
+    q = linear(a, h, l.cross_q_w, l.cross_q_b);
+    Tensor* ck = cache_heads(a, cache.cross_k(il), n_head, hp.n_audio_ctx);
+    att = cache.v_transposed()
+              ? plain_attention(a, q, ck, cache_heads_transposed(a, cache.cross_v(il), n_head, hp.n_audio_ctx), n_head, false)
+              : multi_head_attention(a, q, ck, cache_heads(a, cache.cross_v(il), n_head, hp.n_audio_ctx), n_head, false,
+                                     opts.flash_attn);
+    x = add(a, x, linear(a, att, l.cross_out_w, l.cross_out_b));
+
+    h = layer_norm(a, x, l.mlp_ln_w, l.mlp_ln_b, kLayerNormEps);
+    h = gelu(a, linear(a, h, l.mlp_0_w, l.mlp_0_b));
+    x = add(a, x, linear(a, h, l.mlp_2_w, l.mlp_2_b));
+  }
+  x = layer_norm(a, x, w.dec_ln_w, w.dec_ln_b, kLayerNormEps);
+  Tensor* logits = mul_mat(a, w.token_embedding, x);  // [n_vocab, B]
   logits->name = "logits";
   g.build(logits);
   return logits;

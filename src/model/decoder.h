@@ -10,6 +10,8 @@
 // graph lists before the attention reading the cache (graph order is execution order), so a
 // step reads its own tokens and all earlier ones without recomputing them.
 #pragma once
+#include <span>
+
 #include "model/hparams.h"
 #include "model/kv_cache.h"
 #include "model/weights.h"
@@ -23,6 +25,7 @@ struct DecoderGraphOptions {
   // cannot read it.
   bool flash_attn = true;
   bool all_logits = false;  // project every token's row, not only the last one
+  int seq = 0;              // build_decoder: the self-attention cache slot the tokens extend
 };
 
 // tokens: i32 [n], an input tensor. Builds the whole step into g (cleared first) and returns the
@@ -30,5 +33,15 @@ struct DecoderGraphOptions {
 // f32 [n_vocab, n], row i for token i. Requires n_past + n <= n_text_ctx.
 Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
                       Tensor* tokens, int n_past, const DecoderGraphOptions& opts = {});
+
+// One step of B sequences in lockstep (beam search, best-of): row b decodes tokens[b] at position
+// n_past of self-attention cache slot seqs[b] (distinct slots), attending to that slot's positions
+// [0, n_past]. Projections, MLP and logits are single mul_mats over B columns (each weight read
+// once for all rows); the self-attention is one batched node when the slots step evenly
+// (s0, s0+d, s0+2d, ...), else one per row; the cross-attention is one node (all B queries
+// against the shared cross K/V). Returns f32 [n_vocab, B] logits, row b's column at b
+// (opts.all_logits and opts.seq are not used). Requires n_past < n_text_ctx.
+Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
+                            Tensor* tokens, std::span<const int> seqs, int n_past, const DecoderGraphOptions& opts = {});
 
 }  // namespace hark

@@ -1,35 +1,119 @@
 #include "model/kv_cache.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
+#include "runtime/error.h"
+
 namespace hark {
 
-KvCache::KvCache(const HParams& hp, BufferType* type, DType dtype, bool v_transposed) : v_transposed_(v_transposed) {
-  const int64_t s = hp.n_text_state;
-  const size_t align = type->alignment();
-  auto make = [&](std::vector<Tensor*>& out, const char* what, int64_t n_ctx, bool transposed) {
-    for (int l = 0; l < hp.n_text_layer; ++l)
-      out.push_back(arena_.new_tensor(dtype, transposed ? std::array<int64_t, kMaxDims>{n_ctx, s, 1, 1}
-                                                        : std::array<int64_t, kMaxDims>{s, n_ctx, 1, 1},
-                                      "kv." + std::to_string(l) + "." + what));
-  };
-  make(self_k_, "self_k", hp.n_text_ctx, false);
-  make(self_v_, "self_v", hp.n_text_ctx, v_transposed);
-  make(cross_k_, "cross_k", hp.n_audio_ctx, false);
-  make(cross_v_, "cross_v", hp.n_audio_ctx, v_transposed);
+namespace {
 
-  auto padded = [&](const Tensor& t) { return (type->alloc_size(t) + align - 1) / align * align; };
+size_t padded(BufferType* type, const Tensor& t) {
+  const size_t align = type->alignment();
+  return (type->alloc_size(t) + align - 1) / align * align;
+}
+
+// Places every tensor of the arena in one fresh, zeroed buffer.
+std::unique_ptr<Buffer> place_all(BufferType* type, TensorArena& arena) {
   size_t total = 0;
-  for (const Tensor& t : arena_.tensors()) total += padded(t);
-  buffer_ = type->alloc(total);
-  buffer_->set_usage(BufferUsage::Compute);
+  for (const Tensor& t : arena.tensors()) total += padded(type, t);
+  std::unique_ptr<Buffer> buffer = type->alloc(total);
+  buffer->set_usage(BufferUsage::Compute);
   // Zeroed so a cache read before it is written gives zeros, never stale or NaN bytes.
-  buffer_->clear(0);
+  buffer->clear(0);
   size_t offset = 0;
-  for (Tensor& t : arena_.tensors()) {
-    buffer_->place(t, offset);
-    offset += padded(t);
+  for (Tensor& t : arena.tensors()) {
+    buffer->place(t, offset);
+    offset += padded(type, t);
+  }
+  return buffer;
+}
+
+size_t offset_in(const Tensor& t) {
+  return static_cast<size_t>(static_cast<const uint8_t*>(t.data) - static_cast<const uint8_t*>(t.buffer->base()));
+}
+
+// Copies `bytes` bytes from byte `src_off` of tensor src's storage to byte `dst_off` of dst's
+// (both placed, non-view) through the buffers' own copy (a memmove for host memory): two
+// temporary tensors are placed over the ranges.
+void copy_range(const Tensor& src, size_t src_off, Tensor& dst, size_t dst_off, size_t bytes) {
+  if (bytes == 0) return;
+  TensorArena tmp;
+  const auto n = static_cast<int64_t>(bytes / dtype_row_bytes(src.type, 1));
+  Tensor* s = tmp.new_tensor(src.type, {n}, "kv.copy.src");
+  Tensor* d = tmp.new_tensor(dst.type, {n}, "kv.copy.dst");
+  src.buffer->place(*s, offset_in(src) + src_off);
+  dst.buffer->place(*d, offset_in(dst) + dst_off);
+  copy_tensor_bytes(*s, *d);
+}
+
+}  // namespace
+
+KvCache::KvCache(const HParams& hp, BufferType* type, DType dtype, bool v_transposed, int n_seq)
+    : hp_(hp), type_(type), dtype_(dtype), v_transposed_(v_transposed), n_ctx_(hp.n_text_ctx) {
+  HARK_CHECK(!dtype_quantized(dtype), std::string("KvCache: the cache type must be f16 or f32, got ") + dtype_name(dtype));
+  const int64_t s = hp.n_text_state;
+  for (int l = 0; l < hp.n_text_layer; ++l) {
+    cross_k_.push_back(cross_arena_.new_tensor(dtype, {s, hp.n_audio_ctx}, "kv." + std::to_string(l) + ".cross_k"));
+    cross_v_.push_back(v_transposed ? cross_arena_.new_tensor(dtype, {hp.n_audio_ctx, s}, "kv." + std::to_string(l) + ".cross_v")
+                                    : cross_arena_.new_tensor(dtype, {s, hp.n_audio_ctx}, "kv." + std::to_string(l) + ".cross_v"));
+  }
+  cross_buffer_ = place_all(type, cross_arena_);
+  alloc_self(n_seq);
+}
+
+void KvCache::alloc_self(int n_seq) {
+  HARK_CHECK(n_seq >= 1, "KvCache: the number of sequences must be at least 1, got " + std::to_string(n_seq));
+  const int64_t s = hp_.n_text_state, ctx = n_ctx_;
+  auto arena = std::make_unique<TensorArena>();
+  std::vector<Tensor*> k, v;
+  for (int l = 0; l < hp_.n_text_layer; ++l) {
+    k.push_back(arena->new_tensor(dtype_, {s, ctx, n_seq}, "kv." + std::to_string(l) + ".self_k"));
+    v.push_back(v_transposed_ ? arena->new_tensor(dtype_, {ctx, s, n_seq}, "kv." + std::to_string(l) + ".self_v")
+                              : arena->new_tensor(dtype_, {s, ctx, n_seq}, "kv." + std::to_string(l) + ".self_v"));
+  }
+  std::unique_ptr<Buffer> buffer = place_all(type_, *arena);
+  // The slots both sizes have keep their contents: slots are the outermost dim, so they are a
+  // prefix of each layer's bytes.
+  if (self_buffer_) {
+    const int keep = std::min(n_seq, n_seq_);
+    for (int l = 0; l < hp_.n_text_layer; ++l) {
+      copy_range(*self_k_[l], 0, *k[l], 0, static_cast<size_t>(keep) * self_k_[l]->nb[2]);
+      copy_range(*self_v_[l], 0, *v[l], 0, static_cast<size_t>(keep) * self_v_[l]->nb[2]);
+    }
+  }
+  self_k_ = std::move(k);
+  self_v_ = std::move(v);
+  self_buffer_ = std::move(buffer);
+  self_arena_ = std::move(arena);
+  n_seq_ = n_seq;
+}
+
+void KvCache::set_n_seq(int n) {
+  if (n == n_seq_) return;
+  alloc_self(n);
+}
+
+void KvCache::copy_seq(int src, int dst, int n_past) {
+  HARK_CHECK(src >= 0 && src < n_seq_ && dst >= 0 && dst < n_seq_,
+             "KvCache::copy_seq: slots " + std::to_string(src) + " -> " + std::to_string(dst) + " outside [0, " +
+                 std::to_string(n_seq_) + ")");
+  HARK_CHECK(n_past >= 0 && n_past <= n_ctx_, "KvCache::copy_seq: n_past " + std::to_string(n_past) +
+                                                   " outside the text context [0, " + std::to_string(n_ctx_) + "]");
+  if (src == dst || n_past == 0) return;
+  for (int l = 0; l < hp_.n_text_layer; ++l) {
+    Tensor& k = *self_k_[l];
+    const size_t kslot = k.nb[2];
+    copy_range(k, src * kslot, k, dst * kslot, static_cast<size_t>(n_past) * k.nb[1]);
+    Tensor& v = *self_v_[l];
+    const size_t vslot = v.nb[2];
+    // A transposed slot holds each channel's positions in a row of n_ctx: positions [0, n_past)
+    // of all channels are not one range, so the whole slot goes (the rest is overwritten before
+    // it is read: a step writes position n_past before attending to it).
+    const size_t vbytes = v_transposed_ ? vslot : static_cast<size_t>(n_past) * v.nb[1];
+    copy_range(v, src * vslot, v, dst * vslot, vbytes);
   }
 }
 

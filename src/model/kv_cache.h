@@ -1,18 +1,25 @@
 // KvCache: the keys and values the decoder's attention reads, one pair per decoder layer.
 //
 // Self-attention: the projected keys/values of every token decoded so far in this window, so a
-// step computes only its new tokens ([S, n_text_ctx] each). Cross-attention: the encoder output
-// projected once per window by every layer's key/value weights ([S, n_audio_ctx] each), instead
-// of once per token. Both are stored in f16: half the bytes a decode step streams, and f16 keeps
-// ~3 significant digits, far inside what attention needs.
+// step computes only its new tokens. Cross-attention: the encoder output projected once per window
+// by every layer's key/value weights ([S, n_audio_ctx] each), instead of once per token. Both are
+// stored in f16: half the bytes a decode step streams, and f16 keeps ~3 significant digits, far
+// inside what attention needs.
 //
-// v_transposed stores the values as [n_ctx, S] (row s: channel s over positions) for the plain
-// attention path, whose weighted sum wants V key-major (layers.h): each value is transposed once,
-// when it is written, instead of the whole cache at every step.
+// Sequences: the self-attention cache has n_seq slots (default 1), one per sequence decoded
+// against the same window (beam search, best-of): self_k(l) is [S, n_text_ctx, n_seq], slot s at
+// s * nb[2]. The cross-attention K/V stay one copy, shared by every slot (all of them decode the
+// same audio). set_n_seq grows or shrinks the slots on demand (only the self-attention memory is
+// reallocated; slots that remain keep their contents) and copy_seq forks a sequence: it copies
+// the first n_past positions of one slot into another, every layer.
 //
-// The tensors live in one buffer of the backend's memory. Graphs write them with copy nodes and
-// read them through views, so their bytes persist across graphs (the graph allocator never owns
-// them).
+// v_transposed stores the values as [n_ctx, S] per slot (row s: channel s over positions) for the
+// plain attention path, whose weighted sum wants V key-major (layers.h): each value is transposed
+// once, when it is written, instead of the whole cache at every step.
+//
+// The tensors live in two buffers of the backend's memory (self, cross). Graphs write them with
+// copy nodes and read them through views, so their bytes persist across graphs (the graph
+// allocator never owns them).
 #pragma once
 #include <memory>
 #include <vector>
@@ -25,20 +32,43 @@ namespace hark {
 
 class KvCache {
  public:
-  KvCache(const HParams& hp, BufferType* type, DType dtype = DType::F16, bool v_transposed = false);
+  KvCache(const HParams& hp, BufferType* type, DType dtype = DType::F16, bool v_transposed = false, int n_seq = 1);
 
+  // Self-attention K/V of a layer, every slot: [S, n_text_ctx, n_seq] ([n_text_ctx, S, n_seq] for
+  // transposed values). Tensors change when set_n_seq reallocates them: do not hold them across.
   Tensor* self_k(int layer) const { return self_k_[layer]; }
   Tensor* self_v(int layer) const { return self_v_[layer]; }
   Tensor* cross_k(int layer) const { return cross_k_[layer]; }
   Tensor* cross_v(int layer) const { return cross_v_[layer]; }
-  size_t bytes() const { return buffer_->size(); }
+  size_t bytes() const { return self_buffer_->size() + cross_buffer_->size(); }
+  size_t self_bytes() const { return self_buffer_->size(); }
   bool v_transposed() const { return v_transposed_; }
+  int n_seq() const { return n_seq_; }
+  int n_text_ctx() const { return n_ctx_; }
+
+  // Resizes the self-attention cache to n slots (n >= 1). Slots [0, min(old, n)) keep their
+  // contents; new slots are zeroed. No-op when n equals n_seq().
+  void set_n_seq(int n);
+
+  // Copies positions [0, n_past) of every layer's self K and V from slot src to slot dst (a
+  // fork: dst then continues from src's history). Cost: 2 x n_text_layer copies of n_past rows
+  // (a transposed V cache copies its whole slot: its positions are not contiguous).
+  void copy_seq(int src, int dst, int n_past);
 
  private:
-  TensorArena arena_;
-  std::unique_ptr<Buffer> buffer_;
-  std::vector<Tensor*> self_k_, self_v_, cross_k_, cross_v_;
+  void alloc_self(int n_seq);
+
+  const HParams hp_;
+  BufferType* type_;
+  DType dtype_;
   bool v_transposed_ = false;
+  int n_ctx_ = 0;
+  int n_seq_ = 0;
+  TensorArena cross_arena_;
+  std::unique_ptr<Buffer> cross_buffer_;
+  std::unique_ptr<TensorArena> self_arena_;
+  std::unique_ptr<Buffer> self_buffer_;
+  std::vector<Tensor*> self_k_, self_v_, cross_k_, cross_v_;
 };
 
 }  // namespace hark

@@ -88,24 +88,36 @@ ComputeStatus WhisperRunner::encode(std::span<const float> mel) {
   return enc_sched_->compute(enc_graph_);
 }
 
-Tensor* WhisperRunner::build_decoder_step(int n_tokens, int n_past, bool all_rows) {
+Tensor* WhisperRunner::build_decoder_step(int n_tokens, int n_past, bool all_rows, int seq) {
   dec_arena_.reset();
   dec_tokens_ = dec_arena_.new_tensor(DType::I32, {n_tokens}, "tokens");
   dec_tokens_->flags |= kFlagInput;
   DecoderGraphOptions o;
   o.flash_attn = opts_.flash_attn;
   o.all_logits = all_rows;
+  o.seq = seq;
   return build_decoder(dec_arena_, dec_graph_, model_.weights(), model_.hparams(), cache_, dec_tokens_, n_past, o);
 }
 
-ComputeStatus WhisperRunner::decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits,
-                                    bool all_rows) {
+Tensor* WhisperRunner::build_decoder_batch_step(std::span<const int> seqs, int n_past) {
+  dec_arena_.reset();
+  dec_tokens_ = dec_arena_.new_tensor(DType::I32, {static_cast<int64_t>(seqs.size())}, "tokens");
+  dec_tokens_->flags |= kFlagInput;
+  DecoderGraphOptions o;
+  o.flash_attn = opts_.flash_attn;
+  return build_decoder_batch(dec_arena_, dec_graph_, model_.weights(), model_.hparams(), cache_, dec_tokens_, seqs,
+                             n_past, o);
+}
+
+void WhisperRunner::check_tokens(std::span<const int32_t> tokens, const char* what) const {
   const HParams& hp = model_.hparams();
-  HARK_CHECK(!tokens.empty(), "decode: no tokens");
+  HARK_CHECK(!tokens.empty(), std::string(what) + ": no tokens");
   for (int32_t id : tokens)
-    HARK_CHECK(id >= 0 && id < hp.n_vocab,
-               "decode: token id " + std::to_string(id) + " outside the vocabulary [0, " + std::to_string(hp.n_vocab) + ")");
-  Tensor* out = build_decoder_step(static_cast<int>(tokens.size()), n_past, all_rows);
+    HARK_CHECK(id >= 0 && id < hp.n_vocab, std::string(what) + ": token id " + std::to_string(id) +
+                                               " outside the vocabulary [0, " + std::to_string(hp.n_vocab) + ")");
+}
+
+ComputeStatus WhisperRunner::run_decoder(Tensor* out, std::span<const int32_t> tokens, std::vector<float>* logits) {
   dec_sched_->alloc_graph(dec_graph_);
   tensor_set(*dec_tokens_, tokens.data(), tokens.size_bytes());
   const ComputeStatus status = dec_sched_->compute(dec_graph_);
@@ -114,5 +126,46 @@ ComputeStatus WhisperRunner::decode(std::span<const int32_t> tokens, int n_past,
   tensor_get(*out, logits->data(), logits->size() * sizeof(float));
   return status;
 }
+
+ComputeStatus WhisperRunner::decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits,
+                                    bool all_rows, int seq) {
+  check_tokens(tokens, "decode");
+  HARK_CHECK(logits != nullptr, "decode: logits is null");
+  HARK_CHECK(seq >= 0 && seq < cache_.n_seq(), "decode: sequence slot " + std::to_string(seq) + " outside [0, " +
+                                                    std::to_string(cache_.n_seq()) + ") (set_n_sequences first)");
+  return run_decoder(build_decoder_step(static_cast<int>(tokens.size()), n_past, all_rows, seq), tokens, logits);
+}
+
+ComputeStatus WhisperRunner::decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
+                                          std::vector<float>* logits) {
+  check_tokens(tokens, "decode_batch");
+  HARK_CHECK(logits != nullptr, "decode_batch: logits is null");
+  HARK_CHECK(seqs.size() == tokens.size(), "decode_batch: " + std::to_string(tokens.size()) + " tokens but " +
+                                               std::to_string(seqs.size()) + " sequence slots (one slot per row)");
+  // build_decoder_batch checks the slots and n_past.
+  return run_decoder(build_decoder_batch_step(seqs, n_past), tokens, logits);
+}
+
+void WhisperRunner::set_n_sequences(int n) {
+  HARK_CHECK(n >= 1, "set_n_sequences: need at least 1 sequence, got " + std::to_string(n));
+  if (n == cache_.n_seq()) return;
+  cache_.set_n_seq(n);
+  if (n == 1) return;
+  // The largest batch step: n rows at the last position, both ways through the self-attention
+  // (one batched node for slots in order; one node per row for slots out of order), so any batch
+  // of up to n rows fits. Growth asked for here is not a decode step's realloc.
+  const int before = decoder_reallocs();
+  std::vector<int> seqs(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) seqs[static_cast<size_t>(i)] = i;
+  const int last = model_.hparams().n_text_ctx - 1;
+  build_decoder_batch_step(seqs, last);
+  dec_sched_->reserve(dec_graph_);
+  std::reverse(seqs.begin(), seqs.end());
+  build_decoder_batch_step(seqs, last);
+  dec_sched_->reserve(dec_graph_);
+  reallocs_at_start_ += decoder_reallocs() - before;
+}
+
+void WhisperRunner::copy_sequence(int src_slot, int dst_slot, int n_past) { cache_.copy_seq(src_slot, dst_slot, n_past); }
 
 }  // namespace hark

@@ -51,11 +51,35 @@ class WhisperRunner {
   // cache for the decode steps that follow. Aborted when the abort callback fired.
   ComputeStatus encode(std::span<const float> mel);
 
-  // Decodes `tokens` at positions n_past.. (their keys/values enter the cache) and writes the
-  // logits of the last one (n_vocab floats) to `logits`; with all_rows, the logits of every token
-  // (n_vocab x n floats, token i's at [i * n_vocab, (i + 1) * n_vocab)).
+  // Decodes `tokens` at positions n_past.. of sequence slot `seq` (their keys/values enter that
+  // slot's cache) and writes the logits of the last one (n_vocab floats) to `logits`; with
+  // all_rows, the logits of every token (n_vocab x n floats, token i's at [i * n_vocab, (i + 1) *
+  // n_vocab)).
   ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits,
-                       bool all_rows = false);
+                       bool all_rows = false, int seq = 0);
+
+  // ---- several sequences against one window (beam search, best-of) ----
+  // Self-attention cache slots: 1 at construction. set_n_sequences(n) (re)sizes the
+  // self-attention cache to n slots (memory grows only when asked; slots [0, min(old, n)) keep
+  // their contents; the cross-attention K/V stay one copy) and reserves compute memory for batch
+  // steps of up to n rows, so the steps that follow allocate nothing.
+  void set_n_sequences(int n);
+  int n_sequences() const { return cache_.n_seq(); }
+
+  // One step of several sequences in lockstep, as one graph: row b decodes tokens[b] at position
+  // n_past of slot seqs[b] (distinct slots), attending to that slot's positions [0, n_past].
+  // `logits` gets n_vocab x rows floats, row b's at [b * n_vocab, (b + 1) * n_vocab). Every weight
+  // is read once for all rows, so a step of a few rows costs little more than one row; rows whose
+  // slots are 0, 1, 2, ... (any even step) share one self-attention node.
+  // The shared prefix (prompt + start sequence) is decoded once with decode(..., seq = 0) and
+  // forked to the other slots with copy_sequence.
+  ComputeStatus decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
+                             std::vector<float>* logits);
+
+  // Fork: positions [0, n_past) of every layer's self K/V go from slot src to slot dst (copy on
+  // fork: n_past rows per layer, through the cache buffer's own copy). dst then continues src's
+  // history at n_past.
+  void copy_sequence(int src_slot, int dst_slot, int n_past);
 
   // Polled between graph nodes (and between splits) of every later encode/decode; nullptr clears.
   void set_abort_callback(AbortCallback cb);
@@ -73,7 +97,10 @@ class WhisperRunner {
   const Scheduler& decoder_scheduler() const { return *dec_sched_; }
 
  private:
-  Tensor* build_decoder_step(int n_tokens, int n_past, bool all_rows);
+  Tensor* build_decoder_step(int n_tokens, int n_past, bool all_rows, int seq = 0);
+  Tensor* build_decoder_batch_step(std::span<const int> seqs, int n_past);
+  void check_tokens(std::span<const int32_t> tokens, const char* what) const;
+  ComputeStatus run_decoder(Tensor* out, std::span<const int32_t> tokens, std::vector<float>* logits);
 
   const ModelFile& model_;
   std::vector<Backend*> backends_;
