@@ -112,6 +112,21 @@ HeadWeights keep_frames_and_softmax(const HeadWeights& qk, int n_keep, float qk_
   return w;
 }
 
+HeadWeights keep_frames_and_renormalize(const HeadWeights& probs, int n_keep) {
+  n_keep = std::clamp(n_keep, 0, probs.n_frames);
+  HeadWeights w(probs.n_heads, probs.n_tokens, n_keep);
+  if (n_keep == 0) return w;
+  for (int h = 0; h < probs.n_heads; ++h)
+    for (int t = 0; t < probs.n_tokens; ++t) {
+      const float* in = &probs.data[probs.index(h, t, 0)];
+      float* out = &w.data[w.index(h, t, 0)];
+      double sum = 0.0;
+      for (int f = 0; f < n_keep; ++f) sum += in[f];
+      for (int f = 0; f < n_keep; ++f) out[f] = static_cast<float>(in[f] / sum);
+    }
+  return w;
+}
+
 void standardize_tokens(HeadWeights& w) {
   const int T = w.n_tokens;
   if (T == 0) return;
@@ -201,7 +216,11 @@ Matrix alignment_matrix(const HeadWeights& qk, int n_mel_frames, int n_sot, cons
   HARK_CHECK(n_sot >= 1 && qk.n_tokens >= n_sot + 2,
              "alignment: " + std::to_string(qk.n_tokens) + " token rows cannot hold a sot sequence of " +
                  std::to_string(n_sot) + ", <|notimestamps|> and <|endoftext|>");
-  HeadWeights w = keep_frames_and_softmax(qk, std::max(n_mel_frames, 0) / 2, opt.qk_scale);
+  HARK_CHECK(!opt.input_is_softmax || opt.qk_scale == 1.0f,
+             "alignment: qk_scale cannot be applied to attention probabilities");
+  const int n_keep = std::max(n_mel_frames, 0) / 2;
+  HeadWeights w = opt.input_is_softmax ? keep_frames_and_renormalize(qk, n_keep)
+                                       : keep_frames_and_softmax(qk, n_keep, opt.qk_scale);
   standardize_tokens(w);
   median_filter_frames(w, opt.medfilt_width);
   return rows_between(mean_over_heads(w), n_sot, qk.n_tokens - 1);

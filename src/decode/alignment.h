@@ -72,6 +72,10 @@ inline constexpr double kAlignFramesPerSecond = 50.0;
 // Step 1. Keeps columns [0, n_keep) of every row (n_keep is clamped to qk.n_frames) and turns each
 // row of qk * qk_scale into probabilities with a softmax over those columns only.
 HeadWeights keep_frames_and_softmax(const HeadWeights& qk, int n_keep, float qk_scale = 1.0f);
+// Step 1 for a graph that hands out attention probabilities (a softmax over all n_audio_ctx
+// positions) instead of logits: keeps columns [0, n_keep) and rescales each row to sum to 1, which
+// is the same softmax over the kept columns (for qk_scale 1), up to rounding.
+HeadWeights keep_frames_and_renormalize(const HeadWeights& probs, int n_keep);
 
 // Step 2. For each head and column: subtracts the mean over the token rows and divides by their
 // population standard deviation. A column whose rows are all equal divides by zero, as the
@@ -99,6 +103,9 @@ Matrix rows_between(const Matrix& m, int first, int end);
 struct AlignmentOptions {
   int medfilt_width = 7;
   float qk_scale = 1.0f;
+  // The input holds probabilities (softmax over all positions), not logits: step 1 renormalizes
+  // instead (keep_frames_and_renormalize); qk_scale must then be 1.
+  bool input_is_softmax = false;
 };
 Matrix alignment_matrix(const HeadWeights& qk, int n_mel_frames, int n_sot,
                         const AlignmentOptions& opt = {});

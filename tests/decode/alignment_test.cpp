@@ -48,6 +48,30 @@ TEST(Alignment, SoftmaxOverTheKeptFramesOnly) {
   EXPECT_EQ(keep_frames_and_softmax(qk, 99).n_frames, 3);  // clamped to what there is
 }
 
+TEST(Alignment, RenormalizedProbabilitiesEqualTheSoftmaxOfTheKeptFrames) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+  HeadWeights qk(2, 3, 9);
+  for (auto& v : qk.data) v = u(rng);
+  const HeadWeights all = keep_frames_and_softmax(qk, 9);  // what a graph's softmax gives
+  const HeadWeights a = keep_frames_and_softmax(qk, 5);
+  const HeadWeights b = keep_frames_and_renormalize(all, 5);
+  ASSERT_EQ(b.n_frames, 5);
+  for (size_t i = 0; i < a.data.size(); ++i) EXPECT_NEAR(a.data[i], b.data[i], 1e-6) << i;
+
+  AlignmentOptions probs;
+  probs.input_is_softmax = true;
+  HeadWeights seq(2, 6, 9);
+  for (auto& v : seq.data) v = u(rng);
+  const Matrix from_logits = alignment_matrix(seq, 10, 3);
+  const Matrix from_probs = alignment_matrix(keep_frames_and_softmax(seq, 9), 10, 3, probs);
+  ASSERT_EQ(from_probs.rows, 2);  // notimestamps + 1 text token
+  ASSERT_EQ(from_probs.cols, 5);
+  for (size_t i = 0; i < from_logits.data.size(); ++i) EXPECT_NEAR(from_logits.data[i], from_probs.data[i], 1e-4) << i;
+  probs.qk_scale = 2.0f;
+  EXPECT_THROW(alignment_matrix(seq, 10, 3, probs), Error);
+}
+
 TEST(Alignment, StandardizeOverTokensUsesThePopulationStd) {
   HeadWeights w(2, 3, 1);
   // head 0, frame 0: 1, 2, 3 -> mean 2, std sqrt(2/3)
