@@ -3,6 +3,7 @@
 //
 //   bench_kernels                          everything (under a minute on an idle machine)
 //   bench_kernels --benchmark_filter=tiny  the tiny model's shapes only (fast)
+//   bench_kernels --benchmark_filter=decode_batch   B-row decoder steps vs one row (tiny, base)
 //   HARK_BENCH_THREADS=1 bench_kernels     one thread, summary in CPU time (busy machines)
 //   HARK_SIMD=avx2 bench_kernels           a lower kernel level, as for hark itself
 //
@@ -12,9 +13,10 @@
 // Decoder products read several copies of the weights in turn, together larger than the L3
 // cache, so they measure memory bandwidth as a real decoder step (all layers' weights) does.
 //
-// After the runs a summary prints the two targets:
+// After the runs a summary prints the targets:
 //   encoder (f32, f16 weights): hark GFLOP/s >= 80% of sgemm's
 //   decoder: time <= 1.3 x (weight bytes / memcpy bandwidth)
+//   decode_batch: a 5-row step <= 2 x a 1-row step
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -32,6 +34,9 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/gemm_config.h"
 #include "backend/registry.h"
+#include "model/model_file.h"
+#include "model/model_writer.h"
+#include "model/whisper_runner.h"
 #include "runtime/graph.h"
 #include "runtime/graph_allocator.h"
 #include "runtime/ops.h"
@@ -69,6 +74,9 @@ const Shape kShapes[] = {
     {"large_enc", 1500, 1280, 5120, false},
     {"tiny_dec", 1, 384, 51865, true},
     {"large_dec", 1, 1280, 5120, true},
+    // A 5-row decoder step (beam search / best-of rows in one graph): weights read once for all.
+    {"tiny_dec5", 5, 384, 51865, true},
+    {"large_dec5", 5, 1280, 5120, true},
 };
 
 const DType kTypes[] = {DType::F32, DType::F16, DType::Q8_0, DType::Q5_0, DType::Q4_0};
@@ -199,6 +207,84 @@ void bench_memcpy(benchmark::State& state) {
   state.counters["GB/s"] = benchmark::Counter(static_cast<double>(kCopyBytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// ---- decode_batch: B sequences' step as one graph (beam search, best-of) ------------------
+//
+// A runner on a test model of a preset and weight type (written once to $TMPDIR), its cache
+// holding n_past = 64 positions in every slot; one iteration is one decode_batch step of B rows
+// (slots 0..B-1) at position 64. The summary sets each B beside B = 1 (target: B = 5 <= 2x).
+
+constexpr int kBatchNPast = 64;
+const int kBatchRows[] = {1, 2, 5, 8};
+struct BatchModel {
+  const char* preset;
+  DType type;
+};
+const BatchModel kBatchModels[] = {
+    {"tiny", DType::F16}, {"tiny", DType::Q5_0}, {"base", DType::F16}, {"base", DType::Q5_0}};
+
+struct BatchSetup {
+  const BatchModel* model;
+  std::string path;
+  std::unique_ptr<ModelFile> file;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<WhisperRunner> runner;
+
+  explicit BatchSetup(const BatchModel& m) : model(&m) {
+    TestModelOptions o;
+    test_model_preset(m.preset, &o.hparams);
+    o.weight_type = m.type;
+    const char* tmp = std::getenv("TMPDIR");
+    path = std::string(tmp && *tmp ? tmp : "/tmp") + "/hark-bench-" + m.preset + "-" + dtype_name(m.type) + ".bin";
+    write_test_model(o, path);
+    file = ModelFile::open(path);
+    backend = Registry::global().find(kCpuDeviceName)->init_backend({bench_threads()});
+    runner = std::make_unique<WhisperRunner>(*file, *backend);
+    runner->set_n_sequences(8);
+    // The cross K/V of a silent window, then 64 positions in slot 0, forked to every slot.
+    const HParams& hp = file->hparams();
+    runner->encode(std::vector<float>(static_cast<size_t>(2 * hp.n_audio_ctx * hp.n_mels), -1.5f));
+    std::vector<int32_t> prefix(kBatchNPast);
+    for (int i = 0; i < kBatchNPast; ++i) prefix[static_cast<size_t>(i)] = i;
+    std::vector<float> logits;
+    runner->decode(prefix, 0, &logits);
+    for (int s = 1; s < 8; ++s) runner->copy_sequence(0, s, kBatchNPast);
+  }
+  ~BatchSetup() { std::remove(path.c_str()); }
+};
+
+BatchSetup& batch_setup_for(const BatchModel& m) {
+  static std::unique_ptr<BatchSetup> current;  // one model at a time
+  if (!current || current->model != &m) {
+    current.reset();
+    current = std::make_unique<BatchSetup>(m);
+  }
+  return *current;
+}
+
+std::string batch_name(const BatchModel& m, int rows) {
+  return std::string("decode_batch/") + m.preset + "/" + dtype_name(m.type) + (rows ? "/B" + std::to_string(rows) : "/decode");
+}
+
+void bench_decode_batch(benchmark::State& state, const BatchModel* m, int rows) {
+  BatchSetup& st = batch_setup_for(*m);
+  std::vector<int32_t> tokens(static_cast<size_t>(rows));
+  std::vector<int> seqs(static_cast<size_t>(rows));
+  for (int b = 0; b < rows; ++b) {
+    tokens[static_cast<size_t>(b)] = 1000 + b;
+    seqs[static_cast<size_t>(b)] = b;
+  }
+  std::vector<float> logits;
+  if (rows == 0) {  // decode(): the single-sequence step, for comparison with B1
+    tokens = {1000};
+    for (auto _ : state) st.runner->decode(tokens, kBatchNPast, &logits);
+    return;
+  }
+  for (auto _ : state) st.runner->decode_batch(tokens, seqs, kBatchNPast, &logits);
+  state.counters["ms/row"] = benchmark::Counter(static_cast<double>(rows) * 1e-3,
+                                                benchmark::Counter::kIsIterationInvariantRate |
+                                                    benchmark::Counter::kInvert);
+}
+
 // Keeps each run's seconds per iteration for the summary, and prints as usual.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
@@ -268,6 +354,17 @@ void print_summary(const SummaryReporter& rep) {
       }
     }
   }
+  for (const BatchModel& m : kBatchModels) {
+    const double* one = rep.find(batch_name(m, 1));
+    if (!one) continue;
+    std::printf("  decode_batch %-4s %-5s n_past %d:", m.preset, dtype_name(m.type), kBatchNPast);
+    if (const double* t = rep.find(batch_name(m, 0))) std::printf("  decode() %6.2f ms", *t * 1e3);
+    for (int rows : kBatchRows)
+      if (const double* t = rep.find(batch_name(m, rows))) std::printf("  B%d %6.2f ms (%4.2fx)", rows, *t * 1e3, *t / *one);
+    if (const double* five = rep.find(batch_name(m, 5)))
+      std::printf("%s", *five / *one <= 2.0 ? "  (target B5 <= 2x: met)" : "  (target B5 <= 2x: MISSED)");
+    std::printf("\n");
+  }
   if (const double* copy = rep.find("memcpy/256MiB/tiny_large"))
     std::printf("  memcpy bandwidth (%d threads): %.1f GB/s\n", bench_threads(), kCopyBytes / *copy * 1e-9);
 }
@@ -302,6 +399,11 @@ int main(int argc, char** argv) {
 #endif
   }
   benchmark::RegisterBenchmark("memcpy/256MiB/tiny_large", bench_memcpy)->Unit(benchmark::kMillisecond)->UseRealTime();
+  for (const BatchModel& m : kBatchModels)
+    for (int rows : {0, 1, 2, 5, 8})
+      benchmark::RegisterBenchmark(batch_name(m, rows).c_str(), bench_decode_batch, &m, rows)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
 
   benchmark::Initialize(&cargc, cargs.data());
   if (benchmark::ReportUnrecognizedArguments(cargc, cargs.data())) return 1;

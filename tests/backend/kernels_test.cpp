@@ -67,7 +67,8 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.dot_q4_0), reinterpret_cast<const void*>(t.dot_q4_1),
       reinterpret_cast<const void*>(t.dot_q5_0), reinterpret_cast<const void*>(t.dot_q5_1),
       reinterpret_cast<const void*>(t.dot_q8_0), reinterpret_cast<const void*>(t.dot_q_rows),
-      reinterpret_cast<const void*>(t.quantize_q8a),
+      reinterpret_cast<const void*>(t.quantize_q8a), reinterpret_cast<const void*>(t.dot_f32_rows),
+      reinterpret_cast<const void*>(t.dot_f16_rows),
       reinterpret_cast<const void*>(t.f16_to_f32_row), reinterpret_cast<const void*>(t.f32_to_f16_row),
       reinterpret_cast<const void*>(t.dequantize_row), reinterpret_cast<const void*>(t.add),
       reinterpret_cast<const void*>(t.mul), reinterpret_cast<const void*>(t.scale),
@@ -105,6 +106,57 @@ TEST_P(KernelsTest, DotF16) {
     const double tol = 4 * kEps * std::sqrt(double(n)) * mag + 1e-30;
     EXPECT_NEAR(k().dot_f16_f32(n, w.data(), x.data()), ref, tol) << "n=" << n;
     EXPECT_NEAR(k().dot_f16_f32(n, w.data(), x.data()), scalar().dot_f16_f32(n, w.data(), x.data()), 2 * tol);
+  }
+}
+
+// dot_f32_rows / dot_f16_rows: every tile shape the tables unroll (weight rows 1..9 with
+// remainders, activation rows 1..9: groups of up to 8 (avx512) or 6 (avx2) and what is left),
+// weight rows at an odd byte stride (rows from the file mapping may sit at any byte), strided
+// activation rows and strided outputs; each output against the double-precision dot.
+TEST_P(KernelsTest, WeightRowsDotsOverSeveralRows) {
+  for (bool f16 : {false, true}) {
+    for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{17}, int64_t{64}, int64_t{384}, int64_t{1500}}) {
+      const int64_t nw_max = 9, nx_max = 9;
+      const size_t esize = f16 ? sizeof(f16_t) : sizeof(float);
+      const size_t ws = static_cast<size_t>(n) * esize + 3;  // odd stride: unaligned rows
+      std::vector<uint8_t> wbytes(ws * nw_max + 64);
+      const auto wf = random_floats(n * nw_max, static_cast<uint32_t>(n) + 5);
+      std::vector<std::vector<double>> wd(nw_max, std::vector<double>(static_cast<size_t>(n)));
+      for (int64_t r = 0; r < nw_max; ++r)
+        for (int64_t i = 0; i < n; ++i) {
+          uint8_t* at = wbytes.data() + 1 + r * ws + i * esize;
+          const float v = wf[r * n + i];
+          if (f16) {
+            const f16_t h = f32_to_f16(v);
+            std::memcpy(at, &h, sizeof h);
+            wd[r][i] = f16_to_f32(h);
+          } else {
+            std::memcpy(at, &v, sizeof v);
+            wd[r][i] = v;
+          }
+        }
+      const int64_t xs = n + 5;
+      const auto x = random_floats(xs * nx_max, static_cast<uint32_t>(n) + 6);
+      for (int64_t nw = 1; nw <= nw_max; ++nw) {
+        for (int64_t nx = 1; nx <= nx_max; ++nx) {
+          const int64_t ldy = nw + 2;
+          std::vector<float> y(static_cast<size_t>(ldy * nx), -7.0f);
+          (f16 ? k().dot_f16_rows : k().dot_f32_rows)(n, wbytes.data() + 1, ws, nw, x.data(), xs, nx, y.data(), ldy);
+          for (int64_t m = 0; m < nx; ++m) {
+            for (int64_t r = 0; r < nw; ++r) {
+              double ref = 0, mag = 0;
+              for (int64_t i = 0; i < n; ++i) {
+                ref += wd[r][i] * x[m * xs + i];
+                mag += std::fabs(wd[r][i] * x[m * xs + i]);
+              }
+              ASSERT_NEAR(y[m * ldy + r], ref, 4 * kEps * std::sqrt(double(n)) * mag + 1e-30)
+                  << (f16 ? "f16" : "f32") << " n=" << n << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m;
+            }
+            for (int64_t r = nw; r < ldy; ++r) ASSERT_EQ(y[m * ldy + r], -7.0f) << "wrote past the tile";
+          }
+        }
+      }
+    }
   }
 }
 

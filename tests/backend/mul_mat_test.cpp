@@ -217,6 +217,22 @@ TEST_F(MulMatTest, SmallShapesEveryType) {
   }
 }
 
+TEST_F(MulMatTest, FewActivationRowsEveryCount) {
+  // 2..9 activation rows (a decoder step of several beams): f32/f16 weights go through the
+  // register tiles of dot_f32_rows / dot_f16_rows (every group size and remainder), quantized
+  // ones through dot_q_rows. N = 1, 5, 19: thread ranges that split the tiles unevenly.
+  for (DType t : kAllTypes)
+    for (int64_t M = 2; M <= 9; ++M)
+      for (int64_t N : {1, 5, 19}) run_case({t, 96, N, M});
+  for (DType t : {DType::F32, DType::F16}) {
+    Case c{t, 100, 7, 5};  // K not a multiple of the vector width: tails
+    run_case(c);
+    c.strided_w = true;
+    c.transposed_x = true;
+    run_case(c);
+  }
+}
+
 TEST_F(MulMatTest, DecoderStepWideOutput) {
   // N = 51865 (the vocabulary): the logits product, split over threads by rows.
   for (DType t : kAllTypes) {

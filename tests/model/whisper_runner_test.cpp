@@ -204,7 +204,10 @@ TEST_P(RunnerTest, PlainAttentionMatchesFlashAttention) {
   ASSERT_EQ(flash.decode(kPrompt, 0, &lf, /*all_rows=*/true), ComputeStatus::Ok);
   ASSERT_EQ(plain.decode(kPrompt, 0, &lp, /*all_rows=*/true), ComputeStatus::Ok);
   d = diff(lp, lf);
-  EXPECT_LE(d.rel(), 1e-3) << "all rows";
+  // Several queries: the plain path's score and value products take the multi-row f16 tiles
+  // (dot_f16_rows), which sum in another order than flash_attn's per-key dots; with quantized
+  // weights a last-bit difference can move an activation across a q8 rounding step downstream.
+  EXPECT_LE(d.rel(), dtype_quantized(GetParam()) ? 5e-3 : 1e-3) << "all rows";
   EXPECT_EQ(plain.decoder_reallocs(), 0);
 }
 

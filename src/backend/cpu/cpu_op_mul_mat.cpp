@@ -3,6 +3,9 @@
 // Two paths, by the number of activation rows M:
 //  * Row dots (M < kGemmMinRows: decoder steps). Every output is one dot product of a weight row
 //    with an activation row, and the weights are read once, so this is bound by memory bandwidth.
+//    With several activation rows (a batch of beams) each weight row is unpacked or widened once
+//    for all of them: dot_q_rows for quantized weights, dot_f32_rows / dot_f16_rows (register
+//    tiles of weight rows x activation rows) for f32 and f16.
 //    Quantized weights meet activations quantized to BlockQ8A (integer dots); f32/f16 weights
 //    meet f32 activations. Threads split the weight rows.
 //  * Tiled GEMM (M >= kGemmMinRows: the encoder). Each thread takes a range of weight rows and
@@ -238,6 +241,9 @@ void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, con
   const uint8_t* xbase = converted_x(ctx, p);
   const bool converted = p.quant_x || p.copy_x;
   const bool multi_q = p.quant_x && p.M > 1;
+  // f32/f16 weights with a few activation rows: register tiles of weight rows x activation rows,
+  // each weight chunk loaded once for all rows (dot_f32_rows / dot_f16_rows).
+  const bool multi_w = !p.quant_x && p.M > 1 && (w.type == DType::F32 || w.type == DType::F16);
   const int64_t ldo = static_cast<int64_t>(out.nb[1] / sizeof(float));
   int64_t f0, f1;
   ctx.range(p.N * p.b2 * p.b3, &f0, &f1);
@@ -246,6 +252,17 @@ void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, con
     const int64_t n_end = (batch + 1) * p.N < f1 ? (batch + 1) * p.N : f1;
     const uint8_t* xb = xbase + static_cast<size_t>(p.M * batch) * p.xrow_bytes;
     float* ob = out_row(out, 0, i2, i3);
+    if (multi_w) {
+      const int64_t n = f - batch * p.N;
+      const float* xr = converted ? reinterpret_cast<const float*>(xb)
+                                  : reinterpret_cast<const float*>(x_row(x, 0, i2, i3));
+      const int64_t xs = converted ? static_cast<int64_t>(p.xrow_bytes / sizeof(float))
+                                   : static_cast<int64_t>(x.nb[1] / sizeof(float));
+      auto rows = w.type == DType::F16 ? ctx.k->dot_f16_rows : ctx.k->dot_f32_rows;
+      rows(p.K, w_row(w, p, n, i2, i3), w.nb[1], n_end - f, xr, xs, p.M, ob + n, ldo);
+      f = n_end;
+      continue;
+    }
     for (int64_t n = f - batch * p.N; f < n_end; ++f, ++n) {
       const void* wr = w_row(w, p, n, i2, i3);
       if (multi_q) {

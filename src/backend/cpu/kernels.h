@@ -39,6 +39,15 @@ struct Kernels {
   void (*dot_q_rows)(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t x_stride,
                      int64_t nx, float* y, int64_t y_stride);
   void (*quantize_q8a)(const float* x, BlockQ8A* y, int64_t n);
+  // nw f32 / f16 weight rows (row r at byte w + r * w_stride) with nx f32 activation rows (row m
+  // at x + m * x_stride): y[m * ldy + r] = dot of weight row r with activation row m. Each chunk of
+  // the weights is loaded (and widened from f16) once for all activation rows, into register
+  // tiles of a few weight rows x up to 8 activation rows: a decoder step of a few rows (beam
+  // search, best-of) streams every weight once instead of once per row.
+  void (*dot_f32_rows)(int64_t n, const void* w, size_t w_stride, int64_t nw, const float* x, int64_t x_stride,
+                       int64_t nx, float* y, int64_t ldy);
+  void (*dot_f16_rows)(int64_t n, const void* w, size_t w_stride, int64_t nw, const float* x, int64_t x_stride,
+                       int64_t nx, float* y, int64_t ldy);
 
   // ---- conversions ----
   void (*f16_to_f32_row)(const f16_t* x, float* y, int64_t n);

@@ -66,6 +66,61 @@ float dot_row(int64_t n, const W* w, const float* x) {
   return s;
 }
 
+// dot_f32_rows / dot_f16_rows: R weight rows x G activation rows in R * G accumulators. Every 8
+// weights of a row are loaded (widened) once and multiplied into all G activation rows.
+template <typename W, int R, int G>
+void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
+  __m256 acc[R][G];
+  const W* wr[R];
+  for (int r = 0; r < R; ++r) {
+    wr[r] = reinterpret_cast<const W*>(w + static_cast<size_t>(r) * ws);
+    for (int g = 0; g < G; ++g) acc[r][g] = _mm256_setzero_ps();
+  }
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = load8(wr[r] + i);
+    for (int g = 0; g < G; ++g) {
+      const __m256 xv = _mm256_loadu_ps(x + g * xs + i);
+      for (int r = 0; r < R; ++r) acc[r][g] = _mm256_fmadd_ps(wv[r], xv, acc[r][g]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int g = 0; g < G; ++g) {
+      float s = hsum8(acc[r][g]);
+      for (int64_t j = i; j < n; ++j) s += load1(wr[r], j) * load_f32(x + g * xs, j);
+      y[g * ldy + r] = s;
+    }
+}
+
+// Weight rows in tiles of R (3 for up to 3 activation rows, else 2: at most 12 of the 16 ymm
+// registers hold accumulators), activation rows in groups of up to 6.
+template <typename W, int G>
+void dot_rows_g(int64_t n, const uint8_t* w, size_t ws, int64_t nw, const float* x, int64_t xs, float* y, int64_t ldy) {
+  constexpr int R = G <= 3 ? 3 : 2;
+  int64_t r = 0;
+  for (; r + R <= nw; r += R) dot_tile<W, R, G>(n, w + static_cast<size_t>(r) * ws, ws, x, xs, y + r, ldy);
+  for (; r < nw; ++r) dot_tile<W, 1, G>(n, w + static_cast<size_t>(r) * ws, ws, x, xs, y + r, ldy);
+}
+
+template <typename W>
+void dot_w_rows(int64_t n, const void* wv, size_t ws, int64_t nw, const float* x, int64_t xs, int64_t nx, float* y,
+                int64_t ldy) {
+  const auto* w = static_cast<const uint8_t*>(wv);
+  for (int64_t m = 0; m < nx; m += 6) {
+    const float* xm = x + m * xs;
+    float* ym = y + m * ldy;
+    switch (nx - m < 6 ? nx - m : 6) {
+      case 1: dot_rows_g<W, 1>(n, w, ws, nw, xm, xs, ym, ldy); break;
+      case 2: dot_rows_g<W, 2>(n, w, ws, nw, xm, xs, ym, ldy); break;
+      case 3: dot_rows_g<W, 3>(n, w, ws, nw, xm, xs, ym, ldy); break;
+      case 4: dot_rows_g<W, 4>(n, w, ws, nw, xm, xs, ym, ldy); break;
+      case 5: dot_rows_g<W, 5>(n, w, ws, nw, xm, xs, ym, ldy); break;
+      default: dot_rows_g<W, 6>(n, w, ws, nw, xm, xs, ym, ldy); break;
+    }
+  }
+}
+
 // 0x10 in byte j where bit j of the 32-bit qh is set: the fifth bit of q5 levels.
 inline __m256i q5_high_bits(const uint8_t* qh) {
   uint32_t bits;
@@ -421,6 +476,7 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
 constinit const Kernels kTable = {
     SimdLevel::AVX2,
     dot_row<float>, dot_row<f16_t>, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
+    dot_w_rows<float>, dot_w_rows<f16_t>,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, max, exp_sub_sum, gelu, mean_var,
     gemm_f32,

@@ -112,6 +112,20 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
   return sum;
 }
 
+void dot_f32_rows(int64_t n, const void* w, size_t ws, int64_t nw, const float* x, int64_t xs, int64_t nx, float* y,
+                  int64_t ldy) {
+  for (int64_t r = 0; r < nw; ++r)
+    for (int64_t m = 0; m < nx; ++m)
+      y[m * ldy + r] = dot_f32(n, reinterpret_cast<const float*>(static_cast<const uint8_t*>(w) + r * ws), x + m * xs);
+}
+
+void dot_f16_rows(int64_t n, const void* w, size_t ws, int64_t nw, const float* x, int64_t xs, int64_t nx, float* y,
+                  int64_t ldy) {
+  for (int64_t r = 0; r < nw; ++r)
+    for (int64_t m = 0; m < nx; ++m)
+      y[m * ldy + r] = dot_f16_f32(n, reinterpret_cast<const f16_t*>(static_cast<const uint8_t*>(w) + r * ws), x + m * xs);
+}
+
 void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t x_stride, int64_t nx,
                 float* y, int64_t y_stride) {
   float (*dot)(int64_t, const void*, const BlockQ8A*) = dot_q8_0;
@@ -340,6 +354,7 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
 constinit const Kernels kTable = {
     SimdLevel::Scalar,
     dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
+    dot_f32_rows, dot_f16_rows,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, max, exp_sub_sum, gelu, mean_var,
     gemm_f32,
