@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <unicode/uchar.h>
+
 #include "runtime/error.h"
 
 namespace hark {
@@ -81,6 +83,94 @@ std::string sanitize_utf8(std::string_view bytes) {
   return out;
 }
 
+// ---- GPT-2 pre-tokenization ----------------------------------------------------------------------
+
+namespace {
+
+enum class CharClass { Letter, Number, Space, Other };
+
+struct Char {
+  CharClass cls;
+  size_t len;  // bytes
+};
+
+// The character at text[i]: a valid UTF-8 sequence, or one byte (class Other) where none starts.
+Char char_at(std::string_view text, size_t i) {
+  const uint8_t b = static_cast<uint8_t>(text[i]);
+  if (b < 0x80) {
+    // ASCII without ICU: letters, digits, and White_Space (\t \n \v \f \r and space).
+    if ((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')) return {CharClass::Letter, 1};
+    if (b >= '0' && b <= '9') return {CharClass::Number, 1};
+    if (b == ' ' || (b >= 0x09 && b <= 0x0D)) return {CharClass::Space, 1};
+    return {CharClass::Other, 1};
+  }
+  const int len = utf8_length(b);
+  if (len == 0 || i + static_cast<size_t>(len) > text.size()) return {CharClass::Other, 1};
+  UChar32 cp = b & (0xFF >> (len + 1));
+  for (int k = 1; k < len; ++k) {
+    const uint8_t c = static_cast<uint8_t>(text[i + static_cast<size_t>(k)]);
+    if (k == 1 ? !valid_second(b, c) : (c < 0x80 || c > 0xBF)) return {CharClass::Other, 1};
+    cp = (cp << 6) | (c & 0x3F);
+  }
+  const size_t n = static_cast<size_t>(len);
+  const uint32_t gc = U_MASK(u_charType(cp));
+  if (gc & U_GC_L_MASK) return {CharClass::Letter, n};
+  if (gc & U_GC_N_MASK) return {CharClass::Number, n};
+  if (u_isUWhiteSpace(cp)) return {CharClass::Space, n};
+  return {CharClass::Other, n};
+}
+
+// Length of the contraction ('s 't 're 've 'm 'll 'd, lower case only) at the start of `rest`, or 0.
+size_t contraction(std::string_view rest) {
+  if (rest.size() < 2 || rest[0] != '\'') return 0;
+  for (std::string_view c : {"'s", "'t", "'re", "'ve", "'m", "'ll", "'d"})
+    if (rest.starts_with(c)) return c.size();
+  return 0;
+}
+
+}  // namespace
+
+void pretokenize(std::string_view text, std::vector<std::string_view>* out) {
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    size_t end;
+    const Char c = char_at(text, i);
+    if (const size_t k = contraction(text.substr(i)); k > 0) {
+      end = i + k;  // 's|'t|'re|'ve|'m|'ll|'d
+    } else if (c.cls != CharClass::Space || (text[i] == ' ' && i + 1 < n && char_at(text, i + 1).cls != CharClass::Space)) {
+      // ' ?\p{L}+', ' ?\p{N}+', ' ?[^\s\p{L}\p{N}]+': an optional space, then a run of one class.
+      size_t j = c.cls == CharClass::Space ? i + 1 : i;
+      const CharClass run = char_at(text, j).cls;
+      while (j < n) {
+        const Char d = char_at(text, j);
+        if (d.cls != run) break;
+        j += d.len;
+      }
+      end = j;
+    } else {
+      // Whitespace. '\s+(?!\S)': the run, less its last character when text follows (that one
+      // goes with the word after it); '\s+' when that would leave nothing (a single space).
+      size_t j = i, last = i;
+      while (j < n) {
+        const Char d = char_at(text, j);
+        if (d.cls != CharClass::Space) break;
+        last = j;
+        j += d.len;
+      }
+      end = (j < n && last > i) ? last : j;
+    }
+    out->push_back(text.substr(i, end - i));
+    i = end;
+  }
+}
+
+std::vector<std::string_view> pretokenize(std::string_view text) {
+  std::vector<std::string_view> out;
+  pretokenize(text, &out);
+  return out;
+}
+
 // ---- Tokenizer ---------------------------------------------------------------------------------
 
 namespace {
@@ -125,32 +215,74 @@ Tokenizer::Tokenizer(const Vocab& vocab) : vocab_(&vocab) {
     }
   }
 
-  edges_.reserve(static_cast<size_t>(n_text_) * 3);
+  byte_token_.fill(-1);
+  ranks_.reserve(static_cast<size_t>(n_text_) + static_cast<size_t>(n_text_) / 8);
   for (int32_t id = 0; id < n_text_; ++id) {
     const std::string_view t = token_bytes(id);
     if (t.empty()) continue;  // multilingual files store an empty token at 50256
     // In a repaired vocabulary, a longer token holding U+FFFD stands for bytes that were lost.
     if (repaired_ && id >= 256 && t.find(kReplacementChar) != std::string_view::npos) continue;
-    insert(t, id);
+    // Several ids may share bytes (the U+FFFD placeholders); the lowest one wins.
+    if (!ranks_.emplace(t, kRankStep * id).second) continue;
+    if (t.size() == 1) byte_token_[static_cast<uint8_t>(t[0])] = id;
+    max_len_ = std::max(max_len_, t.size());
+  }
+
+  // Bridges: a token that no two lower-ranked known tokens make was built from a lost one.
+  for (int32_t id = 0; id < n_text_; ++id) {
+    const std::string_view t = token_bytes(id);
+    if (t.size() < 2 || rank_of(t) != kRankStep * id) continue;  // skipped above, or a duplicate
+    add_bridges(t, kRankStep * id, 1);
   }
 }
 
-int32_t Tokenizer::child(int32_t node, uint8_t b) const {
-  const auto it = edges_.find(static_cast<uint64_t>(node) << 8 | b);
-  return it == edges_.end() ? -1 : it->second;
+namespace {
+
+// Whether `bytes` is all whole, valid UTF-8 characters.
+bool is_valid_utf8(std::string_view bytes) {
+  for (size_t i = 0; i < bytes.size();) {
+    const uint8_t b = static_cast<uint8_t>(bytes[i]);
+    const int len = utf8_length(b);
+    if (len == 0 || i + static_cast<size_t>(len) > bytes.size()) return false;
+    for (int k = 1; k < len; ++k) {
+      const uint8_t c = static_cast<uint8_t>(bytes[i + static_cast<size_t>(k)]);
+      if (k == 1 ? !valid_second(b, c) : (c < 0x80 || c > 0xBF)) return false;
+    }
+    i += static_cast<size_t>(len);
+  }
+  return true;
 }
 
-void Tokenizer::insert(std::string_view bytes, int32_t id) {
-  int32_t node = 0;
-  for (char c : bytes) {
-    const uint64_t key = static_cast<uint64_t>(node) << 8 | static_cast<uint8_t>(c);
-    auto [it, added] = edges_.try_emplace(key, static_cast<int32_t>(node_token_.size()));
-    if (added) node_token_.push_back(-1);
-    node = it->second;
+}  // namespace
+
+// Makes `bytes` reachable by merges ranked below `below`: when no split of it has both halves
+// ranked below, each half that is an unknown piece of a character (never valid UTF-8 alone, so a
+// lost token) becomes a bridge ranked just under `below`, and is made reachable in turn.
+void Tokenizer::add_bridges(std::string_view bytes, int64_t below, int depth) {
+  for (size_t k = 1; k < bytes.size(); ++k)
+    if (rank_of(bytes.substr(0, k)) < below && rank_of(bytes.substr(k)) < below) return;
+  if (depth >= kRankStep) return;  // deeper than any character's pieces: leave it
+  const int64_t rank = below - 1;
+  for (size_t k = 1; k < bytes.size(); ++k) {
+    const std::string_view halves[2] = {bytes.substr(0, k), bytes.substr(k)};
+    for (int side = 0; side < 2; ++side) {
+      const std::string_view missing = halves[side], other = halves[1 - side];
+      if (rank_of(other) >= below || missing.size() < 2 || is_valid_utf8(missing)) continue;
+      const auto tok = ranks_.find(missing);
+      if (tok != ranks_.end() && tok->second % kRankStep == 0) continue;  // a real token, ranked higher
+      auto [it, added] = bridges_.try_emplace(std::string(missing), rank);
+      if (!added && it->second <= rank) continue;
+      it->second = rank;
+      ranks_[std::string_view(it->first)] = rank;
+      add_bridges(it->first, rank, depth + 1);
+    }
   }
-  // Several ids may share bytes (the U+FFFD placeholders); the lowest one wins.
-  if (node_token_[static_cast<size_t>(node)] < 0) node_token_[static_cast<size_t>(node)] = id;
-  max_len_ = std::max(max_len_, bytes.size());
+}
+
+int32_t Tokenizer::find(std::string_view bytes) const {
+  const auto it = ranks_.find(bytes);
+  if (it == ranks_.end() || it->second % kRankStep != 0) return -1;
+  return static_cast<int32_t>(it->second / kRankStep);
 }
 
 std::string_view Tokenizer::token_bytes(int32_t id) const {
@@ -160,42 +292,72 @@ std::string_view Tokenizer::token_bytes(int32_t id) const {
   return vocab_->text(id);
 }
 
-int32_t Tokenizer::find(std::string_view bytes) const {
-  if (bytes.empty()) return -1;
-  int32_t node = 0;
-  for (char c : bytes) {
-    node = child(node, static_cast<uint8_t>(c));
-    if (node < 0) return -1;
+void Tokenizer::merge_piece(std::string_view piece, bool use_bridges, std::vector<int32_t>* ids) const {
+  if (piece.empty()) return;
+  if (piece.size() == 1) {
+    ids->push_back(byte_token_[static_cast<uint8_t>(piece[0])]);
+    return;
   }
-  return node_token_[static_cast<size_t>(node)];
+  // A piece that is a token is taken whole (as tiktoken does).
+  if (const int32_t id = find(piece); id >= 0) {
+    ids->push_back(id);
+    return;
+  }
+  // Parts start at start[i] and end at start[i + 1]; rank[i] is that of parts i and i+1 merged.
+  // Each round merges the lowest-ranked pair (the leftmost of equals); only the ranks beside the
+  // merge change. Quadratic in the piece's length, which for text is a word.
+  const size_t n = piece.size();
+  std::vector<size_t> start(n + 1);
+  for (size_t i = 0; i <= n; ++i) start[i] = i;
+  auto pair_rank = [&](size_t i) {  // parts i and i+1; needs i + 2 < start.size()
+    const int64_t r = rank_of(piece.substr(start[i], start[i + 2] - start[i]));
+    return use_bridges || r % kRankStep == 0 ? r : kNoRank;
+  };
+  std::vector<int64_t> rank(n - 1);
+  for (size_t i = 0; i + 1 < n; ++i) rank[i] = pair_rank(i);
+  while (!rank.empty()) {
+    size_t best = 0;
+    for (size_t i = 1; i < rank.size(); ++i)
+      if (rank[i] < rank[best]) best = i;
+    if (rank[best] == kNoRank) break;
+    start.erase(start.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+    rank.erase(rank.begin() + static_cast<std::ptrdiff_t>(best));
+    if (best < rank.size()) rank[best] = pair_rank(best);
+    if (best > 0) rank[best - 1] = pair_rank(best - 1);
+  }
+  for (size_t i = 0; i + 1 < start.size(); ++i) {
+    const std::string_view part = piece.substr(start[i], start[i + 1] - start[i]);
+    if (const int32_t id = find(part); id >= 0 || part.size() == 1) {
+      ids->push_back(part.size() == 1 ? byte_token_[static_cast<uint8_t>(part[0])] : id);
+    } else {
+      merge_piece(part, /*use_bridges=*/false, ids);  // a bridge whose token was lost: its bytes' tokens
+    }
+  }
+}
+
+void Tokenizer::check_bytes(std::string_view text) const {
+  for (size_t pos = 0; pos < text.size(); ++pos) {
+    if (byte_token_[static_cast<uint8_t>(text[pos])] >= 0) continue;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(static_cast<uint8_t>(text[pos])));
+    throw Error("tokenizer: byte " + std::string(hex) + " at offset " + std::to_string(pos) +
+                " of the text has no token in this vocabulary (" + std::to_string(n_text_) +
+                " ordinary tokens)");
+  }
+}
+
+void Tokenizer::encode_piece(std::string_view piece, std::vector<int32_t>* ids) const {
+  check_bytes(piece);
+  merge_piece(piece, /*use_bridges=*/true, ids);
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
+  check_bytes(text);
   std::vector<int32_t> ids;
   ids.reserve(text.size() / 3 + 1);
-  size_t pos = 0;
-  while (pos < text.size()) {
-    // Walk the trie as far as the text allows; the last token passed is the longest match.
-    int32_t node = 0, best_id = -1;
-    size_t best_len = 0;
-    for (size_t i = pos; i < text.size(); ++i) {
-      node = child(node, static_cast<uint8_t>(text[i]));
-      if (node < 0) break;
-      if (const int32_t id = node_token_[static_cast<size_t>(node)]; id >= 0) {
-        best_id = id;
-        best_len = i + 1 - pos;
-      }
-    }
-    if (best_id < 0) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(static_cast<uint8_t>(text[pos])));
-      throw Error("tokenizer: byte " + std::string(hex) + " at offset " + std::to_string(pos) +
-                  " of the text has no token in this vocabulary (" + std::to_string(n_text_) +
-                  " ordinary tokens)");
-    }
-    ids.push_back(best_id);
-    pos += best_len;
-  }
+  std::vector<std::string_view> pieces;
+  pretokenize(text, &pieces);
+  for (std::string_view piece : pieces) merge_piece(piece, /*use_bridges=*/true, &ids);
   return ids;
 }
 

@@ -14,8 +14,19 @@
 // stand for bytes that are lost; they decode as U+FFFD and are never produced by encode (a U+FFFD
 // in the text is encoded as its three byte tokens, which is what it is).
 //
-// encode() is a greedy longest match over the ordinary tokens (ids below eot), which is how the
-// prompt text is turned into tokens; decode() and TextDecoder turn tokens back into valid UTF-8.
+// encode() works as OpenAI's tiktoken does for Whisper: the text is cut into pre-tokens by GPT-2's
+// pattern (see pretokenize below; Whisper's English and multilingual encodings both use it), and
+// each pre-token's bytes are merged pairwise by byte-pair encoding whose ranks are the token ids
+// (lowest id first; a pre-token that is itself a token is taken whole). Special tokens are never
+// produced from text.
+//
+// A token lost to U+FFFD (above) still matters to encode as a step on the way: tiktoken reaches
+// "中" (E4 B8 AD, id 5975 in tiny) through the lost E4 B8. Where a token cannot be built from two
+// lower-ranked known tokens, its missing halves become "bridges": merge steps without an id,
+// ranked just below the token they lead to. So every known token is reached as tiktoken reaches
+// it; a bridge left over at the end (its token was lost, e.g. E5 AE of 宇, which tiktoken writes
+// as [2415, 229]) is written as its bytes' own tokens. Files with raw bytes have no bridges, and
+// there encode() gives exactly tiktoken's ids.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -65,6 +76,15 @@ class Utf8Assembler {
 // Replaces invalid UTF-8 in `bytes` (a whole string, so a trailing partial is invalid too).
 std::string sanitize_utf8(std::string_view bytes);
 
+// GPT-2's pre-tokenization, the pattern
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// as a scanner over code points (letters = general category L*, numbers = N*, \s = White_Space,
+// from ICU). Appends the pieces of `text`, in order, to *out; together they are all of `text`. A
+// byte that is not part of valid UTF-8 counts as one character that is neither letter, number nor
+// space, so any bytes are cut and encoded.
+void pretokenize(std::string_view text, std::vector<std::string_view>* out);
+std::vector<std::string_view> pretokenize(std::string_view text);
+
 class Tokenizer {
  public:
   // Indexes the vocabulary's ordinary tokens. `vocab` must outlive the tokenizer.
@@ -75,9 +95,12 @@ class Tokenizer {
   const Vocab& vocab() const { return *vocab_; }
   const SpecialTokens& special() const { return vocab_->special(); }
 
-  // Ordinary token ids for `text` (any bytes; need not be valid UTF-8), by greedy longest match.
-  // Throws hark::Error naming the byte offset of a byte no token starts with.
+  // Ordinary token ids for `text` (any bytes; need not be valid UTF-8): pre-tokens, then byte-pair
+  // merges ranked by token id (see the top of this file). Throws hark::Error naming the byte
+  // offset of a byte that has no token of its own (only in vocabularies without the 256 bytes).
   std::vector<int32_t> encode(std::string_view text) const;
+  // The byte-pair merges of one piece alone (no pre-tokenization), appended to *ids.
+  void encode_piece(std::string_view piece, std::vector<int32_t>* ids) const;
 
   // The bytes token `id` stands for: an ordinary token's bytes (repaired as above), or a special
   // token's name. Throws hark::Error for an id outside the vocabulary.
@@ -93,19 +116,34 @@ class Tokenizer {
   // True when the byte tokens were recovered from U+FFFD placeholders (see the top of this file).
   bool repaired_byte_tokens() const { return repaired_; }
   size_t max_token_bytes() const { return max_len_; }
+  // How many bridges (see the top of this file) the vocabulary needed: 0 when no token was lost.
+  size_t n_bridges() const { return bridges_.size(); }
+
+  // Merge ranks: a token's is kRankStep * id; a bridge's is a little below the rank of the token it
+  // leads to (one less per level of nesting); kNoRank for bytes that merge into nothing.
+  static constexpr int64_t kRankStep = 8;
+  static constexpr int64_t kNoRank = INT64_MAX;
+  int64_t merge_rank(std::string_view bytes) const { return rank_of(bytes); }
 
  private:
-  int32_t child(int32_t node, uint8_t b) const;
-  void insert(std::string_view bytes, int32_t id);
+  int64_t rank_of(std::string_view bytes) const {
+    const auto it = ranks_.find(bytes);
+    return it == ranks_.end() ? kNoRank : it->second;
+  }
+  void add_bridges(std::string_view bytes, int64_t below, int depth);
+  void check_bytes(std::string_view text) const;  // throws for a byte without a token
+  void merge_piece(std::string_view piece, bool use_bridges, std::vector<int32_t>* ids) const;
 
   const Vocab* vocab_;
   int32_t n_text_ = 0;  // ids 0 .. n_text_-1 are ordinary tokens the file stores
   bool repaired_ = false;
   std::array<char, 256> byte_of_id_{};  // after repair: the byte of each id below 256
+  std::array<int32_t, 256> byte_token_{};  // the token of each single byte, or -1
   size_t max_len_ = 0;
-  // A trie over token bytes: node 0 is the root; edges (node << 8 | byte) -> child node.
-  std::vector<int32_t> node_token_{-1};  // the token ending at each node, or -1
-  std::unordered_map<uint64_t, int32_t> edges_;
+  // Bytes -> merge rank, for tokens (views into the vocabulary or byte_of_id_) and bridges (views
+  // into the keys of bridges_, whose nodes never move).
+  std::unordered_map<std::string_view, int64_t> ranks_;
+  std::unordered_map<std::string, int64_t> bridges_;
 };
 
 // TextDecoder: token ids in, one at a time, as the decoder produces them; text out as soon as it
