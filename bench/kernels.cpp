@@ -4,6 +4,11 @@
 //   bench_kernels                          everything (under a minute on an idle machine)
 //   bench_kernels --benchmark_filter=tiny  the tiny model's shapes only (fast)
 //   bench_kernels --benchmark_filter=decode_batch   B-row decoder steps vs one row (tiny, base)
+//   bench_kernels decode_batch [preset:type ...]    the same, sizes taking turns step by step,
+//                                                   fastest and median step (robust on a busy
+//                                                   machine); default tiny:f16 tiny:q5_0
+//                                                   base:f16 base:q5_0 (HARK_BENCH_THREADS=1:
+//                                                   process CPU time, for busy machines)
 //   HARK_BENCH_THREADS=1 bench_kernels     one thread, summary in CPU time (busy machines)
 //   HARK_SIMD=avx2 bench_kernels           a lower kernel level, as for hark itself
 //
@@ -20,6 +25,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -35,6 +41,7 @@
 #include "backend/cpu/gemm_config.h"
 #include "backend/registry.h"
 #include "model/model_file.h"
+#include "model/bench.h"
 #include "model/model_writer.h"
 #include "model/whisper_runner.h"
 #include "runtime/graph.h"
@@ -371,7 +378,61 @@ void print_summary(const SummaryReporter& rep) {
 
 }  // namespace
 
+// `bench_kernels decode_batch [preset:type ...]`: model/bench.h's bench_batch_steps.
+int run_decode_batch_steps(int argc, char** argv) {
+  std::vector<std::pair<std::string, std::string>> models;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    const size_t colon = a.find(':');
+    models.emplace_back(a.substr(0, colon), colon == std::string::npos ? "f16" : a.substr(colon + 1));
+  }
+  if (models.empty()) models = {{"tiny", "f16"}, {"tiny", "q5_0"}, {"base", "f16"}, {"base", "q5_0"}};
+  std::printf("decode_batch steps at n_past %d, %d thread%s (%s kernels), %s time; fastest / median of 30 per size\n",
+              kBatchNPast, bench_threads(), bench_threads() == 1 ? "" : "s", cpu::simd_level_name(cpu::best_simd_level()),
+              bench_threads() == 1 ? "cpu" : "wall");
+  for (const auto& [preset, type_name] : models) {
+    DType type = DType::F16;
+    bool known = false;
+    for (DType t : kTypes)
+      if (type_name == dtype_name(t)) type = t, known = true;
+    if (!known) {
+      std::fprintf(stderr, "unknown type %s\n", type_name.c_str());
+      return 1;
+    }
+    BatchModel m{nullptr, type};
+    HParams probe;
+    if (!test_model_preset(preset, &probe)) {
+      std::fprintf(stderr, "unknown preset %s\n", preset.c_str());
+      return 1;
+    }
+    m.preset = preset.c_str();
+    BatchSetup st(m);
+    BatchStepOptions o;
+    o.n_past = kBatchNPast;
+    o.cpu_time = bench_threads() == 1;
+    std::vector<float> logits;
+    const std::vector<int32_t> one = {1000};
+    // decode(): the single-sequence step beside the 1-row batch.
+    std::vector<double> single;
+    for (int i = 0; i < 30; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      st.runner->decode(one, kBatchNPast, &logits);
+      single.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(single.begin(), single.end());
+    std::printf("  %-4s %-5s decode() %6.2f ms |", preset.c_str(), type_name.c_str(), single.front());
+    bool met = true;
+    for (const BatchStepFigure& f : bench_batch_steps(*st.runner, o)) {
+      std::printf("  B%d %6.2f ms (median %6.2f) %4.2fx", f.rows, f.min_ms, f.median_ms, f.ratio);
+      if (f.rows == 5) met = f.ratio <= 2.0;
+    }
+    std::printf("%s\n", met ? "  (B5 <= 2x: met)" : "  (B5 <= 2x: MISSED)");
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "decode_batch") == 0) return run_decode_batch_steps(argc, argv);
   // google-benchmark 1.7 reads --benchmark_min_time as a plain number; 1.8 also accepts "0.05s".
   // Drop the suffix so one command line works with both.
   std::vector<std::string> args(argv, argv + argc);

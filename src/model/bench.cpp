@@ -1,6 +1,8 @@
 #include "model/bench.h"
 
 #include <algorithm>
+#include <ctime>
+#include <numeric>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -15,6 +17,12 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double process_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
 void check(ComputeStatus s, const char* what) {
@@ -71,6 +79,54 @@ RunnerBench bench_runner(WhisperRunner& runner, const RunnerBenchOptions& opts) 
     check(runner.decode(std::span(ids).first(static_cast<size_t>(prompt_tokens)), 0, &logits), "prompt");
   r.prompt_ms = ms_since(t0) / (static_cast<double>(n_prompts) * prompt_tokens);
   return r;
+}
+
+std::vector<BatchStepFigure> bench_batch_steps(WhisperRunner& runner, const BatchStepOptions& opts) {
+  const HParams& hp = runner.hparams();
+  HARK_CHECK(!opts.rows.empty(), "bench_batch_steps: no batch sizes");
+  const int max_rows = *std::max_element(opts.rows.begin(), opts.rows.end());
+  HARK_CHECK(*std::min_element(opts.rows.begin(), opts.rows.end()) >= 1, "bench_batch_steps: batch sizes must be >= 1");
+  const int n_past = std::clamp(opts.n_past, 0, hp.n_text_ctx - 1);
+  const int n_rounds = std::max(opts.n_rounds, 1);
+  runner.set_n_sequences(std::max(max_rows, runner.n_sequences()));
+  std::vector<float> logits;
+  if (n_past > 0) {
+    check(runner.decode(token_ids(n_past, hp.n_vocab), 0, &logits), "prefix");
+    for (int s = 1; s < max_rows; ++s) runner.copy_sequence(0, s, n_past);
+  }
+  std::vector<int> sizes = opts.rows;
+  if (std::find(sizes.begin(), sizes.end(), 1) == sizes.end()) sizes.insert(sizes.begin(), 1);
+  std::vector<std::vector<double>> times(sizes.size());
+  std::vector<int32_t> tokens = token_ids(max_rows, hp.n_vocab);
+  std::vector<int> seqs(static_cast<size_t>(max_rows));
+  std::iota(seqs.begin(), seqs.end(), 0);
+  for (int round = -1; round < n_rounds; ++round) {  // round -1: warm-up, not timed
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const auto n = static_cast<size_t>(sizes[i]);
+      const auto t0 = Clock::now();
+      const double c0 = opts.cpu_time ? process_cpu_ms() : 0.0;
+      check(runner.decode_batch(std::span(tokens).first(n), std::span(seqs).first(n), n_past, &logits), "batch");
+      if (round >= 0) times[i].push_back(opts.cpu_time ? process_cpu_ms() - c0 : ms_since(t0));
+    }
+  }
+  std::vector<BatchStepFigure> out;
+  double one = 0.0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::vector<double>& t = times[i];
+    std::sort(t.begin(), t.end());
+    BatchStepFigure f;
+    f.rows = sizes[i];
+    f.min_ms = t.front();
+    f.median_ms = t[t.size() / 2];
+    if (f.rows == 1) one = f.min_ms;
+    out.push_back(f);
+  }
+  for (BatchStepFigure& f : out) f.ratio = one > 0 ? f.min_ms / one : 0.0;
+  // Only the sizes asked for (1 was timed as the base either way).
+  std::erase_if(out, [&](const BatchStepFigure& f) {
+    return std::find(opts.rows.begin(), opts.rows.end(), f.rows) == opts.rows.end();
+  });
+  return out;
 }
 
 }  // namespace hark

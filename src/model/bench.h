@@ -9,6 +9,8 @@
 // The model's weights are random or real alike: the work does not depend on the values. The
 // runner's KV cache is overwritten; decode afresh (encode first) after a bench.
 #pragma once
+#include <vector>
+
 #include "model/whisper_runner.h"
 
 namespace hark {
@@ -32,5 +34,30 @@ struct RunnerBenchOptions {
 
 // Throws hark::Error when a pass does not complete (e.g. the runner's abort callback fired).
 RunnerBench bench_runner(WhisperRunner& runner, const RunnerBenchOptions& opts = {});
+
+// ---- batched decoder steps (beam search, best-of) ----
+//
+// decode_batch steps of B rows (slots 0..B-1) at position n_past, for each B in `rows`, against
+// the 1-row step. The runner gets max(rows) sequence slots, n_past positions decoded into slot 0
+// and forked to every slot (the cross K/V are whatever the last encode left: the work does not
+// depend on them). The sizes take turns, one step each per round, so every size sees the same
+// machine load; each figure is the fastest and the median step over n_rounds rounds (on a busy
+// machine the fastest is the work itself, the median what a search would see).
+struct BatchStepFigure {
+  int rows = 0;
+  double min_ms = 0.0;     // fastest step
+  double median_ms = 0.0;  // median step
+  double ratio = 0.0;      // min_ms / the 1-row step's min_ms
+};
+struct BatchStepOptions {
+  std::vector<int> rows = {1, 2, 5, 8};
+  int n_past = 64;
+  int n_rounds = 30;
+  // Time steps by the process's CPU time instead of the wall clock: with one thread that is the
+  // work itself, unaffected by other processes taking the cores (with more, it counts waits).
+  bool cpu_time = false;
+};
+// The runner's cache is overwritten and its slot count set to max(rows); decode afresh after.
+std::vector<BatchStepFigure> bench_batch_steps(WhisperRunner& runner, const BatchStepOptions& opts = {});
 
 }  // namespace hark
