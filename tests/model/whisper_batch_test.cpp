@@ -10,6 +10,7 @@
 #include <span>
 
 #include "backend/registry.h"
+#include "model/bench.h"
 #include "model/model_file.h"
 #include "model/model_writer.h"
 #include "model/whisper_runner.h"
@@ -218,6 +219,37 @@ INSTANTIATE_TEST_SUITE_P(Model, RunnerBatch,
                          [](const ::testing::TestParamInfo<Case>& i) {
                            return std::string(dtype_name(i.param.type)) + (i.param.flash ? "_flash" : "_plain");
                          });
+
+// bench_batch_steps on micro: one figure per size asked for, finite and positive, the 1-row
+// step's ratio 1; the runner gets the slots it needs.
+TEST(RunnerBatchBench, FiguresPerSize) {
+  TestModelOptions o;
+  ASSERT_TRUE(test_model_preset("micro", &o.hparams));
+  testing::TempFile file("batch-bench");
+  write_test_model(o, file.path());
+  const auto model = ModelFile::open(file.path());
+  auto cpu = Registry::global().find(kCpuDeviceName)->init_backend({2});
+  WhisperRunner r(*model, *cpu);
+  BatchStepOptions bo;
+  bo.rows = {1, 3};
+  bo.n_rounds = 3;
+  const std::vector<BatchStepFigure> f = bench_batch_steps(r, bo);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].rows, 1);
+  EXPECT_EQ(f[1].rows, 3);
+  EXPECT_DOUBLE_EQ(f[0].ratio, 1.0);
+  for (const BatchStepFigure& x : f) {
+    EXPECT_TRUE(std::isfinite(x.min_ms) && x.min_ms > 0.0);
+    EXPECT_GE(x.median_ms, x.min_ms);
+    EXPECT_GT(x.ratio, 0.0);
+  }
+  EXPECT_EQ(r.n_sequences(), 3);
+  bo.rows = {2};  // 1 is timed as the base but not listed
+  bo.cpu_time = true;
+  const auto g = bench_batch_steps(r, bo);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].rows, 2);
+}
 
 class RunnerBatchErrors : public RunnerBatch {};
 

@@ -92,7 +92,7 @@ void dot_rows_group(int64_t nb, const void* wrow, const BlockQ8A* x, int64_t xs,
     const float d = half(w.d());
     float bias = -static_cast<float>(kZero) * d;
     if constexpr (kHasMin) bias = half(w.m());
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int i = 0; i < G; ++i) {
       const BlockQ8A& xb = x[i * xs + b];
       __m256i xq = load_q8a(xb);
@@ -108,9 +108,18 @@ void dot_rows_group(int64_t nb, const void* wrow, const BlockQ8A* x, int64_t xs,
 template <typename Block, int kZero, bool kHasMin, bool kFiveBit, bool kSigned>
 void dot_rows(int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
   const int64_t nb = n / kQuantBlock;
+  // Unsigned-level types take up to 8 rows per pass, so a batch of up to 8 beams unpacks each
+  // weight block once (measured: 5 rows of tiny's q5_0 logits 17% faster than 4 + 1). q8_0's
+  // signed path keeps 4: with its sign step, 8 accumulators cost more than a second unpack.
+  constexpr int kMax = kSigned ? 4 : 8;
   int64_t i = 0;
-  for (; i + 4 <= nx; i += 4) dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 4>(nb, w, x + i * xs, xs, y + i * ys, ys);
+  for (; i + kMax <= nx; i += kMax)
+    dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, kMax>(nb, w, x + i * xs, xs, y + i * ys, ys);
   switch (nx - i) {
+    case 7: if constexpr (kMax > 7) return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 7>(nb, w, x + i * xs, xs, y + i * ys, ys); return;
+    case 6: if constexpr (kMax > 6) return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 6>(nb, w, x + i * xs, xs, y + i * ys, ys); return;
+    case 5: if constexpr (kMax > 5) return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 5>(nb, w, x + i * xs, xs, y + i * ys, ys); return;
+    case 4: if constexpr (kMax > 4) return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 4>(nb, w, x + i * xs, xs, y + i * ys, ys); return;
     case 3: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 3>(nb, w, x + i * xs, xs, y + i * ys, ys);
     case 2: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 2>(nb, w, x + i * xs, xs, y + i * ys, ys);
     case 1: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 1>(nb, w, x + i * xs, xs, y + i * ys, ys);
