@@ -104,12 +104,15 @@ std::vector<BatchStepFigure> bench_batch_steps(WhisperRunner& runner, const Batc
   for (int round = -1; round < n_rounds; ++round) {  // round -1: warm-up, not timed
     for (size_t i = 0; i < sizes.size(); ++i) {
       const auto n = static_cast<size_t>(sizes[i]);
-      // A few steps of one size back to back, as a search runs them (the weights the previous
-      // step left in the caches are this size's own).
+      // A few steps of one size back to back, as a search runs them: one untimed step first,
+      // so the timed ones find the caches as this size's own previous step left them.
+      auto step = [&] {
+        check(runner.decode_batch(std::span(tokens).first(n), std::span(seqs).first(n), n_past, &logits), "batch");
+      };
+      step();
       const auto t0 = Clock::now();
       const double c0 = opts.cpu_time ? process_cpu_ms() : 0.0;
-      for (int k = 0; k < kStepsPerTurn; ++k)
-        check(runner.decode_batch(std::span(tokens).first(n), std::span(seqs).first(n), n_past, &logits), "batch");
+      for (int k = 0; k < kStepsPerTurn; ++k) step();
       if (round >= 0) times[i].push_back((opts.cpu_time ? process_cpu_ms() - c0 : ms_since(t0)) / kStepsPerTurn);
     }
   }

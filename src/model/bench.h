@@ -40,8 +40,9 @@ RunnerBench bench_runner(WhisperRunner& runner, const RunnerBenchOptions& opts =
 // decode_batch steps of B rows (slots 0..B-1) at position n_past, for each B in `rows`, against
 // the 1-row step. The runner gets max(rows) sequence slots, n_past positions decoded into slot 0
 // and forked to every slot (the cross K/V are whatever the last encode left: the work does not
-// depend on them). The sizes take turns, 4 steps back to back per turn (as a search runs them:
-// interleaving single steps of different sizes changes what the caches hold), so every size
+// depend on them). The sizes take turns, 1 untimed + 4 timed steps back to back per turn (as a
+// search runs them: interleaving single steps of different sizes changes what the caches hold
+// and would bias the ratios towards 1), so every size
 // sees the same machine load; each figure is the fastest and the median turn's time per step
 // over n_rounds rounds (on a busy machine the fastest is the work itself).
 struct BatchStepFigure {
