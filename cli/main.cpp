@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -104,6 +105,8 @@ struct TranscribeOptions {
   bool translate = false;
   std::string prompt;
   bool quiet = false;
+  hark::TranscribeParams decoding;  // the decoding policy fields, set by their flags
+  bool no_fallback = false;
 };
 
 int run_transcribe(const TranscribeOptions& o) {
@@ -142,6 +145,28 @@ int run_transcribe(const TranscribeOptions& o) {
       p.offset_ms = o.offset_ms;
       p.duration_ms = o.duration_ms;
       p.timestamps = !o.no_timestamps;
+      {
+        // the decoding policy as the flags set it (defaults: TranscribeParams')
+        const hark::TranscribeParams& d = o.decoding;
+        p.temperature = d.temperature;
+        p.temperature_inc = o.no_fallback ? 0.0f : d.temperature_inc;
+        p.best_of = d.best_of;
+        p.length_penalty = d.length_penalty;
+        p.compression_ratio_threshold = d.compression_ratio_threshold;
+        p.logprob_threshold = d.logprob_threshold;
+        p.no_speech_threshold = d.no_speech_threshold;
+        p.seed = d.seed;
+        p.suppress_blank = d.suppress_blank;
+        p.suppress_nst = d.suppress_nst;
+        p.suppress_regex = d.suppress_regex;
+        p.suppress_tokens = d.suppress_tokens;
+        p.carry_initial_prompt = d.carry_initial_prompt;
+        p.no_context = d.no_context;
+        p.max_context = d.max_context;
+        p.max_initial_timestamp = d.max_initial_timestamp;
+        p.single_segment = d.single_segment;
+        p.max_tokens_per_window = d.max_tokens_per_window;
+      }
       p.initial_prompt = o.prompt;
       p.should_abort = [] { return g_interrupted.load(); };
       // Segments are printed as they become final, so a long file shows progress as it goes.
@@ -226,9 +251,15 @@ static std::vector<std::string> whisper_cpp_spellings(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "-ng") args.push_back("--no-gpu");
-    else if (a == "-nfa") args.push_back("--no-flash-attn");
-    else args.push_back(a);
+    static const std::pair<const char*, const char*> kSpellings[] = {
+        {"-ng", "--no-gpu"},         {"-nfa", "--no-flash-attn"},   {"-tp", "--temperature"},
+        {"-tpi", "--temperature-inc"}, {"-nf", "--no-fallback"},    {"-bo", "--best-of"},
+        {"-sns", "--suppress-nst"},  {"-mc", "--max-context"},      {"-lpt", "--logprob-thold"},
+        {"-nth", "--no-speech-thold"}, {"-mt", "--max-tokens"}};
+    const char* long_form = nullptr;
+    for (const auto& [short_form, lf] : kSpellings)
+      if (a == short_form) long_form = lf;
+    args.push_back(long_form ? std::string(long_form) : a);
   }
   std::reverse(args.begin(), args.end());  // CLI11's parse(vector) takes the arguments last first
   return args;
@@ -270,6 +301,56 @@ int main(int argc, char** argv) {
   transcribe->add_flag("--no-gpu", topt.no_gpu, "Compute on the CPU even when a GPU device exists");
   transcribe->add_flag("--no-flash-attn", topt.no_flash_attn, "Plain attention graph instead of the fused one");
   transcribe->add_flag("-q,--quiet,--no-prints", topt.quiet, "Print only the transcript (no timings)");
+  // Decoding policy: whisper.cpp's names where it has the option (-tp -tpi -nf -bo -sns -mc -lpt
+  // -nth --prompt --carry-initial-prompt --suppress-regex), OpenAI's meanings and defaults.
+  hark::TranscribeParams& dp = topt.decoding;
+  transcribe->add_option("--temperature", dp.temperature, "Sampling temperature of the first pass (-tp; 0: greedy)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  transcribe->add_option("--temperature-inc", dp.temperature_inc,
+                         "Fallback step up to 1.0 when a window's text is repetitive or unsure (-tpi; 0: none; whisper.cpp: 0.2)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  transcribe->add_flag("--no-fallback", topt.no_fallback, "No temperature fallback (-nf; as --temperature-inc 0)");
+  transcribe->add_option("--best-of", dp.best_of, "Candidates sampled at temperature > 0, the best kept (-bo)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  transcribe->add_option("--length-penalty", dp.length_penalty,
+                         "Ranking of candidates: < 0 divides by length, else alpha of ((5 + len) / 6)^alpha")
+      ->capture_default_str();
+  transcribe->add_option("--compression-ratio-thold", dp.compression_ratio_threshold,
+                         "Fall back when the window text's gzip compression ratio is above this")
+      ->capture_default_str();
+  transcribe->add_option("--logprob-thold", dp.logprob_threshold,
+                         "Fall back when the window's average log-probability is below this (-lpt)")
+      ->capture_default_str();
+  transcribe->add_option("--no-speech-thold", dp.no_speech_threshold,
+                         "Skip a window as silence above this no-speech probability (and unsure text) (-nth)")
+      ->capture_default_str();
+  transcribe->add_option("--seed", dp.seed, "Seed of the sampling at temperature > 0 (same seed, same text)")
+      ->capture_default_str();
+  transcribe->add_flag("--suppress-nst,!--no-suppress-nst", dp.suppress_nst,
+                       "Never produce non-speech tokens (-sns; on by default, as OpenAI's suppress_tokens -1)");
+  transcribe->add_flag("!--no-suppress-blank", dp.suppress_blank, "Allow a blank as a window's first token");
+  transcribe->add_option("--suppress-regex", dp.suppress_regex,
+                         "Never produce tokens whose whole text matches this regular expression (ECMAScript)");
+  transcribe->add_option("--suppress-tokens", dp.suppress_tokens, "Never produce these token ids (comma list)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  transcribe->add_flag("--carry-initial-prompt", dp.carry_initial_prompt,
+                       "Keep --prompt in front of every window's prompt, not only the first's");
+  transcribe->add_flag("--no-context", dp.no_context, "Do not use the previous text as prompt");
+  transcribe->add_option("--max-context", dp.max_context,
+                         "Tokens of previous text kept as prompt (-mc; -1: the model's limit; 0: none)")
+      ->check(CLI::Range(-1, 1 << 20))
+      ->capture_default_str();
+  transcribe->add_option("--max-initial-ts", dp.max_initial_timestamp,
+                         "A window's first timestamp is at most this many seconds (< 0: no limit)")
+      ->capture_default_str();
+  transcribe->add_flag("--single-segment", dp.single_segment, "One segment per 30 s window");
+  transcribe->add_option("--max-tokens", dp.max_tokens_per_window, "Tokens per window at most (-mt; 0: the model's)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 
   std::string info_model;
   CLI::App* info = app.add_subcommand("info", "Describe a model file");

@@ -247,6 +247,30 @@ typedef struct hark_transcribe_params {
   void* encoder_begin_user_data;
   hark_abort_callback abort_callback;
   void* abort_user_data;
+
+  /* ---- decoding policy (added after the first release; the meanings and defaults of
+   * TranscribeParams in hark.hpp: OpenAI's transcribe() and whisper.cpp's whisper_full) ---- */
+  float temperature;                 /* first temperature (>= 0; 0: greedy). Default 0 */
+  float temperature_inc;             /* fallback step up to 1.0 (>= 0; 0: no fallback). Default 0
+                                        (OpenAI's and whisper.cpp's: 0.2) */
+  int best_of;                       /* candidates sampled at temperature > 0 (1..64). Default 5 */
+  float length_penalty;              /* < 0: score / length; else ((5 + len) / 6)^alpha. Default -1 */
+  float compression_ratio_threshold; /* fallback above this gzip ratio. Default 2.4 */
+  float logprob_threshold;           /* fallback below this average log-prob. Default -1 */
+  float no_speech_threshold;         /* silence above this P(no speech) (text unsure). Default 0.6 */
+  bool suppress_blank;               /* default true */
+  bool suppress_nst;                 /* non-speech tokens never produced. Default true */
+  bool carry_initial_prompt;         /* initial_prompt before every window's prompt. Default false */
+  bool no_context;                   /* no previous text as prompt. Default false */
+  bool single_segment;               /* one segment per window. Default false */
+  int max_context;                   /* previous-text tokens kept as prompt; -1: the model's; 0: none */
+  float max_initial_timestamp;       /* seconds (< 0: no limit). Default 1.0 */
+  uint64_t seed;                     /* sampling seed (same seed, same text). Default 0 */
+  const int32_t* suppress_tokens;    /* n_suppress_tokens token ids never produced; NULL for none */
+  size_t n_suppress_tokens;
+  const char* suppress_regex;        /* ECMAScript; tokens whose whole text matches are never
+                                        produced; NULL or "": none. One that does not compile is
+                                        HARK_ERR_INVALID_ARGUMENT before any compute. */
   /* Word timestamps will be added here (issue 8), after the fields above. */
 } hark_transcribe_params;
 
@@ -255,7 +279,8 @@ typedef struct hark_transcribe_params {
 HARK_API hark_status hark_transcribe_params_init(hark_transcribe_params* params, size_t params_size);
 
 /* The defaults: language "en", translate false, n_threads 0, n_processors 1, offset 0,
- * duration 0, timestamps true, max_tokens_per_window 0, no prompt, job_id 0, no callbacks. */
+ * duration 0, timestamps true, max_tokens_per_window 0, no prompt, job_id 0, no callbacks, and the
+ * decoding defaults named at each field above. */
 static inline hark_transcribe_params hark_transcribe_default_params(void) {
   hark_transcribe_params p;
   hark_transcribe_params_init(&p, sizeof p);
@@ -342,11 +367,28 @@ typedef struct hark_token_data {
   const char* text;  /* the token's bytes (may be part of a UTF-8 character) or a special name */
   float p;           /* probability the model gave it */
   int64_t t0, t1;    /* when token timestamps are on; -1 otherwise */
+  float logp;        /* log p (added after the first release) */
 } hark_token_data;
 
 /* Token j of segment i (out_size = sizeof *out). */
 HARK_API hark_status hark_result_token(const hark_result* result, int i, int j, hark_token_data* out,
                                        size_t out_size);
+
+/* How segment i's window was decoded (OpenAI's segment fields). */
+typedef struct hark_segment_decoding {
+  float temperature;        /* of the pass kept (after any fallback) */
+  double avg_logprob;       /* of the window's tokens, end-of-text included */
+  double compression_ratio; /* gzip compression ratio of the window's text */
+  float no_speech_prob;     /* P(no speech) at the window's start */
+} hark_segment_decoding;
+
+HARK_API hark_status hark_result_segment_decoding(const hark_result* result, int i, hark_segment_decoding* out,
+                                                  size_t out_size);
+/* The detected language's probability; 0 when the language was given (not detected); -1 on a bad
+ * handle. */
+HARK_API float hark_result_language_prob(const hark_result* result);
+/* Windows decoded again at a higher temperature (fallback); -1 on a bad handle. */
+HARK_API int hark_result_n_fallback_windows(const hark_result* result);
 
 /* Words (word-level timestamps) will be added here (issue 8). */
 

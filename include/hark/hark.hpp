@@ -81,6 +81,7 @@ struct TokenData {
   std::string text;  // the token's bytes (may be part of a UTF-8 character) or a special name
   float p = 0.0f;    // probability the model gave it
   int64_t t0 = -1, t1 = -1;  // 10 ms units, when token timestamps are on
+  float logp = 0.0f;  // log p (of the rule-filtered distribution at temperature 1)
 };
 
 struct Segment {
@@ -88,13 +89,22 @@ struct Segment {
   int64_t t1 = 0;  // end
   std::string text;  // valid UTF-8
   std::vector<TokenData> tokens;
+  // How the window this segment came from was decoded (OpenAI's segment fields): the temperature
+  // of the pass that was kept, its average log-probability (end-of-text included), the gzip
+  // compression ratio of the window's text, and P(no speech) at its start.
+  float temperature = 0.0f;
+  double avg_logprob = 0.0;
+  double compression_ratio = 0.0;
+  float no_speech_prob = 0.0f;
 };
 
 struct Timings {
   // load_ms: the model's load (once per Context); total_ms: this transcribe call, load excluded.
   double load_ms = 0, mel_ms = 0, encode_ms = 0, decode_ms = 0, total_ms = 0;
   int n_windows = 0;        // encoder runs
-  int n_decode_tokens = 0;  // decoder steps (one token each)
+  // Tokens chosen, each from one decoder step's logits: every candidate (best_of) and every
+  // fallback pass counted; prefix passes and language detection are not tokens.
+  int n_decode_tokens = 0;
   double audio_seconds = 0;
   double decode_ms_per_token() const { return n_decode_tokens ? decode_ms / n_decode_tokens : 0.0; }
   // Seconds of work per second of audio (< 1: faster than real time), load excluded.
@@ -112,7 +122,11 @@ struct Window {
 struct Transcript {
   int job_id = 0;  // the job it ran as
   std::vector<Segment> segments;
-  std::string language;  // code of the language transcribed ("en", ...)
+  // Code of the language transcribed ("en", ...): the one asked for, the one detected (auto), or
+  // "en" for English-only models; "" when auto detection never ran (aborted before the first window).
+  std::string language;
+  float language_prob = 0.0f;  // the detected language's probability; 0 when not detected
+  int n_fallback_windows = 0;  // windows decoded again at a higher temperature
   Timings timings;
   std::vector<Window> windows;
   // The caller stopped the job (Job::abort, jobs::abort_all, should_abort or on_encoder_begin);
@@ -168,6 +182,34 @@ struct TranscribeParams {
   bool timestamps = true;       // false: one segment per window, no timestamp tokens
   int max_tokens_per_window = 0;  // 0: the model's limit (n_text_ctx / 2)
   std::string initial_prompt;     // text the model sees as previous context
+
+  // ---- decoding policy: OpenAI's transcribe()/decode() and whisper.cpp's whisper_full meanings ----
+  // Temperatures tried per window: temperature, temperature + temperature_inc, ... up to 1.0
+  // (always the first). temperature_inc 0: no fallback (whisper.cpp's -nf). A window is decoded
+  // again at the next one when its text's gzip compression ratio > compression_ratio_threshold or
+  // its average log-probability < logprob_threshold (unless it is silence, see below).
+  // OpenAI and whisper.cpp default to 0.2; hark's default is 0 for now (opt in with 0.2): on the
+  // random-weight test models every window falls back, which makes the end-to-end suites ~7x slower.
+  float temperature = 0.0f;
+  float temperature_inc = 0.0f;
+  int best_of = 5;                  // candidates sampled at temperature > 0, the best kept
+  float length_penalty = -1.0f;     // ranking: < 0 divide by length; else alpha of ((5 + len) / 6)^alpha
+  float compression_ratio_threshold = 2.4f;
+  float logprob_threshold = -1.0f;
+  // A window with P(no speech) > no_speech_threshold and average log-prob not above
+  // logprob_threshold is skipped as silence.
+  float no_speech_threshold = 0.6f;
+  uint64_t seed = 0;                // sampling at temperature > 0: same seed, same text
+  bool suppress_blank = true;       // no blank or end-of-text as a window's first text token
+  bool suppress_nst = true;         // non-speech tokens (symbols, music notes; OpenAI's "-1") never produced
+  std::string suppress_regex;       // ECMAScript regex: tokens whose whole text matches are never produced
+  std::vector<int32_t> suppress_tokens;  // token ids never produced
+  bool carry_initial_prompt = false;  // initial_prompt in front of every window's prompt, not only the first
+  bool no_context = false;          // do not use the previous windows' text as prompt
+  int max_context = -1;             // previous-text tokens kept as prompt at most; -1: the model's
+                                    // (n_text_ctx / 2 - 1); 0: as no_context (whisper.cpp's -mc)
+  float max_initial_timestamp = 1.0f;  // seconds; the first timestamp of a window at most this; < 0: no limit
+  bool single_segment = false;      // one segment per window (whisper.cpp's single_segment)
 
   std::shared_ptr<Job> job;  // run as this job (see jobs::create); nullptr: a new one
 
@@ -244,7 +286,9 @@ HARK_API std::string format_timestamp(int64_t t_10ms, bool comma = false);
 HARK_API std::string to_txt(const Transcript& t);   // segment texts, one per line
 HARK_API std::string to_srt(const Transcript& t);
 HARK_API std::string to_vtt(const Transcript& t);
-HARK_API std::string to_json(const Transcript& t);  // {"language", "segments":[{t0,t1,text,tokens}], "timings"}
+// {"language", "language_prob", "n_fallback_windows", "text", "segments":[{start, end, t0, t1, text,
+// temperature, avg_logprob, compression_ratio, no_speech_prob, tokens:[{id, text, p, logp}]}], "timings"}
+HARK_API std::string to_json(const Transcript& t);
 // The CLI's console line: "[00:00:00.000 --> 00:00:02.500]  text".
 HARK_API std::string format_segment_line(const Segment& s);
 

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <regex>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -249,7 +250,7 @@ constexpr size_t kTranscribeParamsV1 = offsetof(hark_transcribe_params, abort_us
 // No tail padding: when a field is appended, name the new last field here.
 static_assert(sizeof(hark_context_params) == offsetof(hark_context_params, device) + sizeof(const char*),
               "hark_context_params must end on a pointer-sized field");
-static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, abort_user_data) + sizeof(void*),
+static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, suppress_regex) + sizeof(const char*),
               "hark_transcribe_params must end on a pointer-sized field");
 
 template <typename P>
@@ -281,6 +282,7 @@ P read_params(const P* in, size_t v1, const P& defaults, const char* default_fn)
 constexpr size_t kDeviceInfoV1 = offsetof(hark_device_info, reason_no_gpu) + sizeof(const char*);
 constexpr size_t kModelInfoV1 = offsetof(hark_model_info, load_ms) + sizeof(double);
 constexpr size_t kTokenDataV1 = offsetof(hark_token_data, t1) + sizeof(int64_t);
+constexpr size_t kSegmentDecodingV1 = offsetof(hark_segment_decoding, no_speech_prob) + sizeof(float);
 constexpr size_t kWindowV1 = offsetof(hark_window, skipped_as_silence) + sizeof(bool);
 constexpr size_t kTimingsV1 = offsetof(hark_timings, real_time_factor) + sizeof(double);
 constexpr size_t kBenchResultV1 = offsetof(hark_bench_result, prompt_ms) + sizeof(double);
@@ -317,6 +319,25 @@ hark_transcribe_params transcribe_defaults() {
   p.timestamps = true;
   p.max_tokens_per_window = 0;
   p.job_id = 0;
+  const hark::TranscribeParams d;
+  p.temperature = d.temperature;
+  p.temperature_inc = d.temperature_inc;
+  p.best_of = d.best_of;
+  p.length_penalty = d.length_penalty;
+  p.compression_ratio_threshold = d.compression_ratio_threshold;
+  p.logprob_threshold = d.logprob_threshold;
+  p.no_speech_threshold = d.no_speech_threshold;
+  p.suppress_blank = d.suppress_blank;
+  p.suppress_nst = d.suppress_nst;
+  p.carry_initial_prompt = d.carry_initial_prompt;
+  p.no_context = d.no_context;
+  p.single_segment = d.single_segment;
+  p.max_context = d.max_context;
+  p.max_initial_timestamp = d.max_initial_timestamp;
+  p.seed = d.seed;
+  p.suppress_tokens = nullptr;
+  p.n_suppress_tokens = 0;
+  p.suppress_regex = nullptr;
   return p;
 }
 
@@ -344,6 +365,31 @@ void check_params(const hark_transcribe_params& p, bool multilingual) {
               std::to_string(p.max_tokens_per_window));
   require(p.job_id >= 0, "params->job_id must be 0 (a new job) or an id from hark_job_new(), got " +
                              std::to_string(p.job_id));
+  require(std::isfinite(p.temperature) && p.temperature >= 0.0f,
+          "params->temperature must be finite and >= 0, got " + std::to_string(p.temperature));
+  require(std::isfinite(p.temperature_inc) && p.temperature_inc >= 0.0f,
+          "params->temperature_inc must be finite and >= 0 (0: no fallback), got " + std::to_string(p.temperature_inc));
+  require(p.best_of >= 1 && p.best_of <= 64, "params->best_of must be in [1, 64], got " + std::to_string(p.best_of));
+  require(std::isfinite(p.length_penalty), "params->length_penalty must be finite (< 0: none)");
+  require(!std::isnan(p.compression_ratio_threshold) && !std::isnan(p.logprob_threshold) &&
+              !std::isnan(p.no_speech_threshold) && !std::isnan(p.max_initial_timestamp),
+          "params: compression_ratio_threshold, logprob_threshold, no_speech_threshold and max_initial_timestamp "
+          "must not be NaN");
+  require(p.max_context >= -1, "params->max_context must be >= -1 (-1: the model's limit, 0: none), got " +
+                                   std::to_string(p.max_context));
+  require(p.n_suppress_tokens == 0 || p.suppress_tokens != nullptr,
+          "params->suppress_tokens is NULL but n_suppress_tokens is " + std::to_string(p.n_suppress_tokens));
+  for (size_t k = 0; k < p.n_suppress_tokens; ++k)
+    require(p.suppress_tokens[k] >= 0, "params->suppress_tokens[" + std::to_string(k) + "] is " +
+                                           std::to_string(p.suppress_tokens[k]) + ", not a token id");
+  if (p.suppress_regex && *p.suppress_regex) {
+    try {
+      std::regex re(p.suppress_regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      raise(HARK_ERR_INVALID_ARGUMENT, std::string("params->suppress_regex '") + p.suppress_regex +
+                                           "' does not compile: " + e.what());
+    }
+  }
 }
 
 void check_samples(const float* samples, size_t n, const hark_transcribe_params& p) {
@@ -381,6 +427,23 @@ hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner
   c.timestamps = p.timestamps;
   c.max_tokens_per_window = p.max_tokens_per_window;
   if (p.initial_prompt) c.initial_prompt = p.initial_prompt;
+  c.temperature = p.temperature;
+  c.temperature_inc = p.temperature_inc;
+  c.best_of = p.best_of;
+  c.length_penalty = p.length_penalty;
+  c.compression_ratio_threshold = p.compression_ratio_threshold;
+  c.logprob_threshold = p.logprob_threshold;
+  c.no_speech_threshold = p.no_speech_threshold;
+  c.suppress_blank = p.suppress_blank;
+  c.suppress_nst = p.suppress_nst;
+  c.carry_initial_prompt = p.carry_initial_prompt;
+  c.no_context = p.no_context;
+  c.single_segment = p.single_segment;
+  c.max_context = p.max_context;
+  c.max_initial_timestamp = p.max_initial_timestamp;
+  c.seed = p.seed;
+  if (p.suppress_tokens) c.suppress_tokens.assign(p.suppress_tokens, p.suppress_tokens + p.n_suppress_tokens);
+  if (p.suppress_regex) c.suppress_regex = p.suppress_regex;
   if (p.progress_callback)
     c.on_progress = [cb = p.progress_callback, ud = p.progress_user_data, owner](int percent) {
       CallbackScope scope(owner);
@@ -974,8 +1037,33 @@ hark_status hark_result_token(const hark_result* result, int i, int j, hark_toke
     d.p = t.p;
     d.t0 = t.t0;
     d.t1 = t.t1;
+    d.logp = t.logp;
     write_out(out, out_size, kTokenDataV1, d);
   });
+}
+
+hark_status hark_result_segment_decoding(const hark_result* result, int i, hark_segment_decoding* out,
+                                         size_t out_size) {
+  return guarded("hark_result_segment_decoding", HARK_ERR_INTERNAL, [&] {
+    const auto lock = read_result(result);
+    const hark::Segment& s = segment(*result, i);
+    hark_segment_decoding d;
+    std::memset(static_cast<void*>(&d), 0, sizeof d);
+    d.temperature = s.temperature;
+    d.avg_logprob = s.avg_logprob;
+    d.compression_ratio = s.compression_ratio;
+    d.no_speech_prob = s.no_speech_prob;
+    write_out(out, out_size, kSegmentDecodingV1, d);
+  });
+}
+
+float hark_result_language_prob(const hark_result* result) {
+  return get("hark_result_language_prob", result, -1.0f, [](const hark_result& r) { return r.t.language_prob; });
+}
+
+int hark_result_n_fallback_windows(const hark_result* result) {
+  return get("hark_result_n_fallback_windows", result, -1,
+             [](const hark_result& r) { return r.t.n_fallback_windows; });
 }
 
 int hark_result_n_windows(const hark_result* result) {

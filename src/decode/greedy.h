@@ -1,12 +1,20 @@
-// Greedy decoding of one 30 s window: after the encoder has run, feed the prompt and the start
-// sequence, then take the most likely allowed token (timestamp rules applied to the logits) until
+// The search for one 30 s window's tokens: after the encoder has run, feed the prompt and the start
+// sequence, then choose tokens (timestamp rules and suppression applied to the logits) until
 // end-of-text, the token limit or the text context runs out.
+//   - temperature 0: greedy, the most likely allowed token each step;
+//   - temperature T > 0: `best_of` candidates, each sampled from softmax(logits / T) with a seeded
+//     generator (same seed, same tokens), the best kept by summed log-probability over the length
+//     penalty (OpenAI's MaximumLikelihoodRanker).
+// Log-probabilities are those of the rule-filtered logits at temperature 1, as the reference
+// sums them. Candidates are decoded one after another from the shared prefix (its KV entries are
+// computed once and stay valid; each candidate overwrites the positions after it). A batched
+// multi-sequence step can replace that loop (decode_candidates) without touching the policy.
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "decode/model.h"
 #include "decode/timestamp_rules.h"
-#include "model/whisper_runner.h"
 
 namespace hark::decode {
 
@@ -15,22 +23,33 @@ struct WindowRequest {
   std::vector<int32_t> start;   // <|startoftranscript|> [language, task] [<|notimestamps|>]
   RuleOptions rules;
   int max_tokens = 224;         // sampled tokens at most (Whisper: n_text_ctx / 2)
+  float temperature = 0.0f;     // 0: greedy
+  int best_of = 1;              // candidates at temperature > 0
+  float length_penalty = -1.0f; // < 0: score = sum_logprob / length; else / ((5 + length) / 6)^alpha
+  uint64_t seed = 0;            // of the sampling generator (temperature > 0)
 };
 
 struct WindowTokens {
-  std::vector<int32_t> tokens;  // sampled, end-of-text included when it was produced
-  std::vector<float> probs;     // probability of each sampled token (after the rules)
+  std::vector<int32_t> tokens;   // sampled, end-of-text included when it was produced
+  std::vector<float> probs;      // probability of each sampled token (after the rules)
+  std::vector<float> logprobs;   // its log-probability
   double sum_logprob = 0.0;
-  double avg_logprob = 0.0;     // over the sampled tokens, end-of-text included
-  float no_speech_prob = 0.0f;  // P(<|nospeech|>) right after <|startoftranscript|>
+  double avg_logprob = 0.0;      // over the sampled tokens, end-of-text included
+  float no_speech_prob = 0.0f;   // P(<|nospeech|>) right after <|startoftranscript|>
+  float temperature = 0.0f;
   bool aborted = false;
-  int n_steps = 0;              // decoder graph runs
+  int n_steps = 0;               // decoder graph runs (prefix passes included)
+  int n_sampled = 0;             // tokens chosen, over every candidate
 };
 
-// The runner must have encoded the window. Throws hark::Error on inconsistent input.
-WindowTokens decode_window_greedy(WhisperRunner& runner, const SpecialTokens& st, const WindowRequest& req);
+// The model must have encoded the window. Throws hark::Error on inconsistent input.
+WindowTokens decode_window(Model& model, const SpecialTokens& st, const WindowRequest& req);
 
-// log(softmax(logits)) computed stably, in place; returns nothing. -inf stays -inf.
+// The ranking score of a candidate: sum_logprob / penalty, where length counts the tokens before
+// end-of-text and penalty is length (length_penalty < 0) or ((5 + length) / 6)^length_penalty.
+double candidate_score(double sum_logprob, int length, float length_penalty);
+
+// log(softmax(logits)) computed stably, in place. -inf stays -inf; all -inf stays all -inf.
 void log_softmax(std::vector<float>& logits);
 
 // The language Whisper would pick: the most likely language token after <|startoftranscript|>.

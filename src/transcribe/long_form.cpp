@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <regex>
 
+#include "decode/fallback.h"
 #include "decode/greedy.h"
 #include "decode/segments.h"
 #include "frontend/mel.h"
@@ -18,13 +20,65 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Whisper's defaults for dropping a window as silence: the model thinks no one speaks there and
-// is unsure of the text it would produce anyway.
-constexpr float kNoSpeechThreshold = 0.6f;
-constexpr double kLogprobThreshold = -1.0;
+// Above this temperature the kept window's text is not used as prompt for the next ones
+// (OpenAI's prompt_reset_on_temperature: `result.temperature > 0.5`).
+constexpr float kPromptResetTemperature = 0.5f;
 // A window shorter than this at the end of the audio is not decoded (too short to hold a word;
 // Whisper-family models tend to invent text for such slivers).
 constexpr int64_t kMinTailFrames = 10;
+
+}  // namespace
+
+
+namespace {
+
+std::string num(double v) { return std::to_string(v); }
+
+void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest* r) {
+  const SpecialTokens& st = m.file->vocab().special();
+  HARK_CHECK(std::isfinite(p.temperature) && p.temperature >= 0.0f,
+             "transcribe: temperature must be finite and >= 0, got " + num(p.temperature));
+  HARK_CHECK(std::isfinite(p.temperature_inc) && p.temperature_inc >= 0.0f,
+             "transcribe: temperature_inc must be finite and >= 0 (0: no fallback), got " + num(p.temperature_inc));
+  HARK_CHECK(p.best_of >= 1 && p.best_of <= 64, "transcribe: best_of must be in [1, 64], got " + std::to_string(p.best_of));
+  HARK_CHECK(std::isfinite(p.length_penalty), "transcribe: length_penalty must be finite (< 0: none), got " + num(p.length_penalty));
+  HARK_CHECK(!std::isnan(p.compression_ratio_threshold) && !std::isnan(p.logprob_threshold) &&
+                 !std::isnan(p.no_speech_threshold),
+             "transcribe: compression_ratio_threshold, logprob_threshold and no_speech_threshold must not be NaN");
+  HARK_CHECK(!std::isnan(p.max_initial_timestamp), "transcribe: max_initial_timestamp must not be NaN (< 0: no limit)");
+  HARK_CHECK(p.max_context >= -1, "transcribe: max_context must be >= -1 (-1: the model's limit, 0: no previous text), got " +
+                                      std::to_string(p.max_context));
+  r->suppress = p.suppress_nst ? m.suppress : decode::default_suppressed(st);
+  for (int32_t id : p.suppress_tokens) {
+    HARK_CHECK(id >= 0 && id < st.n_vocab, "transcribe: suppress_tokens holds " + std::to_string(id) +
+                                               ", outside the model's vocabulary [0, " + std::to_string(st.n_vocab) + ")");
+    r->suppress.push_back(id);
+  }
+  if (!p.suppress_regex.empty()) {
+    std::regex re;
+    try {
+      re = std::regex(p.suppress_regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw Error("transcribe: suppress_regex '" + p.suppress_regex + "' does not compile: " + e.what());
+    }
+    // Ordinary text tokens only: end-of-text, timestamps and the other special tokens keep their rules.
+    for (int32_t id = 0; id < st.eot; ++id) {
+      const std::string_view text = m.tokenizer->token_bytes(id);
+      if (std::regex_match(text.begin(), text.end(), re)) r->suppress.push_back(id);
+    }
+  }
+  std::sort(r->suppress.begin(), r->suppress.end());
+  r->suppress.erase(std::unique(r->suppress.begin(), r->suppress.end()), r->suppress.end());
+}
+
+// splitmix64 of a few values: the sampling seed of one pass of one window.
+uint64_t mix_seed(uint64_t seed, int64_t seek, int pass) {
+  uint64_t z = seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(seek + 1)) ^
+               (0xC2B2AE3D27D4EB4Full * static_cast<uint64_t>(pass + 1));
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 
 }  // namespace
 
@@ -61,22 +115,28 @@ JobRequest check_request(const LoadedModel& m, std::span<const float> samples, c
                    (st.n_languages ? "model" : "English-only model"));
   }
   HARK_CHECK(!p.translate || st.n_languages > 0, "transcribe: translate needs a multilingual model");
+  check_decoding(m, p, &r);
   if (!p.initial_prompt.empty()) r.prompt = m.tokenizer->encode(" " + p.initial_prompt);
   r.n_threads = p.n_threads > 0 ? p.n_threads : m.n_threads;
   return r;
 }
 
-Transcript run_long_form(const LoadedModel& m, WhisperRunner& runner, const JobRequest& req,
+Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRequest& req,
                          const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks) {
   const auto t_start = Clock::now();
-  const HParams& hp = m.file->hparams();
   const SpecialTokens& st = m.file->vocab().special();
+  const int n_text_ctx = model.n_text_ctx();
 
   Transcript out;
   out.job_id = ctl.job().id();
   Timings& tm = out.timings;
   tm.load_ms = m.file->load_ms();
   tm.audio_seconds = static_cast<double>(req.samples.size()) / kSampleRate;
+  // The language is "en" only when it is: asked for, or an English-only model. Auto detection
+  // fills it in at the first window.
+  int lang = req.lang;
+  bool language_known = !req.auto_language;
+  out.language = st.n_languages == 0 ? "en" : (req.auto_language ? "" : language_code(lang));
 
   auto t = Clock::now();
   const frontend::LogMel mel = frontend::log_mel_spectrogram(req.samples.data(), req.samples.size(), m.filters,
@@ -85,24 +145,61 @@ Transcript run_long_form(const LoadedModel& m, WhisperRunner& runner, const JobR
   tm.mel_ms = ms_since(t);
   if (mel.aborted) {
     out.aborted = true;
-    out.language = st.n_languages == 0 ? "en" : (req.auto_language ? "en" : language_code(req.lang));
     tm.total_ms = ms_since(t_start);
     return out;
   }
 
   decode::WindowRequest wreq;
   wreq.rules.timestamps = p.timestamps;
-  wreq.rules.suppress = m.suppress;
+  wreq.rules.suppress = req.suppress;
   wreq.rules.blank_tokens = m.blank;
-  wreq.max_tokens = p.max_tokens_per_window > 0 ? std::min(p.max_tokens_per_window, hp.n_text_ctx / 2) : hp.n_text_ctx / 2;
+  wreq.rules.suppress_blank = p.suppress_blank;
+  wreq.rules.max_initial_timestamp_index =
+      p.max_initial_timestamp < 0 ? -1 : static_cast<int>(std::lround(std::min(p.max_initial_timestamp, 60.0f) / 0.02f));
+  wreq.max_tokens = p.max_tokens_per_window > 0 ? std::min(p.max_tokens_per_window, n_text_ctx / 2) : n_text_ctx / 2;
+  wreq.best_of = p.best_of;
+  wreq.length_penalty = p.length_penalty;
+  decode::Thresholds thresholds;
+  thresholds.compression_ratio = p.compression_ratio_threshold;
+  thresholds.logprob = p.logprob_threshold;
+  thresholds.no_speech = p.no_speech_threshold;
+
+  // The temperatures of each window: the first, then up by temperature_inc to 1.0.
+  std::vector<float> temperatures = {p.temperature};
+  if (p.temperature_inc > 0.0f)
+    for (int k = 1; p.temperature + static_cast<float>(k) * p.temperature_inc <= 1.0f + 1e-6f; ++k)
+      temperatures.push_back(p.temperature + static_cast<float>(k) * p.temperature_inc);
 
   const auto content = static_cast<int64_t>(mel.n_content_frames);
   int64_t seek = 0;
-  int lang = req.lang;
-  bool language_known = !req.auto_language;
-  out.language = st.n_languages == 0 ? "en" : (req.auto_language ? "" : language_code(lang));
   std::vector<int32_t> start = m.start_sequence(lang, p.translate, p.timestamps);
-  std::vector<int32_t> prompt = req.prompt;
+
+  // OpenAI's prompt bookkeeping: all_tokens = the initial prompt, then every kept window's text;
+  // a window's prompt is all_tokens[reset_since:], with reset_since moved to the end after a
+  // window when the previous text must not condition the next (no_context, high temperature).
+  const std::vector<int32_t>& initial = req.prompt;
+  std::vector<int32_t> all_tokens = initial;
+  size_t reset_since = 0;
+  const bool condition_on_previous = !p.no_context && p.max_context != 0;
+  const size_t room = static_cast<size_t>(std::max(0, n_text_ctx / 2 - 1));
+  auto window_prompt = [&] {
+    const size_t from = p.carry_initial_prompt ? std::max(initial.size(), reset_since) : reset_since;
+    std::vector<int32_t> previous(all_tokens.begin() + static_cast<std::ptrdiff_t>(std::min(from, all_tokens.size())),
+                                  all_tokens.end());
+    if (p.max_context >= 0 && previous.size() > static_cast<size_t>(p.max_context))
+      previous.erase(previous.begin(), previous.end() - p.max_context);
+    std::vector<int32_t> prompt;
+    if (p.carry_initial_prompt) {
+      // The carried prompt stays in front; the previous text yields its oldest tokens first.
+      prompt.assign(initial.begin(), initial.begin() + static_cast<std::ptrdiff_t>(std::min(initial.size(), room)));
+      const size_t left = room - prompt.size();
+      if (previous.size() > left) previous.erase(previous.begin(), previous.end() - static_cast<std::ptrdiff_t>(left));
+    } else if (previous.size() > room) {
+      previous.erase(previous.begin(), previous.end() - static_cast<std::ptrdiff_t>(room));
+    }
+    prompt.insert(prompt.end(), previous.begin(), previous.end());
+    return prompt;
+  };
 
   int progress = 0;
   auto report_progress = [&](int pct) {  // only rises
@@ -127,7 +224,7 @@ Transcript run_long_form(const LoadedModel& m, WhisperRunner& runner, const JobR
     const std::vector<float> window = frontend::mel_window(mel, static_cast<size_t>(seek));
 
     t = Clock::now();
-    if (runner.encode(window) != ComputeStatus::Ok) {
+    if (model.encode(window) != ComputeStatus::Ok) {
       out.aborted = true;
       break;
     }
@@ -138,60 +235,97 @@ Transcript run_long_form(const LoadedModel& m, WhisperRunner& runner, const JobR
     if (!language_known) {
       // The first window decides the language of the whole job, as in Whisper.
       std::vector<float> logits;
-      if (runner.decode(std::vector<int32_t>{st.sot}, 0, &logits) != ComputeStatus::Ok) {
+      if (model.decode(std::vector<int32_t>{st.sot}, 0, &logits) != ComputeStatus::Ok) {
         out.aborted = true;
         break;
       }
-      ++tm.n_decode_tokens;
-      lang = decode::detect_language(st, logits);
+      std::vector<float> probs;
+      lang = decode::detect_language(st, logits, &probs);
       out.language = language_code(lang);
+      out.language_prob = probs[static_cast<size_t>(lang)];
       start = m.start_sequence(lang, p.translate, p.timestamps);
       language_known = true;
     }
     wreq.start = start;
-    wreq.prompt = prompt;
-    const decode::WindowTokens w = decode::decode_window_greedy(runner, st, wreq);
+    wreq.prompt = window_prompt();
+
+    // Temperature fallback (OpenAI's decode_with_fallback).
+    decode::WindowTokens w;
+    double ratio = 0.0;
+    bool aborted = false;
+    for (size_t k = 0; k < temperatures.size(); ++k) {
+      wreq.temperature = temperatures[k];
+      wreq.seed = mix_seed(p.seed, req.offset_units + seek, static_cast<int>(k));
+      w = decode::decode_window(model, st, wreq);
+      tm.n_decode_tokens += w.n_sampled;
+      if (w.aborted) {
+        aborted = true;
+        break;
+      }
+      std::vector<int32_t> text_tokens;
+      for (int32_t id : w.tokens)
+        if (st.is_text(id)) text_tokens.push_back(id);
+      ratio = decode::compression_ratio(m.tokenizer->decode(text_tokens));
+      if (!decode::needs_fallback(thresholds, ratio, w.avg_logprob, w.no_speech_prob)) break;
+      if (k + 1 < temperatures.size() && k == 0) ++out.n_fallback_windows;
+    }
     tm.decode_ms += ms_since(t);
-    tm.n_decode_tokens += w.n_steps;
-    if (w.aborted) {
+    if (aborted) {
       out.aborted = true;
       break;
     }
     out.windows.push_back({req.offset_units + seek, req.offset_units + seek + window_frames, false});
 
     // Silence: the model says no one speaks, and is unsure of what it would write.
-    if (w.no_speech_prob > kNoSpeechThreshold && w.avg_logprob < kLogprobThreshold && p.timestamps) {
+    if (decode::is_silence(thresholds, w.avg_logprob, w.no_speech_prob)) {
       out.windows.back().skipped_as_silence = true;
       seek += window_frames;
       report_progress(static_cast<int>(std::min<int64_t>(100, seek * 100 / std::max<int64_t>(content, 1))));
       continue;
     }
 
-    const decode::WindowResult r = decode::split_window(st, w.tokens, req.offset_units + seek, window_frames);
+    decode::WindowResult r = decode::split_window(st, w.tokens, req.offset_units + seek, window_frames);
+    if (p.single_segment && !r.segments.empty()) {
+      // The window's text as one segment, from its first opening time to the end of its audio.
+      decode::RawSegment one;
+      one.t0 = r.segments.front().t0;
+      one.t1 = req.offset_units + seek + window_frames;
+      for (const decode::RawSegment& rs : r.segments) {
+        one.tokens.insert(one.tokens.end(), rs.tokens.begin(), rs.tokens.end());
+        one.positions.insert(one.positions.end(), rs.positions.begin(), rs.positions.end());
+      }
+      r.segments.assign(1, std::move(one));
+    }
+    if (p.single_segment) r.consumed_frames = window_frames;
     std::vector<Segment> fresh;
     for (const decode::RawSegment& rs : r.segments) {
       Segment seg;
       seg.t0 = rs.t0;
       seg.t1 = rs.t1;
       seg.text = m.tokenizer->decode(rs.tokens);
+      seg.temperature = w.temperature;
+      seg.avg_logprob = w.avg_logprob;
+      seg.compression_ratio = ratio;
+      seg.no_speech_prob = w.no_speech_prob;
       for (size_t k = 0; k < rs.tokens.size(); ++k) {
         TokenData td;
         td.id = rs.tokens[k];
         td.text = std::string(m.tokenizer->token_bytes(td.id));
         td.p = w.probs[rs.positions[k]];
+        td.logp = w.logprobs[rs.positions[k]];
         seg.tokens.push_back(std::move(td));
       }
-      prompt.insert(prompt.end(), rs.tokens.begin(), rs.tokens.end());
+      all_tokens.insert(all_tokens.end(), rs.tokens.begin(), rs.tokens.end());
       fresh.push_back(seg);
       out.segments.push_back(std::move(seg));
     }
+    if (!condition_on_previous || w.temperature > kPromptResetTemperature) reset_since = all_tokens.size();
     if (!fresh.empty() && hooks.on_segments) hooks.on_segments(std::move(fresh));
     seek += std::max<int64_t>(r.consumed_frames, 1);
     report_progress(static_cast<int>(std::min<int64_t>(100, seek * 100 / std::max<int64_t>(content, 1))));
   }
   // A tail too short to decode still completes the job.
   if (!out.aborted && progress < 100) report_progress(100);
-  if (out.language.empty()) out.language = "en";
   tm.total_ms = ms_since(t_start);
   return out;
 }

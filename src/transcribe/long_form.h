@@ -10,7 +10,7 @@
 
 #include "backend/backend.h"
 #include "hark/hark.hpp"
-#include "model/whisper_runner.h"
+#include "decode/model.h"
 #include "transcribe/job_control.h"
 #include "transcribe/loaded_model.h"
 
@@ -23,10 +23,13 @@ struct JobRequest {
   int lang = 0;                    // language index (when not auto)
   bool auto_language = false;
   std::vector<int32_t> prompt;     // initial prompt tokens
+  std::vector<int32_t> suppress;   // never produced: special tokens, non-speech (suppress_nst),
+                                   // the user's ids and the tokens suppress_regex matches
   int n_threads = 1;
 };
 
-// Validates params against the model and the audio; throws hark::Error naming what is wrong.
+// Validates params against the model and the audio (every decoding option too: a bad temperature,
+// best_of or regex fails here, before any compute); throws hark::Error naming what is wrong.
 JobRequest check_request(const LoadedModel& m, std::span<const float> samples, const TranscribeParams& p);
 
 // The loop calls these directly; whoever sets them wraps user code in JobControl::call.
@@ -36,8 +39,9 @@ struct LongFormHooks {
   std::function<bool()> on_encoder_begin;                            // false: stop before the window
 };
 
-// Runs the loop. Stops (Transcript::aborted) when ctl says so.
-Transcript run_long_form(const LoadedModel& m, WhisperRunner& runner, const JobRequest& req,
+// Runs the loop on `model` (decode::RunnerModel over a state's runner; a scripted one in tests).
+// Stops (Transcript::aborted) when ctl says so.
+Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRequest& req,
                          const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks);
 
 }  // namespace hark

@@ -117,7 +117,7 @@ std::string to_json(const Transcript& t) {
   for (const Segment& s : t.segments) {
     ordered_json tokens = ordered_json::array();
     for (const TokenData& tok : s.tokens) {
-      ordered_json j = {{"id", tok.id}, {"text", tok.text}, {"p", tok.p}};
+      ordered_json j = {{"id", tok.id}, {"text", tok.text}, {"p", tok.p}, {"logp", tok.logp}};
       if (tok.t0 >= 0 && tok.t1 >= 0) {
         j["t0"] = tok.t0;
         j["t1"] = tok.t1;
@@ -129,6 +129,10 @@ std::string to_json(const Transcript& t) {
                         {"t0", s.t0},
                         {"t1", s.t1},
                         {"text", s.text},
+                        {"temperature", s.temperature},
+                        {"avg_logprob", s.avg_logprob},
+                        {"compression_ratio", s.compression_ratio},
+                        {"no_speech_prob", s.no_speech_prob},
                         {"tokens", std::move(tokens)}});
   }
   const Timings& tm = t.timings;
@@ -143,6 +147,8 @@ std::string to_json(const Transcript& t) {
                                 {"audio_seconds", tm.audio_seconds},
                                 {"real_time_factor", tm.real_time_factor()}};
   const ordered_json doc = {{"language", t.language},
+                            {"language_prob", t.language_prob},
+                            {"n_fallback_windows", t.n_fallback_windows},
                             {"text", t.text()},
                             {"segments", std::move(segments)},
                             {"timings", timings}};

@@ -30,7 +30,8 @@ Transcript StateImpl::run(const JobRequest& req, const TranscribeParams& p, JobC
     WhisperRunner& r;
     ~ResetAbort() { r.set_abort_callback(nullptr); }
   } reset{*runner_};
-  return run_long_form(*model_, *runner_, req, p, ctl, hooks);
+  decode::RunnerModel model(*runner_);
+  return run_long_form(*model_, model, req, p, ctl, hooks);
 }
 
 Transcript StateImpl::transcribe(std::span<const float> samples, const TranscribeParams& params) {

@@ -568,6 +568,17 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
   BAD(p.language = "xx", "'xx'");
   BAD(p.job_id = 987654321, "987654321");
   BAD(p.job_id = -3, "job_id");
+  BAD(p.temperature = -0.5f, "temperature");
+  BAD(p.temperature = NAN, "temperature");
+  BAD(p.temperature_inc = -0.2f, "temperature_inc");
+  BAD(p.best_of = 0, "best_of");
+  BAD(p.max_context = -2, "max_context");
+  BAD(p.suppress_regex = "([", "suppress_regex '(['");
+  BAD(p.n_suppress_tokens = 2, "suppress_tokens is NULL");
+  {
+    static const int32_t bad_ids[] = {5, -7};
+    BAD((p.suppress_tokens = bad_ids, p.n_suppress_tokens = 2), "suppress_tokens[1]");
+  }
   BAD(p.struct_size = 0, "struct_size is 0");
   BAD(p.struct_size = 4, "struct_size");
   BAD(p.struct_size = sizeof p + 8, "newer hark.h");
@@ -597,6 +608,51 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
     CHECK(w.t1 == 700);
   }
   hark_result_free(r);
+  /* The decoding policy's defaults (OpenAI's), and options that run: seeded sampling repeats. */
+  p = hark_transcribe_default_params();
+  CHECK(p.temperature == 0.0f && p.temperature_inc == 0.0f && p.best_of == 5 && p.suppress_blank &&
+        p.suppress_nst && !p.carry_initial_prompt && !p.no_context && p.max_context == -1 &&
+        p.max_initial_timestamp == 1.0f && p.length_penalty < 0 && p.compression_ratio_threshold == 2.4f &&
+        p.logprob_threshold == -1.0f && p.no_speech_threshold == 0.6f && p.suppress_regex == NULL);
+  p.temperature = 0.5f;
+  p.best_of = 2;
+  p.seed = 42;
+  p.duration_ms = 4000;
+  p.suppress_regex = "[0-9]+";
+  {
+    static const int32_t ids[] = {11, 13};
+    p.suppress_tokens = ids;
+    p.n_suppress_tokens = 2;
+    hark_result* r2 = NULL;
+    CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r));
+    CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r2));
+    if (r && r2) {
+      char* a = transcript_of(r);
+      char* b = transcript_of(r2);
+      CHECK(strcmp(a, b) == 0);
+      free(a);
+      free(b);
+      CHECK(hark_result_n_fallback_windows(r) >= 0);
+      CHECK(hark_result_language_prob(r) == 0.0f); /* given, not detected */
+      for (int i = 0; i < hark_result_n_segments(r); ++i) {
+        hark_segment_decoding d;
+        CHECK_OK(hark_result_segment_decoding(r, i, &d, sizeof d));
+        CHECK(d.temperature >= 0.5f && d.temperature <= 1.0f);
+        CHECK(d.no_speech_prob >= 0.0f && d.no_speech_prob <= 1.0f);
+        CHECK(d.avg_logprob <= 0.0);
+        for (int j = 0; j < hark_result_segment_n_tokens(r, i); ++j) {
+          hark_token_data td;
+          CHECK_OK(hark_result_token(r, i, j, &td, sizeof td));
+          CHECK(td.id != 11 && td.id != 13);
+          CHECK(fabsf(td.logp - logf(td.p)) < 1e-3f || td.p == 0.0f);
+        }
+      }
+      hark_segment_decoding d;
+      CHECK_ERR(hark_result_segment_decoding(r, -1, &d, sizeof d), HARK_ERR_INVALID_ARGUMENT, "-1");
+    }
+    hark_result_free(r);
+    hark_result_free(r2);
+  }
   /* language "auto" and NULL (detect) are fine. */
   p = hark_transcribe_default_params();
   p.language = NULL;

@@ -102,13 +102,21 @@ TEST(OutputFormats, Json) {
   a.id = 50364;
   a.text = "[_BEG_]";
   a.p = 0.5f;
+  a.logp = -0.5f;
   TokenData b;
   b.id = 2425;
   b.text = " Hello";
   b.p = 0.25f;
+  b.logp = -1.5f;
   b.t0 = 0;
   b.t1 = 40;
   t.segments[0].tokens = {a, b};
+  t.segments[0].temperature = 0.5f;
+  t.segments[0].avg_logprob = -0.25;
+  t.segments[0].compression_ratio = 1.5;
+  t.segments[0].no_speech_prob = 0.125f;
+  t.language_prob = 0.75f;
+  t.n_fallback_windows = 1;
   t.timings.load_ms = 10;
   t.timings.mel_ms = 2;
   t.timings.encode_ms = 100;
@@ -119,6 +127,8 @@ TEST(OutputFormats, Json) {
   t.timings.audio_seconds = 2.5;
   EXPECT_EQ(to_json(t), R"({
   "language": "en",
+  "language_prob": 0.75,
+  "n_fallback_windows": 1,
   "text": "Hello world.",
   "segments": [
     {
@@ -127,16 +137,22 @@ TEST(OutputFormats, Json) {
       "t0": 0,
       "t1": 250,
       "text": " Hello world.",
+      "temperature": 0.5,
+      "avg_logprob": -0.25,
+      "compression_ratio": 1.5,
+      "no_speech_prob": 0.125,
       "tokens": [
         {
           "id": 50364,
           "text": "[_BEG_]",
-          "p": 0.5
+          "p": 0.5,
+          "logp": -0.5
         },
         {
           "id": 2425,
           "text": " Hello",
           "p": 0.25,
+          "logp": -1.5,
           "t0": 0,
           "t1": 40
         }

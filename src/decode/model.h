@@ -1,0 +1,45 @@
+// decode::Model: what the decoding policy needs from a Whisper model, and nothing more. The
+// long-form loop and the window search run against this interface, so tests can drive the real
+// policy with a scripted stand-in (tests/decode/scripted_model.h) and check every rule on
+// logits chosen by hand. RunnerModel adapts the real WhisperRunner.
+//
+// Seam for batched candidates: best-of (and later beam search) decode their candidates one after
+// the other through decode(); a batched multi-sequence step (WhisperRunner::decode_batch) can be
+// offered here as an optional method without changing the callers' policy code.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backend/backend.h"
+#include "model/whisper_runner.h"
+
+namespace hark::decode {
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // One 30 s window of log-mel, mel-major [n_mels][3000]; the decode calls after it see it.
+  virtual ComputeStatus encode(std::span<const float> mel) = 0;
+  // Feeds `tokens` at positions n_past.. of the current window's text context and writes the
+  // logits of the last one (n_vocab values). Positions >= n_past from earlier calls are
+  // overwritten, so a candidate may restart from any shared prefix.
+  virtual ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits) = 0;
+  virtual int n_text_ctx() const = 0;
+};
+
+// The real model.
+class RunnerModel final : public Model {
+ public:
+  explicit RunnerModel(WhisperRunner& r) : r_(r) {}
+  ComputeStatus encode(std::span<const float> mel) override { return r_.encode(mel); }
+  ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits) override {
+    return r_.decode(tokens, n_past, logits);
+  }
+  int n_text_ctx() const override { return r_.hparams().n_text_ctx; }
+
+ private:
+  WhisperRunner& r_;
+};
+
+}  // namespace hark::decode

@@ -1,0 +1,119 @@
+// ScriptedModel: a decode::Model whose logits come from a script, step by step, window by window,
+// and which records everything it was fed (mel windows, tokens, positions). With it the real
+// decoding policy (decode_window, run_long_form) runs on logits chosen by hand.
+//
+// Plan: the simple script most tests use. Per window, the tokens the "model" wants to say after
+// the start sequence, in order (end-of-text after them); each wanted token gets `margin` over a
+// flat 0 elsewhere, so greedy takes it unless a rule forbids it (then the lowest allowed id wins,
+// as max_element takes the first of equal values). At <|startoftranscript|> the logits hold the
+// window's no-speech and language preferences.
+#pragma once
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "decode/model.h"
+#include "model/hparams.h"
+
+namespace hark::testing {
+
+class ScriptedModel final : public decode::Model {
+ public:
+  struct Call {
+    int window = -1;                 // encode() calls so far - 1
+    int pass = -1;                   // calls with n_past == 0 in this window so far - 1
+    std::vector<int32_t> tokens;     // fed
+    int n_past = 0;
+    std::vector<int32_t> context;    // the whole text context after this call
+  };
+  using Script = std::function<std::vector<float>(const Call&)>;
+
+  ScriptedModel(int n_text_ctx, Script s) : n_text_ctx_(n_text_ctx), script_(std::move(s)) {}
+
+  ComputeStatus encode(std::span<const float> mel) override {
+    mels.emplace_back(mel.begin(), mel.end());
+    ++window_;
+    pass_ = -1;
+    return ComputeStatus::Ok;
+  }
+  ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits) override {
+    EXPECT_GE(n_past, 0);
+    EXPECT_LE(static_cast<size_t>(n_past), context_.size()) << "decode past the end of what was fed";
+    if (n_past == 0) ++pass_;
+    context_.resize(static_cast<size_t>(n_past));
+    context_.insert(context_.end(), tokens.begin(), tokens.end());
+    EXPECT_LE(static_cast<int>(context_.size()), n_text_ctx_) << "text context overflow";
+    Call c{window_, pass_, {tokens.begin(), tokens.end()}, n_past, context_};
+    *logits = script_(c);
+    calls.push_back(std::move(c));
+    return ComputeStatus::Ok;
+  }
+  int n_text_ctx() const override { return n_text_ctx_; }
+
+  // The calls of one window that start a pass (n_past == 0): what was fed first.
+  std::vector<Call> pass_starts(int window) const {
+    std::vector<Call> r;
+    for (const Call& c : calls)
+      if (c.window == window && c.n_past == 0) r.push_back(c);
+    return r;
+  }
+
+  std::vector<std::vector<float>> mels;
+  std::vector<Call> calls;
+
+ private:
+  int n_text_ctx_;
+  Script script_;
+  int window_ = -1, pass_ = -1;
+  std::vector<int32_t> context_;
+};
+
+struct WindowPlan {
+  std::vector<int32_t> say;         // wanted tokens after the start sequence (eot implied after)
+  float margin = 20.0f;             // logit of a wanted token over the flat rest
+  float no_speech = 0.0f;           // logit of <|nospeech|> at <|startoftranscript|>
+  int language = -1;                // language index favoured at <|startoftranscript|> (-1: none)
+  std::map<int32_t, float> extra;   // more logits at every sampled step
+};
+
+// The tokens sampled so far in this pass: what follows the start sequence in the context.
+inline std::vector<int32_t> sampled_of(const SpecialTokens& st, const std::vector<int32_t>& ctx) {
+  size_t i = ctx.size();
+  for (size_t k = ctx.size(); k-- > 0;)
+    if (ctx[k] == st.sot) {
+      i = k + 1;
+      break;
+    }
+  while (i < ctx.size() && ctx[i] >= st.eot && !st.is_timestamp(ctx[i]) && ctx[i] != st.eot) ++i;  // lang, task, notimestamps
+  return {ctx.begin() + static_cast<std::ptrdiff_t>(std::min(i, ctx.size())), ctx.end()};
+}
+
+// A script from plans: plans[window] (the last one repeats for later windows); `pick` may choose
+// another plan per call (e.g. by pass).
+inline ScriptedModel::Script plan_script(const SpecialTokens& st, std::function<WindowPlan(const ScriptedModel::Call&)> pick) {
+  return [st, pick](const ScriptedModel::Call& c) {
+    const WindowPlan plan = pick(c);
+    std::vector<float> l(static_cast<size_t>(st.n_vocab), 0.0f);
+    if (c.context.back() == st.sot) {
+      l[static_cast<size_t>(st.no_speech)] = plan.no_speech;
+      if (plan.language >= 0 && st.n_languages > 0) l[static_cast<size_t>(st.lang_first + plan.language)] = 15.0f;
+      return l;
+    }
+    const std::vector<int32_t> sampled = sampled_of(st, c.context);
+    for (const auto& [id, v] : plan.extra) l[static_cast<size_t>(id)] = v;
+    const size_t k = sampled.size();
+    const int32_t want = k < plan.say.size() ? plan.say[k] : st.eot;
+    l[static_cast<size_t>(want)] = plan.margin;
+    return l;
+  };
+}
+
+inline ScriptedModel::Script plans_script(const SpecialTokens& st, std::vector<WindowPlan> plans) {
+  return plan_script(st, [plans](const ScriptedModel::Call& c) {
+    return plans[std::min(static_cast<size_t>(std::max(c.window, 0)), plans.size() - 1)];
+  });
+}
+
+}  // namespace hark::testing
