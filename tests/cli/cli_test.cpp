@@ -307,5 +307,26 @@ TEST_F(Cli, ProcessorsAndDeviceFlagsAreAccepted) {
   EXPECT_EQ(hark("transcribe -p 0 -m " + quote(model()) + " " + quote(wav())).code, 2);
 }
 
+TEST_F(Cli, DecodingFlagsWithWhisperCppSpellings) {
+  const std::string m = " -m " + quote(model()) + " " + quote(wav());
+  const CliResult a = hark("transcribe -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + quote("[0-9]+") +
+                           " --suppress-tokens 11,13 -mc 8 --prompt " + quote("a glossary") +
+                           " --carry-initial-prompt -nth 0.7 -lpt -1.5 --max-initial-ts 0.5 --max-tokens 20" + m);
+  ASSERT_EQ(a.code, 0) << a.err;
+  const CliResult b = hark("transcribe -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + quote("[0-9]+") +
+                           " --suppress-tokens 11,13 -mc 8 --prompt " + quote("a glossary") +
+                           " --carry-initial-prompt -nth 0.7 -lpt -1.5 --max-initial-ts 0.5 --max-tokens 20" + m);
+  EXPECT_EQ(a.out, b.out) << "same seed, same text";
+  EXPECT_EQ(hark("transcribe -q -tpi 0.5 -nf --no-suppress-nst --no-suppress-blank --no-context --single-segment "
+                 "--max-tokens 20" + m).code, 0);
+  EXPECT_EQ(hark("transcribe -q -tpi 0.5 --best-of 2 --length-penalty 0.5 --max-tokens 20" + m).code, 0);
+  // bad values: usage errors (2) where CLI11 checks them, clear run errors otherwise
+  EXPECT_EQ(hark("transcribe -tp -1" + m).code, 2);
+  EXPECT_EQ(hark("transcribe -bo 0" + m).code, 2);
+  const CliResult bad = hark("transcribe --suppress-regex " + quote("([") + m);
+  EXPECT_NE(bad.code, 0);
+  EXPECT_TRUE(contains(bad.err, "suppress_regex")) << bad.err;
+}
+
 }  // namespace
 }  // namespace hark

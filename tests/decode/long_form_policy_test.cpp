@@ -401,6 +401,19 @@ TEST_F(Policy, PromptCappedAtHalfTheTextContextMinusOne) {
   EXPECT_EQ(r2.model->pass_starts(0)[0].tokens.size(), static_cast<size_t>(room + 2));
 }
 
+TEST_F(Policy, DecodeWindowCapsAPromptOnItsOwn) {
+  // The loop caps the prompt before; decode_window does not trust its caller.
+  decode::WindowRequest req;
+  req.start = ml().start_sequence(0, false, true);
+  for (int i = 0; i < 300; ++i) req.prompt.push_back(1000 + i);
+  ScriptedModel sm(448, plans_script(st(), {{{ts(0)}}}));
+  decode::decode_window(sm, st(), req);
+  ASSERT_FALSE(sm.calls.empty());
+  const auto& first = sm.calls[0].tokens;
+  ASSERT_EQ(first.size(), 225u);  // <|startofprev|> + 223 + <|startoftranscript|>
+  EXPECT_EQ(first[1], 1000 + 300 - 223);
+}
+
 // ---- silence, language, caps ----
 
 TEST_F(Policy, NoSpeechWindowIsSkippedOnlyWhenTheTextIsUnsure) {

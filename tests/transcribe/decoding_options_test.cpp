@@ -1,0 +1,175 @@
+// Every decoding option end to end on the micro model (random weights: the text is nonsense, but
+// each option must run, give the same text twice, keep the text valid UTF-8 and the timestamps in
+// order, and do what it says where that is visible in the output).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "hark/hark.hpp"
+#include "transcribe/micro_model.h"
+
+namespace hark {
+namespace {
+
+std::vector<float> tones(double seconds) {
+  const size_t n = static_cast<size_t>(seconds * kSampleRate);
+  std::vector<float> a(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double t = static_cast<double>(i) / kSampleRate;
+    const double gate = std::fmod(t, 3.0) < 2.2 ? 1.0 : 0.0;
+    const double f = 200.0 + 50.0 * std::sin(0.9 * t);
+    a[i] = static_cast<float>(gate * 0.3 * std::sin(2 * M_PI * f * t));
+  }
+  return a;
+}
+
+bool valid_utf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string dump(const Transcript& t) {
+  std::string s = t.language + "\n";
+  for (const Segment& g : t.segments) s += std::to_string(g.t0) + "-" + std::to_string(g.t1) + ":" + g.text + "\n";
+  return s;
+}
+
+class DecodingOptions : public testing::MicroModelTest {
+ protected:
+  // Runs twice; checks what every option must keep; returns the transcript.
+  Transcript run_twice(const std::function<void(TranscribeParams&)>& set, double seconds = 4.0) {
+    static std::unique_ptr<Context> ctx;
+    if (!ctx) ctx = load(2);
+    TranscribeParams p;
+    p.max_tokens_per_window = 24;  // keeps the random model's windows short
+    set(p);
+    const std::vector<float> a = tones(seconds);
+    const Transcript t1 = ctx->transcribe(a, p);
+    const Transcript t2 = ctx->transcribe(a, p);
+    EXPECT_EQ(dump(t1), dump(t2)) << "not deterministic";
+    int64_t prev = 0;
+    for (const Segment& s : t1.segments) {
+      EXPECT_TRUE(valid_utf8(s.text)) << s.text;
+      EXPECT_LE(s.t0, s.t1);
+      EXPECT_GE(s.t0, prev);
+      EXPECT_LE(s.t1, static_cast<int64_t>(seconds * 100));
+      prev = s.t0;
+      EXPECT_GE(s.temperature, p.temperature);
+      EXPECT_LE(s.temperature, 1.0f + 1e-6f);
+      EXPECT_LE(s.avg_logprob, 0.0);
+      EXPECT_GE(s.no_speech_prob, 0.0f);
+      EXPECT_LE(s.no_speech_prob, 1.0f);
+      for (const TokenData& tok : s.tokens) EXPECT_NEAR(tok.logp, std::log(tok.p), 1e-3);
+    }
+    EXPECT_FALSE(t1.aborted);
+    return t1;
+  }
+};
+
+TEST_F(DecodingOptions, GreedyDefaults) {
+  const Transcript t = run_twice([](TranscribeParams&) {});
+  for (const Segment& s : t.segments) EXPECT_EQ(s.temperature, 0.0f);
+  EXPECT_EQ(t.n_fallback_windows, 0);
+}
+
+TEST_F(DecodingOptions, SampledBestOfWithSeed) {
+  const Transcript a = run_twice([](TranscribeParams& p) {
+    p.temperature = 0.7f;
+    p.best_of = 3;
+    p.seed = 11;
+  });
+  for (const Segment& s : a.segments) EXPECT_FLOAT_EQ(s.temperature, 0.7f);
+  run_twice([](TranscribeParams& p) {
+    p.temperature = 0.7f;
+    p.best_of = 2;
+    p.length_penalty = 0.6f;
+  });
+}
+
+TEST_F(DecodingOptions, TemperatureFallback) {
+  // A random model is unsure everywhere: the window falls back to 1.0.
+  const Transcript t = run_twice([](TranscribeParams& p) {
+    p.temperature_inc = 0.5f;
+    p.best_of = 2;
+  });
+  EXPECT_EQ(t.n_fallback_windows, static_cast<int>(t.windows.size()));
+  for (const Segment& s : t.segments) EXPECT_FLOAT_EQ(s.temperature, 1.0f);
+}
+
+TEST_F(DecodingOptions, Suppression) {
+  run_twice([](TranscribeParams& p) { p.suppress_nst = false; });
+  run_twice([](TranscribeParams& p) { p.suppress_blank = false; });
+  const std::regex re("[a-m ]+");
+  const Transcript t = run_twice([](TranscribeParams& p) { p.suppress_regex = "[a-m ]+"; });
+  for (const Segment& s : t.segments)
+    for (const TokenData& tok : s.tokens) EXPECT_FALSE(std::regex_match(tok.text, re)) << tok.text;
+  const Transcript plain = run_twice([](TranscribeParams&) {});
+  std::vector<int32_t> seen;
+  for (const Segment& s : plain.segments)
+    for (const TokenData& tok : s.tokens) seen.push_back(tok.id);
+  if (!seen.empty()) {
+    const Transcript t2 = run_twice([&](TranscribeParams& p) { p.suppress_tokens = seen; });
+    for (const Segment& s : t2.segments)
+      for (const TokenData& tok : s.tokens) EXPECT_EQ(std::count(seen.begin(), seen.end(), tok.id), 0) << tok.id;
+  }
+}
+
+TEST_F(DecodingOptions, Prompting) {
+  run_twice([](TranscribeParams& p) { p.initial_prompt = "A glossary: hark, whisper."; }, 40.0);
+  run_twice([](TranscribeParams& p) {
+    p.initial_prompt = "A glossary: hark, whisper.";
+    p.carry_initial_prompt = true;
+  }, 40.0);
+  run_twice([](TranscribeParams& p) { p.no_context = true; }, 40.0);
+  run_twice([](TranscribeParams& p) { p.max_context = 4; }, 40.0);
+}
+
+TEST_F(DecodingOptions, TimestampOptions) {
+  const Transcript t0 = run_twice([](TranscribeParams& p) { p.max_initial_timestamp = 0.0f; });
+  if (!t0.segments.empty()) {
+    EXPECT_EQ(t0.segments[0].t0, 0);  // the first timestamp is <|0.00|>
+  }
+  const Transcript one = run_twice([](TranscribeParams& p) { p.single_segment = true; }, 40.0);
+  EXPECT_LE(one.segments.size(), one.windows.size());
+  run_twice([](TranscribeParams& p) { p.timestamps = false; });
+}
+
+TEST_F(DecodingOptions, BadValuesFailBeforeAnyCompute) {
+  auto ctx = load(1);
+  const std::vector<float> a = tones(1.0);
+  for (const auto& [set, word] : std::vector<std::pair<std::function<void(TranscribeParams&)>, std::string>>{
+           {[](TranscribeParams& p) { p.temperature = -1.0f; }, "temperature"},
+           {[](TranscribeParams& p) { p.best_of = 0; }, "best_of"},
+           {[](TranscribeParams& p) { p.suppress_regex = "a{"; }, "suppress_regex"},
+           {[](TranscribeParams& p) { p.temperature_inc = NAN; }, "temperature_inc"}}) {
+    TranscribeParams p;
+    set(p);
+    bool encoder_ran = false;
+    p.on_encoder_begin = [&] {
+      encoder_ran = true;
+      return true;
+    };
+    try {
+      ctx->transcribe(a, p);
+      ADD_FAILURE() << word << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(encoder_ran) << word;
+  }
+}
+
+}  // namespace
+}  // namespace hark
