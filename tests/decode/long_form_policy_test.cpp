@@ -401,6 +401,24 @@ TEST_F(Policy, PromptCappedAtHalfTheTextContextMinusOne) {
   EXPECT_EQ(r2.model->pass_starts(0)[0].tokens.size(), static_cast<size_t>(room + 2));
 }
 
+TEST_F(Policy, CarriedPromptStaysInFrontWhenThePreviousTextOverflows) {
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += " w" + std::to_string(i);
+  TranscribeParams p;
+  p.initial_prompt = text;
+  p.carry_initial_prompt = true;
+  const auto g = words(" " + text);
+  ASSERT_LT(g.size(), 200u);
+  std::vector<int32_t> long_text = {ts(0)};
+  for (int i = 0; i < 200; ++i) long_text.push_back(1000 + i);
+  long_text.push_back(ts(100));
+  const auto r = run_plans(p, {{long_text}, {cat({{ts(0)}, words(" one"), {ts(100)}})}}, 40.0);
+  const auto first = r.model->pass_starts(1).at(0).tokens;
+  ASSERT_EQ(first.size(), 225u);
+  EXPECT_TRUE(std::equal(g.begin(), g.end(), first.begin() + 1)) << "the carried prompt was cut";
+  EXPECT_EQ(first[first.size() - 2], 1000 + 199);  // then the most recent previous text
+}
+
 TEST_F(Policy, DecodeWindowCapsAPromptOnItsOwn) {
   // The loop caps the prompt before; decode_window does not trust its caller.
   decode::WindowRequest req;
