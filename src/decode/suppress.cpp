@@ -18,7 +18,12 @@ constexpr std::string_view kMusic[] = {"♩", "♪", "♫", "♬", "♭", "♮",
 
 void add_first_token(const Tokenizer& tok, std::string_view s, std::vector<int32_t>* out) {
   const std::vector<int32_t> ids = tok.encode(s);
-  if (!ids.empty()) out->push_back(ids[0]);
+  if (ids.empty()) return;
+  // OpenAI's BPE merges the space into the symbol's first byte (" \xe2"); ggml files lose such
+  // partial-UTF-8 tokens, so the encoding here can start with the bare space instead, and
+  // suppressing that would ban " " everywhere. Only a token that carries the symbol counts.
+  if (s.size() > 1 && s[0] == ' ' && tok.token_bytes(ids[0]) == " ") return;
+  out->push_back(ids[0]);
 }
 
 std::string with_space(std::string_view s) {
