@@ -3,13 +3,29 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
+#include <vector>
 
 #include "hark/hark.hpp"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
 
 namespace hark::testing {
+
+// Speech-like test audio: a tone gliding in pitch around base_hz with a harmonic, in 2.2 s bursts
+// with 0.8 s pauses; deterministic.
+inline std::vector<float> speech_like_tones(double seconds, double base_hz = 180.0) {
+  const size_t n = static_cast<size_t>(seconds * kSampleRate);
+  std::vector<float> a(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double t = static_cast<double>(i) / kSampleRate;
+    const double gate = std::fmod(t, 3.0) < 2.2 ? 1.0 : 0.0;
+    const double f = base_hz + 60.0 * std::sin(0.7 * t);
+    a[i] = static_cast<float>(gate * (0.3 * std::sin(2 * M_PI * f * t) + 0.1 * std::sin(2 * M_PI * 3.1 * f * t)));
+  }
+  return a;
+}
 
 class MicroModelTest : public ::testing::Test {
  protected:

@@ -13,18 +13,7 @@
 namespace hark {
 namespace {
 
-// Speech-like test audio: a few tones gliding in pitch, with pauses, deterministic.
-std::vector<float> synth_audio(double seconds) {
-  const size_t n = static_cast<size_t>(seconds * kSampleRate);
-  std::vector<float> a(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double t = static_cast<double>(i) / kSampleRate;
-    const double gate = std::fmod(t, 3.0) < 2.2 ? 1.0 : 0.0;  // 2.2 s "words", 0.8 s pauses
-    const double f = 180.0 + 60.0 * std::sin(0.7 * t);
-    a[i] = static_cast<float>(gate * (0.3 * std::sin(2 * M_PI * f * t) + 0.1 * std::sin(2 * M_PI * 3.1 * f * t)));
-  }
-  return a;
-}
+std::vector<float> synth_audio(double seconds, double base_hz = 180.0) { return testing::speech_like_tones(seconds, base_hz); }
 
 class Transcribe : public testing::MicroModelTest {};
 
