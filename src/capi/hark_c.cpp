@@ -21,6 +21,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capi/handles.h"
@@ -511,21 +512,37 @@ void run_job(Lease& lease, const void* owner, const hark_transcribe_params& p, c
   *out = publish(std::move(t));
 }
 
+bool multilingual_of(const hark_context* c) { return c->impl->info().multilingual; }
+bool multilingual_of(const hark_state* s) { return s->multilingual; }
+
+// A transcription on a context or a state (kind k, argument name `arg`) of the samples that
+// `audio(storage)` gives as {pointer, count}: the caller's samples (checked by run_job, so a
+// NULL pointer is an error, not a span), or `storage` once filled.
+template <typename Handle, typename Audio>
+hark_status transcribe_on(const char* fn, Handle* h, Kind k, const char* arg, const hark_transcribe_params* params,
+                          hark_result** out, Audio&& audio) {
+  return guarded(fn, HARK_ERR_FAILED, [&] {
+    require_out(out);
+    std::optional<Lease> l;
+    lease(h, k, arg, l);
+    const hark_transcribe_params p = read_params(params, kTranscribeParamsV1, transcribe_defaults(),
+                                                 "hark_transcribe_default_params");
+    check_params(p, multilingual_of(h));
+    std::vector<float> storage;
+    const auto [samples, n] = audio(storage);
+    run_job(*l, h, p, samples, n, out,
+            [&](std::span<const float> s, const hark::TranscribeParams& c) { return h->impl->transcribe(s, c); });
+  });
+}
+
 // A transcription on a context of audio that `make_audio` produces (decoded or converted first:
 // its hark::Error is HARK_ERR_AUDIO, the run's is HARK_ERR_FAILED).
 template <typename MakeAudio>
 hark_status transcribe_on_context(const char* fn, hark_context* ctx, const hark_transcribe_params* params,
                                   hark_result** out, MakeAudio&& make_audio) {
-  return guarded(fn, HARK_ERR_FAILED, [&] {
-    require_out(out);
-    std::optional<Lease> l;
-    lease(ctx, Kind::Context, "ctx", l);
-    const hark_transcribe_params p = read_params(params, kTranscribeParamsV1, transcribe_defaults(),
-                                                 "hark_transcribe_default_params");
-    check_params(p, ctx->impl->info().multilingual);
-    const std::vector<float> audio = phase(HARK_ERR_AUDIO, make_audio);
-    run_job(*l, ctx, p, audio.data(), audio.size(), out,
-            [&](std::span<const float> s, const hark::TranscribeParams& c) { return ctx->impl->transcribe(s, c); });
+  return transcribe_on(fn, ctx, Kind::Context, "ctx", params, out, [&](std::vector<float>& storage) {
+    storage = phase(HARK_ERR_AUDIO, make_audio);
+    return std::pair<const float*, size_t>(storage.data(), storage.size());
   });
 }
 
@@ -830,30 +847,14 @@ hark_status hark_transcribe_params_init(hark_transcribe_params* params, size_t p
 
 hark_status hark_transcribe(hark_context* ctx, const float* samples, size_t n_samples,
                             const hark_transcribe_params* params, hark_result** out) {
-  return guarded("hark_transcribe", HARK_ERR_FAILED, [&] {
-    require_out(out);
-    std::optional<Lease> l;
-    lease(ctx, Kind::Context, "ctx", l);
-    const hark_transcribe_params p = read_params(params, kTranscribeParamsV1, transcribe_defaults(),
-                                                 "hark_transcribe_default_params");
-    check_params(p, ctx->impl->info().multilingual);
-    run_job(*l, ctx, p, samples, n_samples, out,
-            [&](std::span<const float> s, const hark::TranscribeParams& c) { return ctx->impl->transcribe(s, c); });
-  });
+  return transcribe_on("hark_transcribe", ctx, Kind::Context, "ctx", params, out,
+                       [&](std::vector<float>&) { return std::pair(samples, n_samples); });
 }
 
 hark_status hark_transcribe_with_state(hark_state* state, const float* samples, size_t n_samples,
                                        const hark_transcribe_params* params, hark_result** out) {
-  return guarded("hark_transcribe_with_state", HARK_ERR_FAILED, [&] {
-    require_out(out);
-    std::optional<Lease> l;
-    lease(state, Kind::State, "state", l);
-    const hark_transcribe_params p = read_params(params, kTranscribeParamsV1, transcribe_defaults(),
-                                                 "hark_transcribe_default_params");
-    check_params(p, state->multilingual);
-    run_job(*l, state, p, samples, n_samples, out,
-            [&](std::span<const float> s, const hark::TranscribeParams& c) { return state->impl->transcribe(s, c); });
-  });
+  return transcribe_on("hark_transcribe_with_state", state, Kind::State, "state", params, out,
+                       [&](std::vector<float>&) { return std::pair(samples, n_samples); });
 }
 
 hark_status hark_transcribe_file(hark_context* ctx, const char* path, const hark_transcribe_params* params,
