@@ -73,8 +73,11 @@ class ContextImpl final : public Context {
   BenchResult bench(int n_threads) override {
     HARK_CHECK(n_threads >= 0, "bench: n_threads must be >= 0, got " + std::to_string(n_threads));
     const int threads = n_threads > 0 ? n_threads : model_->n_threads;
-    StateImpl state(model_, threads);
-    return run_bench(state, threads);
+    // A state borrowed from the pool (no job can get it meanwhile) rather than a new one planned
+    // for the bench: the bench overwrites its KV cache, and every job encodes its own windows
+    // before it reads the cache.
+    const std::shared_ptr<StateImpl> state = pool_->acquire(threads, pool_);
+    return run_bench(*state, threads);
   }
 
  private:
