@@ -66,7 +66,6 @@ class JobControl {
 
   void fail(std::exception_ptr e);
   void rethrow_if_failed();
-  std::recursive_mutex& callback_mutex() { return callback_mutex_; }
 
  private:
   std::shared_ptr<JobImpl> job_;

@@ -31,7 +31,6 @@ class StateImpl final : public State {
   WhisperRunner& runner() { return *runner_; }
   Backend& backend() { return *backend_; }
   const LoadedModel& model() const { return *model_; }
-  std::mutex& busy() { return busy_; }
 
  private:
   std::shared_ptr<const LoadedModel> model_;
