@@ -105,6 +105,7 @@ struct TranscribeOptions {
   bool translate = false;
   std::string prompt;
   bool quiet = false;
+  bool detect_language = false;  // only name each file's language, no transcription (whisper.cpp's -dl)
   hark::TranscribeParams decoding;  // the decoding policy fields, set by their flags
   bool no_fallback = false;
 };
@@ -136,6 +137,17 @@ int run_transcribe(const TranscribeOptions& o) {
           throw hark::Error("cannot write " + base + "." + formats[0] + ": folder " + folder + " does not exist");
       }
       const std::vector<float> audio = hark::load_audio(file);
+      if (o.detect_language) {
+        hark::DetectLanguageParams dp;
+        dp.offset_ms = o.offset_ms;
+        dp.n_threads = o.threads;
+        dp.should_abort = [] { return g_interrupted.load(); };
+        const hark::LanguageDetection d = ctx->detect_language(audio, dp);
+        if (d.aborted) return kExitInterrupted;
+        std::printf("%s: auto-detected language: %s (p = %.6f)\n", file.c_str(), d.language.c_str(), d.probability);
+        std::fflush(stdout);
+        continue;
+      }
 
       hark::TranscribeParams p;
       p.language = o.language;
@@ -255,7 +267,8 @@ static std::vector<std::string> whisper_cpp_spellings(int argc, char** argv) {
         {"-ng", "--no-gpu"},         {"-nfa", "--no-flash-attn"},   {"-tp", "--temperature"},
         {"-tpi", "--temperature-inc"}, {"-nf", "--no-fallback"},    {"-bo", "--best-of"},
         {"-sns", "--suppress-nst"},  {"-mc", "--max-context"},      {"-lpt", "--logprob-thold"},
-        {"-nth", "--no-speech-thold"}, {"-mt", "--max-tokens"}};
+        {"-nth", "--no-speech-thold"}, {"-mt", "--max-tokens"},
+        {"-dl", "--detect-language"}};
     const char* long_form = nullptr;
     for (const auto& [short_form, lf] : kSpellings)
       if (a == short_form) long_form = lf;
@@ -292,6 +305,8 @@ int main(int argc, char** argv) {
   transcribe->add_option("--duration-ms", topt.duration_ms, "Transcribe only this much (0: to the end)")
       ->check(CLI::NonNegativeNumber);
   transcribe->add_flag("--no-timestamps", topt.no_timestamps, "Plain text, no timestamps");
+  transcribe->add_flag("--detect-language", topt.detect_language,
+                       "Only detect each file's spoken language (-dl; from --offset-ms) and print it");
   transcribe->add_flag("--translate", topt.translate, "Translate into English (multilingual models)");
   transcribe->add_option("--prompt", topt.prompt, "Text the model sees as what came before");
   transcribe->add_option("-p,--processors", topt.processors,

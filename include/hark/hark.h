@@ -443,6 +443,17 @@ typedef struct hark_bench_result {
  * on a state of its own. */
 HARK_API hark_status hark_bench(hark_context* ctx, int n_threads, hark_bench_result* out, size_t out_size);
 
+/* ---- language detection ------------------------------------------------------------------ */
+
+/* The spoken language of the 30 s of audio from offset_ms (whisper.cpp's whisper_lang_auto_detect):
+ * the same probabilities a transcription with language "auto" and that offset computes.
+ * lang_id gets the most likely language (hark_language_code(*lang_id) names it), probability (may
+ * be NULL) its probability; probs (NULL when n_probs is 0) gets n_probs values by language id,
+ * 0 for ids the model does not have (hark_language_count() values hold them all).
+ * HARK_ERR_FAILED for an English-only model. Any thread; runs on a state from the context's pool. */
+HARK_API hark_status hark_detect_language(hark_context* ctx, const float* samples, size_t n_samples, int64_t offset_ms,
+                                          int n_threads, int* lang_id, float* probability, float* probs, int n_probs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -135,6 +135,21 @@ struct Transcript {
   HARK_API std::string text() const;  // all segments' text joined
 };
 
+// ---- language detection (OpenAI's detect_language, whisper.cpp's whisper_lang_auto_detect) ----
+struct DetectLanguageParams {
+  int64_t offset_ms = 0;  // the 30 s of audio from here are listened to
+  int n_threads = 0;      // 0: the context's
+  std::function<bool()> should_abort;  // returns true to stop; polled as in transcribe
+};
+
+struct LanguageDetection {
+  std::string language;     // code of the most likely language ("de", ...)
+  float probability = 0.0f;  // its probability
+  // One per language of the model, by id (language_code_at(i)); they sum to 1.
+  std::vector<float> probs;
+  bool aborted = false;      // stopped by should_abort: nothing else is set
+};
+
 // ---- jobs ----
 // Every transcription runs as a Job with an id, kept in a process-wide registry while it exists,
 // so a front end can stop a job by id from any thread (whisper.rn's `stop()`). A job made with
@@ -235,6 +250,10 @@ class HARK_API State {
   // Bytes this state holds beyond the shared weights (KV cache + compute buffers).
   virtual size_t bytes() const = 0;
   virtual Transcript transcribe(std::span<const float> samples, const TranscribeParams& params = {}) = 0;
+  // The spoken language of the 30 s from params.offset_ms: the same probabilities transcribe()
+  // with language "auto" and that offset computes. Throws hark::Error on an English-only model.
+  virtual LanguageDetection detect_language(std::span<const float> samples,
+                                            const DetectLanguageParams& params = {}) = 0;
 };
 
 // ---- bench (whisper.rn's bench(maxThreads), whisper.cpp's whisper-bench) ----
@@ -275,6 +294,9 @@ class HARK_API Context {
   virtual Transcript transcribe(std::span<const float> samples, const TranscribeParams& params = {}) = 0;
   // A state of one's own (whisper.cpp's whisper_init_state). n_threads 0: the context's.
   virtual std::unique_ptr<State> new_state(int n_threads = 0) = 0;
+  // State::detect_language on a state from the pool; thread-safe like transcribe().
+  virtual LanguageDetection detect_language(std::span<const float> samples,
+                                            const DetectLanguageParams& params = {}) = 0;
 
   // Measures the loaded model as whisper-bench does (see BenchResult). n_threads 0: the context's.
   virtual BenchResult bench(int n_threads = 0) = 0;

@@ -393,14 +393,16 @@ void check_params(const hark_transcribe_params& p, bool multilingual) {
   }
 }
 
-void check_samples(const float* samples, size_t n, const hark_transcribe_params& p) {
+// offset_name: how the caller spelled the offset ("params->offset_ms", "offset_ms").
+void check_samples(const float* samples, size_t n, int64_t offset_ms, const char* offset_name) {
   require(samples != nullptr, "samples is NULL");
   require(n > 0, "n_samples is 0: no audio");
+  require(offset_ms >= 0, std::string(offset_name) + " must be >= 0, got " + std::to_string(offset_ms));
   // The offset's first sample must exist: offset_ms * 16 < n.
   constexpr size_t kPerMs = hark::kSampleRate / 1000;
-  require(static_cast<uint64_t>(p.offset_ms) <= (n - 1) / kPerMs,
-          "params->offset_ms " + std::to_string(p.offset_ms) + " is past the end of the " + std::to_string(n / kPerMs) +
-              " ms of audio");
+  require(static_cast<uint64_t>(offset_ms) <= (n - 1) / kPerMs,
+          std::string(offset_name) + " " + std::to_string(offset_ms) + " is past the end of the " +
+              std::to_string(n / kPerMs) + " ms of audio");
   for (size_t i = 0; i < n; ++i)
     if (!std::isfinite(samples[i]))
       raise(HARK_ERR_INVALID_ARGUMENT, "samples[" + std::to_string(i) + "] is " +
@@ -503,7 +505,7 @@ struct CallJob {
 template <typename Run>
 void run_job(Lease& lease, const void* owner, const hark_transcribe_params& p, const float* samples, size_t n,
              hark_result** out, Run&& run) {
-  check_samples(samples, n, p);
+  check_samples(samples, n, p.offset_ms, "params->offset_ms");
   CallJob job(p.job_id);
   hark::TranscribeParams c = to_cpp(p, owner, job.job->id());
   c.job = job.job;
@@ -1158,6 +1160,27 @@ hark_status hark_bench(hark_context* ctx, int n_threads, hark_bench_result* out,
     v.batch_ms = b.batch_ms;
     v.prompt_ms = b.prompt_ms;
     write_out(out, out_size, kBenchResultV1, v);
+  });
+}
+
+hark_status hark_detect_language(hark_context* ctx, const float* samples, size_t n_samples, int64_t offset_ms,
+                                 int n_threads, int* lang_id, float* probability, float* probs, int n_probs) {
+  return guarded("hark_detect_language", HARK_ERR_FAILED, [&] {
+    std::optional<Lease> l;
+    lease(ctx, Kind::Context, "ctx", l);
+    require(lang_id != nullptr, "lang_id is NULL");
+    require(n_threads >= 0, "n_threads must be >= 0 (0: the context's), got " + std::to_string(n_threads));
+    require(probs != nullptr || n_probs == 0, "probs is NULL but n_probs is " + std::to_string(n_probs));
+    require(n_probs >= 0, "n_probs must be >= 0, got " + std::to_string(n_probs));
+    check_samples(samples, n_samples, offset_ms, "offset_ms");
+    hark::DetectLanguageParams dp;
+    dp.offset_ms = offset_ms;
+    dp.n_threads = n_threads;
+    const hark::LanguageDetection d = ctx->impl->detect_language(std::span<const float>(samples, n_samples), dp);
+    *lang_id = hark::language_id(d.language);
+    if (probability) *probability = d.probability;
+    for (int i = 0; i < n_probs; ++i)
+      probs[i] = static_cast<size_t>(i) < d.probs.size() ? d.probs[static_cast<size_t>(i)] : 0.0f;
   });
 }
 

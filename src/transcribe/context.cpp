@@ -65,6 +65,10 @@ class ContextImpl final : public Context {
     return transcribe_job(*state, lend, samples, params);
   }
 
+  LanguageDetection detect_language(std::span<const float> samples, const DetectLanguageParams& params) override {
+    return pool_->acquire(model_->n_threads, pool_)->detect_language(samples, params);
+  }
+
   std::unique_ptr<State> new_state(int n_threads) override {
     HARK_CHECK(n_threads >= 0, "new_state: n_threads must be >= 0, got " + std::to_string(n_threads));
     return std::make_unique<StateImpl>(model_, n_threads);

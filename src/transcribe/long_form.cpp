@@ -10,6 +10,7 @@
 #include "decode/segments.h"
 #include "frontend/mel.h"
 #include "runtime/error.h"
+#include "transcribe/language_detect.h"
 
 namespace hark {
 
@@ -82,29 +83,33 @@ uint64_t mix_seed(uint64_t seed, int64_t seek, int pass) {
 
 }  // namespace
 
+std::span<const float> checked_audio(std::span<const float> samples, int64_t offset_ms, int64_t duration_ms,
+                                     const char* what) {
+  const std::string w = what;
+  HARK_CHECK(!samples.empty(), w + ": no audio (0 samples)");
+  HARK_CHECK(offset_ms >= 0 && duration_ms >= 0, w + ": offset_ms and duration_ms must be >= 0, got " +
+                                                     std::to_string(offset_ms) + " and " + std::to_string(duration_ms));
+  const size_t offset = static_cast<size_t>(offset_ms) * kSampleRate / 1000;
+  HARK_CHECK(offset < samples.size(), w + ": offset " + std::to_string(offset_ms) + " ms is past the end of the " +
+                                          std::to_string(samples.size() * 1000 / kSampleRate) + " ms of audio");
+  size_t n = samples.size() - offset;
+  if (duration_ms > 0) n = std::min(n, static_cast<size_t>(duration_ms) * kSampleRate / 1000);
+  // NaN or Inf would poison the spectrogram of a whole window: name the first one.
+  for (size_t i = offset; i < offset + n; ++i)
+    HARK_CHECK(std::isfinite(samples[i]), w + ": sample " + std::to_string(i) + " is " +
+                                              (std::isnan(samples[i]) ? "NaN" : "infinite") + "; audio must be finite");
+  return samples.subspan(offset, n);
+}
+
 JobRequest check_request(const LoadedModel& m, std::span<const float> samples, const TranscribeParams& p) {
   const SpecialTokens& st = m.file->vocab().special();
-  HARK_CHECK(!samples.empty(), "transcribe: no audio (0 samples)");
-  HARK_CHECK(p.offset_ms >= 0 && p.duration_ms >= 0,
-             "transcribe: offset_ms and duration_ms must be >= 0, got " + std::to_string(p.offset_ms) + " and " +
-                 std::to_string(p.duration_ms));
   HARK_CHECK(p.n_threads >= 0, "transcribe: n_threads must be >= 0, got " + std::to_string(p.n_threads));
   HARK_CHECK(p.n_processors >= 1 && p.n_processors <= 64,
              "transcribe: n_processors must be in [1, 64], got " + std::to_string(p.n_processors));
   HARK_CHECK(p.max_tokens_per_window >= 0,
              "transcribe: max_tokens_per_window must be >= 0, got " + std::to_string(p.max_tokens_per_window));
-  const size_t offset = static_cast<size_t>(p.offset_ms) * kSampleRate / 1000;
-  HARK_CHECK(offset < samples.size(), "transcribe: offset " + std::to_string(p.offset_ms) + " ms is past the end of the " +
-                                          std::to_string(samples.size() * 1000 / kSampleRate) + " ms of audio");
-  size_t n = samples.size() - offset;
-  if (p.duration_ms > 0) n = std::min(n, static_cast<size_t>(p.duration_ms) * kSampleRate / 1000);
-  // NaN or Inf would poison the spectrogram of a whole window: name the first one.
-  for (size_t i = 0; i < samples.size(); ++i)
-    HARK_CHECK(std::isfinite(samples[i]), "transcribe: sample " + std::to_string(i) + " is " +
-                                              (std::isnan(samples[i]) ? "NaN" : "infinite") + "; audio must be finite");
-
   JobRequest r;
-  r.samples = samples.subspan(offset, n);
+  r.samples = checked_audio(samples, p.offset_ms, p.duration_ms, "transcribe");
   r.offset_units = p.offset_ms / 10;
   r.auto_language = (p.language == "auto" || p.language.empty()) && st.n_languages > 0;
   if (!(p.language == "auto" || p.language.empty())) {
@@ -234,15 +239,14 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     t = Clock::now();
     if (!language_known) {
       // The first window decides the language of the whole job, as in Whisper.
-      std::vector<float> logits;
-      if (model.decode(std::vector<int32_t>{st.sot}, 0, &logits) != ComputeStatus::Ok) {
+      const LanguageGuess g = guess_language(st, model);
+      if (g.aborted) {
         out.aborted = true;
         break;
       }
-      std::vector<float> probs;
-      lang = decode::detect_language(st, logits, &probs);
+      lang = g.id;
       out.language = language_code(lang);
-      out.language_prob = probs[static_cast<size_t>(lang)];
+      out.language_prob = g.probs[static_cast<size_t>(lang)];
       start = m.start_sequence(lang, p.translate, p.timestamps);
       language_known = true;
     }

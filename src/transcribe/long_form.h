@@ -28,6 +28,11 @@ struct JobRequest {
   int n_threads = 1;
 };
 
+// The part of the caller's audio a request covers: offset and duration (0: to the end) applied,
+// checked to be non-empty and finite; a hark::Error starting with `what` names the bad value.
+std::span<const float> checked_audio(std::span<const float> samples, int64_t offset_ms, int64_t duration_ms,
+                                     const char* what);
+
 // Validates params against the model and the audio (every decoding option too: a bad temperature,
 // best_of or regex fails here, before any compute); throws hark::Error naming what is wrong.
 JobRequest check_request(const LoadedModel& m, std::span<const float> samples, const TranscribeParams& p);

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "runtime/error.h"
+#include "transcribe/language_detect.h"
 
 namespace hark {
 
@@ -21,17 +22,38 @@ size_t StateImpl::bytes() const {
   return runner_->kv_cache_bytes() + runner_->encoder_compute_bytes() + runner_->decoder_compute_bytes();
 }
 
+namespace {
+
+// Binds a job's stop condition to the runner for one call (the backends poll it between graph
+// nodes, so an abort lands within one node's compute) and unbinds it however the call ends.
+class StopBinding {
+ public:
+  StopBinding(WhisperRunner& r, std::function<bool()> stop) : r_(r) { r_.set_abort_callback(std::move(stop)); }
+  ~StopBinding() { r_.set_abort_callback(nullptr); }
+  StopBinding(const StopBinding&) = delete;
+  StopBinding& operator=(const StopBinding&) = delete;
+
+ private:
+  WhisperRunner& r_;
+};
+
+}  // namespace
+
 Transcript StateImpl::run(const JobRequest& req, const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks) {
   std::lock_guard<std::mutex> lock(busy_);
   backend_->set_n_threads(req.n_threads);
-  // The backends poll this between graph nodes: a job's abort lands within one node's compute.
-  runner_->set_abort_callback([&ctl] { return ctl.should_stop(); });
-  struct ResetAbort {
-    WhisperRunner& r;
-    ~ResetAbort() { r.set_abort_callback(nullptr); }
-  } reset{*runner_};
+  const StopBinding bind(*runner_, [&ctl] { return ctl.should_stop(); });
   decode::RunnerModel model(*runner_);
   return run_long_form(*model_, model, req, p, ctl, hooks);
+}
+
+LanguageDetection StateImpl::detect_language(std::span<const float> samples, const DetectLanguageParams& p) {
+  std::lock_guard<std::mutex> lock(busy_);
+  const std::function<bool()> stop = [&p] { return p.should_abort && p.should_abort(); };
+  backend_->set_n_threads(p.n_threads > 0 ? p.n_threads : model_->n_threads);
+  const StopBinding bind(*runner_, stop);
+  decode::RunnerModel model(*runner_);
+  return detect_language_on(*model_, model, samples, p, stop);
 }
 
 Transcript StateImpl::transcribe(std::span<const float> samples, const TranscribeParams& params) {

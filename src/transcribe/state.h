@@ -24,6 +24,7 @@ class StateImpl final : public State {
 
   size_t bytes() const override;
   Transcript transcribe(std::span<const float> samples, const TranscribeParams& params) override;
+  LanguageDetection detect_language(std::span<const float> samples, const DetectLanguageParams& params) override;
 
   // Runs a checked request as (part of) the job behind ctl, one job at a time on this state.
   Transcript run(const JobRequest& req, const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks);

@@ -683,6 +683,8 @@ static void test_bad_handles(hark_context* live_ctx, const float* audio, size_t 
   CHECK_ERR(hark_transcribe_pcm16(fake, (const int16_t*)audio, 2, 16000, 1, NULL, &r), HARK_ERR_BAD_HANDLE, "ctx");
   CHECK_ERR(hark_state_new(fake, 0, &st), HARK_ERR_BAD_HANDLE, "ctx");
   CHECK_ERR(hark_bench(fake, 0, &br, sizeof br), HARK_ERR_BAD_HANDLE, "ctx");
+  int lid = -1;
+  CHECK_ERR(hark_detect_language(fake, audio, n, 0, 0, &lid, NULL, NULL, 0), HARK_ERR_BAD_HANDLE, "ctx");
   CHECK_ERR(hark_context_free(fake), HARK_ERR_BAD_HANDLE, "ctx");
   CHECK_ERR(hark_context_free(NULL), HARK_ERR_BAD_HANDLE, "ctx is NULL");
   CHECK_ERR(hark_state_free((hark_state*)fake), HARK_ERR_BAD_HANDLE, "state");
@@ -903,6 +905,41 @@ static void test_bench(hark_context* ctx) {
   CHECK_ERR(hark_bench(ctx, 1, NULL, sizeof b), HARK_ERR_INVALID_ARGUMENT, "out");
 }
 
+static void test_detect_language(hark_context* ctx, const float* audio, size_t n) {
+  float probs[128];
+  float top = -1.0f;
+  int id = -1;
+  CHECK_OK(hark_detect_language(ctx, audio, n, 0, 0, &id, &top, probs, 128));
+  CHECK(id >= 0 && id < hark_language_count() && hark_language_code(id) != NULL);
+  double sum = 0.0;
+  int best = 0;
+  for (int i = 0; i < 128; ++i) {
+    sum += probs[i];
+    if (probs[i] > probs[best]) best = i;
+  }
+  CHECK(fabs(sum - 1.0) < 1e-3 && best == id && top == probs[id]);
+  for (int i = hark_language_count(); i < 128; ++i) CHECK(probs[i] == 0.0f);
+  /* The same language as a transcription with language "auto". */
+  hark_transcribe_params p = hark_transcribe_default_params();
+  p.language = "auto";
+  p.max_tokens_per_window = 2;
+  hark_result* r = NULL;
+  CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r));
+  CHECK(r && strcmp(hark_result_language(r), hark_language_code(id)) == 0 && hark_result_language_prob(r) == top);
+  hark_result_free(r);
+  /* probs and probability are optional. */
+  int again = -1;
+  CHECK_OK(hark_detect_language(ctx, audio, n, 0, 1, &again, NULL, NULL, 0));
+  CHECK(again == id);
+  CHECK_ERR(hark_detect_language(ctx, audio, n, 0, 0, NULL, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "lang_id");
+  CHECK_ERR(hark_detect_language(ctx, audio, n, 0, 0, &id, NULL, NULL, 5), HARK_ERR_INVALID_ARGUMENT, "probs");
+  CHECK_ERR(hark_detect_language(ctx, audio, n, 0, -2, &id, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "n_threads");
+  CHECK_ERR(hark_detect_language(ctx, audio, n, 999999, 0, &id, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT,
+            "past the end");
+  CHECK_ERR(hark_detect_language(ctx, audio, n, -1, 0, &id, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "offset_ms");
+  CHECK_ERR(hark_detect_language(ctx, NULL, n, 0, 0, &id, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "samples");
+}
+
 int main(int argc, char** argv) {
   char model[256], not_a_model[256], wav_path[256];
   const char* tmp = getenv("TMPDIR");
@@ -962,6 +999,7 @@ int main(int argc, char** argv) {
     test_bad_handles(ctx, audio, n);
     test_aborts(ctx, model);
     test_bench(ctx);
+    if (mi.multilingual) test_detect_language(ctx, audio, n);
     CHECK_OK(hark_context_free(ctx));
     CHECK_ERR(hark_context_free(ctx), HARK_ERR_BAD_HANDLE, "ctx");
     free(reference);

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -326,6 +327,18 @@ TEST_F(Cli, DecodingFlagsWithWhisperCppSpellings) {
   const CliResult bad = hark("transcribe --suppress-regex " + quote("([") + m);
   EXPECT_NE(bad.code, 0);
   EXPECT_TRUE(contains(bad.err, "suppress_regex")) << bad.err;
+}
+
+TEST_F(Cli, DetectLanguageNamesEachFilesLanguage) {
+  const CliResult r = hark("transcribe -dl -q -m " + quote(model()) + " " + quote(wav()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  // "FILE: auto-detected language: xx (p = 0.123456)", and no transcript.
+  EXPECT_TRUE(contains(r.out, wav() + ": auto-detected language: ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "(p = 0.")) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  const CliResult past = hark("transcribe --detect-language --offset-ms 60000 -m " + quote(model()) + " " + quote(wav()));
+  EXPECT_EQ(past.code, 1);
+  EXPECT_TRUE(contains(past.err, "past the end")) << past.err;
 }
 
 }  // namespace

@@ -92,8 +92,9 @@ TEST(AudioInput, WavBytesAndDataUrisDecodeLikeTheFile) {
   EXPECT_EQ(from_bytes.size(), 16000u);
   EXPECT_EQ(decode_audio_data_uri("data:audio/wav;base64," + base64(wav)), from_bytes);
   // Line breaks inside pasted base64 are skipped.
-  std::string wrapped = base64(wav);
-  for (size_t i = 76; i < wrapped.size(); i += 77) wrapped.insert(i, "\n");
+  const std::string plain = base64(wav);
+  std::string wrapped;
+  for (size_t i = 0; i < plain.size(); i += 76) wrapped += plain.substr(i, 76) + "\n";
   EXPECT_EQ(decode_audio_data_uri("data:audio/wav;base64," + wrapped), from_bytes);
 }
 

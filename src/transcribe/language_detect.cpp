@@ -1,0 +1,53 @@
+#include "transcribe/language_detect.h"
+
+#include <algorithm>
+
+#include "decode/greedy.h"
+#include "frontend/mel.h"
+#include "runtime/error.h"
+#include "transcribe/long_form.h"
+
+namespace hark {
+
+LanguageGuess guess_language(const SpecialTokens& st, decode::Model& model) {
+  LanguageGuess g;
+  std::vector<float> logits;
+  if (model.decode(std::vector<int32_t>{st.sot}, 0, &logits) != ComputeStatus::Ok) {
+    g.aborted = true;
+    return g;
+  }
+  g.id = decode::detect_language(st, logits, &g.probs);
+  return g;
+}
+
+LanguageDetection detect_language_on(const LoadedModel& m, decode::Model& model, std::span<const float> samples,
+                                     const DetectLanguageParams& p, const std::function<bool()>& stop) {
+  const SpecialTokens& st = m.file->vocab().special();
+  HARK_CHECK(st.n_languages > 0,
+             "detect_language: the model is English-only (it has no language tokens); load a multilingual model");
+  HARK_CHECK(p.n_threads >= 0, "detect_language: n_threads must be >= 0, got " + std::to_string(p.n_threads));
+  // The window transcribe() would see first with the same offset: the audio is cut at the offset,
+  // as check_request cuts it, and its log-mel is taken whole (its floor is relative to the
+  // loudest frame of all of it, so a 30 s cut would shift the values a little).
+  const std::span<const float> audio = checked_audio(samples, p.offset_ms, 0, "detect_language");
+  const int n_threads = p.n_threads > 0 ? p.n_threads : m.n_threads;
+
+  LanguageDetection out;
+  const frontend::LogMel mel = frontend::log_mel_spectrogram(audio.data(), audio.size(), m.filters, n_threads,
+                                                             frontend::kWindowSamples, stop);
+  if (mel.aborted || model.encode(frontend::mel_window(mel, 0)) != ComputeStatus::Ok) {
+    out.aborted = true;
+    return out;
+  }
+  LanguageGuess g = guess_language(st, model);
+  if (g.aborted) {
+    out.aborted = true;
+    return out;
+  }
+  out.language = language_code(g.id);
+  out.probability = g.probs[static_cast<size_t>(g.id)];
+  out.probs = std::move(g.probs);
+  return out;
+}
+
+}  // namespace hark
