@@ -26,6 +26,7 @@ struct JobRequest {
   std::vector<int32_t> suppress;   // never produced: special tokens, non-speech (suppress_nst),
                                    // the user's ids and the tokens suppress_regex matches
   int n_threads = 1;
+  std::vector<decode::AlignmentHead> alignment_heads;  // word timestamps: the heads DTW reads
 };
 
 // Validates params against the model and the audio (every decoding option too: a bad temperature,
