@@ -314,8 +314,12 @@ HARK_API std::string to_txt(const Transcript& t);   // segment texts, one per li
 HARK_API std::string to_srt(const Transcript& t);
 HARK_API std::string to_vtt(const Transcript& t);
 // {"language", "language_prob", "n_fallback_windows", "text", "segments":[{start, end, t0, t1, text,
-// temperature, avg_logprob, compression_ratio, no_speech_prob, tokens:[{id, text, p, logp}]}], "timings"}
+// temperature, avg_logprob, compression_ratio, no_speech_prob, tokens:[{id, text, p, logp}], words}],
+// "timings"}
 HARK_API std::string to_json(const Transcript& t);
+// full = false: the same without each segment's tokens (whisper.cpp's -oj against -ojf). Segments
+// with words carry them either way: "words":[{word, start, end, probability, t0, t1}].
+HARK_API std::string to_json(const Transcript& t, bool full);
 // The CLI's console line: "[00:00:00.000 --> 00:00:02.500]  text".
 HARK_API std::string format_segment_line(const Segment& s);
 
