@@ -139,7 +139,9 @@ TEST_F(WhisperAlign, HeadsLogitsAreTheCrossAttentionTheModelUses) {
       EXPECT_LE(max_qk / scale, 1e-3) << "head (" << heads[k].layer << "," << heads[k].head << ")";
       EXPECT_LE(max_p, 1e-4) << "head (" << heads[k].layer << "," << heads[k].head << ")";
     }
-    // The same pass's logits: decode's all-rows logits over the same tokens.
+    EXPECT_EQ(r.decoder_reallocs(), 0) << "align's steps must fit the memory it reserved";
+    // The same pass's logits: decode's all-rows logits over the same tokens (16 rows: more than
+    // the all-rows reserve, so this one grows the buffers).
     std::vector<float> want;
     ASSERT_EQ(r.decode(tokens, 0, &want, /*all_rows=*/true), ComputeStatus::Ok);
     double d = 0.0, s = 1.0;
