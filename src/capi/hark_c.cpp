@@ -615,6 +615,15 @@ const hark::Segment& segment(const hark_result& r, int i) {
   return r.t.segments[static_cast<size_t>(i)];
 }
 
+// Element j of segment i's list (tokens, words), named `what` in the message when out of range.
+template <typename T>
+const T& segment_item(const std::vector<T>& list, int i, int j, const char* what) {
+  require(j >= 0 && static_cast<size_t>(j) < list.size(),
+          std::string(what) + " index " + std::to_string(j) + " is out of range (segment " + std::to_string(i) +
+              " has " + std::to_string(list.size()) + " " + what + "s)");
+  return list[static_cast<size_t>(j)];
+}
+
 const std::vector<hark::DeviceChoice>& all_devices() {
   static const std::vector<hark::DeviceChoice> d = hark::devices();  // fixed for the process
   return d;
@@ -1044,11 +1053,7 @@ int hark_result_segment_n_tokens(const hark_result* result, int i) {
 hark_status hark_result_token(const hark_result* result, int i, int j, hark_token_data* out, size_t out_size) {
   return guarded("hark_result_token", HARK_ERR_INTERNAL, [&] {
     const auto lock = read_result(result);
-    const hark::Segment& s = segment(*result, i);
-    require(j >= 0 && static_cast<size_t>(j) < s.tokens.size(),
-            "token index " + std::to_string(j) + " is out of range (segment " + std::to_string(i) + " has " +
-                std::to_string(s.tokens.size()) + " tokens)");
-    const hark::TokenData& t = s.tokens[static_cast<size_t>(j)];
+    const hark::TokenData& t = segment_item(segment(*result, i).tokens, i, j, "token");
     hark_token_data d;
     std::memset(static_cast<void*>(&d), 0, sizeof d);
     d.id = t.id;
@@ -1069,11 +1074,7 @@ int hark_result_segment_n_words(const hark_result* result, int i) {
 hark_status hark_result_word(const hark_result* result, int i, int j, hark_word* out, size_t out_size) {
   return guarded("hark_result_word", HARK_ERR_INTERNAL, [&] {
     const auto lock = read_result(result);
-    const hark::Segment& s = segment(*result, i);
-    require(j >= 0 && static_cast<size_t>(j) < s.words.size(),
-            "word index " + std::to_string(j) + " is out of range (segment " + std::to_string(i) + " has " +
-                std::to_string(s.words.size()) + " words)");
-    const hark::Word& w = s.words[static_cast<size_t>(j)];
+    const hark::Word& w = segment_item(segment(*result, i).words, i, j, "word");
     hark_word d;
     std::memset(static_cast<void*>(&d), 0, sizeof d);
     d.text = w.text.c_str();
