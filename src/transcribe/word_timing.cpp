@@ -16,8 +16,8 @@ constexpr double kFramesPerSecond = 100.0;
 constexpr int64_t kWindowFrames = 3000;
 
 // Python's round() of a non-negative time in frames: ties to even (the default rounding mode).
+// Frames are also the results' 10 ms units.
 int64_t to_frames(double seconds) { return static_cast<int64_t>(std::nearbyint(seconds * kFramesPerSecond)); }
-int64_t to_units(double seconds) { return to_frames(seconds); }
 
 // What the reference leaves out of a segment's anomaly score: words that are only punctuation
 // (OpenAI's `punctuation`, the default prepend and append sets together; a substring test).
@@ -160,11 +160,11 @@ WordOutcome WordTimer::run(const WordWindow& w, std::vector<Segment>& segments) 
   segments.resize(segs.size());
   for (size_t i = 0; i < segs.size(); ++i) {
     Segment& s = segments[i];
-    s.t0 = offset_units_ + to_units(segs[i].start);
-    s.t1 = offset_units_ + to_units(segs[i].end);
+    s.t0 = offset_units_ + to_frames(segs[i].start);
+    s.t1 = offset_units_ + to_frames(segs[i].end);
     s.words.clear();
     for (const decode::SegmentWord& sw : segs[i].words)
-      s.words.push_back({sw.word, offset_units_ + to_units(sw.start), offset_units_ + to_units(sw.end),
+      s.words.push_back({sw.word, offset_units_ + to_frames(sw.start), offset_units_ + to_frames(sw.end),
                          static_cast<float>(sw.probability)});
   }
   return out;
