@@ -75,7 +75,7 @@ std::string render(const std::string& format, const hark::Transcript& t) {
   if (format == "txt") return hark::to_txt(t);
   if (format == "srt") return hark::to_srt(t);
   if (format == "vtt") return hark::to_vtt(t);
-  return hark::to_json(t);
+  return hark::to_json(t, /*full=*/format != "json-compact");
 }
 
 std::string timings_line(const std::string& file, const hark::Timings& tm) {
@@ -108,6 +108,8 @@ struct TranscribeOptions {
   bool detect_language = false;  // only name each file's language, no transcription (whisper.cpp's -dl)
   hark::TranscribeParams decoding;  // the decoding policy fields, set by their flags
   bool no_fallback = false;
+  bool output_json = false;       // -oj: JSON without tokens
+  bool output_json_full = false;  // -ojf: JSON with tokens (as -o json)
 };
 
 int run_transcribe(const TranscribeOptions& o) {
@@ -122,7 +124,11 @@ int run_transcribe(const TranscribeOptions& o) {
 
   // The same format named twice is written once.
   std::vector<std::string> formats;
-  for (const std::string& f : o.formats)
+  std::vector<std::string> asked = o.formats;
+  if (o.output_json_full) asked.push_back("json");
+  // -oj's compact JSON goes to the same .json file: the full one wins when both are asked for.
+  if (o.output_json && std::find(asked.begin(), asked.end(), "json") == asked.end()) asked.push_back("json-compact");
+  for (const std::string& f : asked)
     if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
 
   int status = 0;
@@ -178,6 +184,13 @@ int run_transcribe(const TranscribeOptions& o) {
         p.max_initial_timestamp = d.max_initial_timestamp;
         p.single_segment = d.single_segment;
         p.max_tokens_per_window = d.max_tokens_per_window;
+        p.word_timestamps = d.word_timestamps || !d.dtw_preset.empty();  // -dtw PRESET asks for words
+        p.dtw_preset = d.dtw_preset;
+        p.dtw_n_top = d.dtw_n_top;
+        p.dtw_heads = d.dtw_heads;
+        p.prepend_punctuations = d.prepend_punctuations;
+        p.append_punctuations = d.append_punctuations;
+        p.hallucination_silence_threshold = d.hallucination_silence_threshold;
       }
       p.initial_prompt = o.prompt;
       p.should_abort = [] { return g_interrupted.load(); };
@@ -208,7 +221,7 @@ int run_transcribe(const TranscribeOptions& o) {
       }
 
       for (const std::string& f : formats) {
-        const std::string path = base + "." + f;
+        const std::string path = base + "." + (f == "json-compact" ? std::string("json") : f);
         write_file_atomically(path, render(f, t));
         if (!o.quiet) std::fprintf(stderr, "hark: wrote %s\n", path.c_str());
       }
@@ -267,8 +280,8 @@ static std::vector<std::string> whisper_cpp_spellings(int argc, char** argv) {
         {"-ng", "--no-gpu"},         {"-nfa", "--no-flash-attn"},   {"-tp", "--temperature"},
         {"-tpi", "--temperature-inc"}, {"-nf", "--no-fallback"},    {"-bo", "--best-of"},
         {"-sns", "--suppress-nst"},  {"-mc", "--max-context"},      {"-lpt", "--logprob-thold"},
-        {"-nth", "--no-speech-thold"}, {"-mt", "--max-tokens"},
-        {"-dl", "--detect-language"}};
+        {"-nth", "--no-speech-thold"}, {"-mt", "--max-tokens"},   {"-dtw", "--dtw"},
+        {"-oj", "--output-json"},    {"-ojf", "--output-json-full"}, {"-dl", "--detect-language"}};
     const char* long_form = nullptr;
     for (const auto& [short_form, lf] : kSpellings)
       if (a == short_form) long_form = lf;
@@ -366,6 +379,27 @@ int main(int argc, char** argv) {
   transcribe->add_option("--max-tokens", dp.max_tokens_per_window, "Tokens per window at most (-mt; 0: the model's)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+
+  // Word timestamps: hark's --word-timestamps (the model's own heads), whisper.cpp's -dtw PRESET,
+  // OpenAI's punctuation and hallucination options.
+  transcribe->add_flag("--word-timestamps", dp.word_timestamps,
+                       "Time every word (DTW over the model's alignment heads); JSON output carries the words");
+  transcribe->add_option("--dtw", dp.dtw_preset,
+                         "Word timestamps with these alignment heads (-dtw): tiny, tiny.en, base, base.en, small, "
+                         "small.en, medium, medium.en, large.v1, large.v2, large.v3, large.v3.turbo, top-n, custom");
+  transcribe->add_option("--dtw-n-top", dp.dtw_n_top, "--dtw top-n: every head of this many last text layers")
+      ->check(CLI::PositiveNumber);
+  transcribe->add_option("--dtw-heads", dp.dtw_heads, "--dtw custom: layer,head pairs, e.g. \"2,4 3,0\"");
+  transcribe->add_option("--prepend-punctuations", dp.prepend_punctuations,
+                         "With word timestamps: these marks join the next word");
+  transcribe->add_option("--append-punctuations", dp.append_punctuations,
+                         "With word timestamps: these marks join the previous word");
+  transcribe->add_option("--hallucination-silence-threshold", dp.hallucination_silence_threshold,
+                         "With word timestamps: skip silences longer than this (seconds) around a suspected "
+                         "hallucination (0: off)")
+      ->check(CLI::NonNegativeNumber);
+  transcribe->add_flag("--output-json", topt.output_json, "Write a .json without the tokens (-oj)");
+  transcribe->add_flag("--output-json-full", topt.output_json_full, "Write a .json with the tokens (-ojf; as -o json)");
 
   std::string info_model;
   CLI::App* info = app.add_subcommand("info", "Describe a model file");

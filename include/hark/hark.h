@@ -271,7 +271,15 @@ typedef struct hark_transcribe_params {
   const char* suppress_regex;        /* ECMAScript; tokens whose whole text matches are never
                                         produced; NULL or "": none. One that does not compile is
                                         HARK_ERR_INVALID_ARGUMENT before any compute. */
-  /* Word timestamps will be added here (issue 8), after the fields above. */
+  /* ---- word timestamps (TranscribeParams in hark.hpp; OpenAI's word_timestamps) ---- */
+  bool word_timestamps;                  /* words by DTW over the alignment heads. Default false */
+  int dtw_n_top;                         /* dtw_preset "top-n": heads of this many last text layers */
+  float hallucination_silence_threshold; /* seconds, with word_timestamps; <= 0: off. Default 0 */
+  const char* dtw_preset;                /* NULL or "": the model's own; "tiny" ... "large-v3-turbo"
+                                            (or whisper.cpp's "large.v3"), "top-n", "custom" */
+  const char* dtw_heads;                 /* "custom": "layer,head" pairs, e.g. "2,4 3,0" */
+  const char* prepend_punctuations;      /* joined to the next word; NULL: OpenAI's default */
+  const char* append_punctuations;       /* joined to the previous word; NULL: OpenAI's default */
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.
@@ -390,7 +398,17 @@ HARK_API float hark_result_language_prob(const hark_result* result);
 /* Windows decoded again at a higher temperature (fallback); -1 on a bad handle. */
 HARK_API int hark_result_n_fallback_windows(const hark_result* result);
 
-/* Words (word-level timestamps) will be added here (issue 8). */
+/* Words of segment i (with word_timestamps; 0 otherwise); -1 on error. */
+HARK_API int hark_result_segment_n_words(const hark_result* result, int i);
+
+typedef struct hark_word {
+  const char* text;  /* UTF-8, with its leading space and merged punctuation */
+  int64_t t0, t1;    /* 10 ms units from the start of the audio */
+  float p;           /* mean probability of its tokens */
+} hark_word;
+
+/* Word j of segment i (out_size = sizeof *out). */
+HARK_API hark_status hark_result_word(const hark_result* result, int i, int j, hark_word* out, size_t out_size);
 
 typedef struct hark_window {
   int64_t t0, t1;  /* the stretch of audio one encoder window decoded */

@@ -84,6 +84,15 @@ struct TokenData {
   float logp = 0.0f;  // log p (of the rule-filtered distribution at temperature 1)
 };
 
+// A word timed by DTW over the alignment heads' cross-attention (TranscribeParams::word_timestamps),
+// OpenAI's word dict: text with its leading space and merged punctuation, start and end, and the
+// mean probability of its tokens.
+struct Word {
+  std::string text;
+  int64_t t0 = 0, t1 = 0;  // 10 ms units from the start of the audio
+  float p = 0.0f;
+};
+
 struct Segment {
   int64_t t0 = 0;  // start, 10 ms units from the start of the audio
   int64_t t1 = 0;  // end
@@ -96,6 +105,7 @@ struct Segment {
   double avg_logprob = 0.0;
   double compression_ratio = 0.0;
   float no_speech_prob = 0.0f;
+  std::vector<Word> words;  // with word_timestamps; their texts joined are the segment's text
 };
 
 struct Timings {
@@ -226,6 +236,23 @@ struct TranscribeParams {
   float max_initial_timestamp = 1.0f;  // seconds; the first timestamp of a window at most this; < 0: no limit
   bool single_segment = false;      // one segment per window (whisper.cpp's single_segment)
 
+  // ---- word timestamps (OpenAI's word_timestamps; whisper.cpp's -dtw) ----
+  // Words by DTW over the alignment heads' cross-attention, one extra decoder pass per window;
+  // segment bounds are refined from the words and the next window starts after the last word.
+  bool word_timestamps = false;
+  // Heads: "" = the model's own preset (from its size); a preset name ("tiny", "tiny.en", "base",
+  // ..., "large-v3", "large-v3-turbo"); "top-n" = every head of the dtw_n_top last text layers;
+  // "custom" = dtw_heads, "layer,head" pairs separated by spaces or ';'.
+  std::string dtw_preset;
+  int dtw_n_top = 0;
+  std::string dtw_heads;
+  // Joined to the next / previous word (OpenAI's defaults).
+  std::string prepend_punctuations = "\"'\u201c\u00bf([{-";
+  std::string append_punctuations = "\"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001";
+  // Seconds; > 0 (with word_timestamps): skip silences longer than this around a suspected
+  // hallucination (OpenAI's hallucination_silence_threshold). <= 0: off.
+  float hallucination_silence_threshold = 0.0f;
+
   std::shared_ptr<Job> job;  // run as this job (see jobs::create); nullptr: a new one
 
   // Callbacks run on the transcribing thread. One that throws stops the job, and transcribe()
@@ -309,8 +336,12 @@ HARK_API std::string to_txt(const Transcript& t);   // segment texts, one per li
 HARK_API std::string to_srt(const Transcript& t);
 HARK_API std::string to_vtt(const Transcript& t);
 // {"language", "language_prob", "n_fallback_windows", "text", "segments":[{start, end, t0, t1, text,
-// temperature, avg_logprob, compression_ratio, no_speech_prob, tokens:[{id, text, p, logp}]}], "timings"}
+// temperature, avg_logprob, compression_ratio, no_speech_prob, tokens:[{id, text, p, logp}], words}],
+// "timings"}
 HARK_API std::string to_json(const Transcript& t);
+// full = false: the same without each segment's tokens (whisper.cpp's -oj against -ojf). Segments
+// with words carry them either way: "words":[{word, start, end, probability, t0, t1}].
+HARK_API std::string to_json(const Transcript& t, bool full);
 // The CLI's console line: "[00:00:00.000 --> 00:00:02.500]  text".
 HARK_API std::string format_segment_line(const Segment& s);
 

@@ -251,7 +251,8 @@ constexpr size_t kTranscribeParamsV1 = offsetof(hark_transcribe_params, abort_us
 // No tail padding: when a field is appended, name the new last field here.
 static_assert(sizeof(hark_context_params) == offsetof(hark_context_params, device) + sizeof(const char*),
               "hark_context_params must end on a pointer-sized field");
-static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, suppress_regex) + sizeof(const char*),
+static_assert(sizeof(hark_transcribe_params) ==
+                  offsetof(hark_transcribe_params, append_punctuations) + sizeof(const char*),
               "hark_transcribe_params must end on a pointer-sized field");
 
 template <typename P>
@@ -287,6 +288,7 @@ constexpr size_t kSegmentDecodingV1 = offsetof(hark_segment_decoding, no_speech_
 constexpr size_t kWindowV1 = offsetof(hark_window, skipped_as_silence) + sizeof(bool);
 constexpr size_t kTimingsV1 = offsetof(hark_timings, real_time_factor) + sizeof(double);
 constexpr size_t kBenchResultV1 = offsetof(hark_bench_result, prompt_ms) + sizeof(double);
+constexpr size_t kWordV1 = offsetof(hark_word, p) + sizeof(float);
 
 template <typename S>
 void write_out(S* out, size_t out_size, size_t v1, const S& value) {
@@ -339,6 +341,13 @@ hark_transcribe_params transcribe_defaults() {
   p.suppress_tokens = nullptr;
   p.n_suppress_tokens = 0;
   p.suppress_regex = nullptr;
+  p.word_timestamps = d.word_timestamps;
+  p.dtw_n_top = d.dtw_n_top;
+  p.hallucination_silence_threshold = d.hallucination_silence_threshold;
+  p.dtw_preset = nullptr;
+  p.dtw_heads = nullptr;
+  p.prepend_punctuations = nullptr;
+  p.append_punctuations = nullptr;
   return p;
 }
 
@@ -383,6 +392,8 @@ void check_params(const hark_transcribe_params& p, bool multilingual) {
   for (size_t k = 0; k < p.n_suppress_tokens; ++k)
     require(p.suppress_tokens[k] >= 0, "params->suppress_tokens[" + std::to_string(k) + "] is " +
                                            std::to_string(p.suppress_tokens[k]) + ", not a token id");
+  require(!std::isnan(p.hallucination_silence_threshold),
+          "params->hallucination_silence_threshold must not be NaN (<= 0: off)");
   if (p.suppress_regex && *p.suppress_regex) {
     try {
       std::regex re(p.suppress_regex, std::regex::ECMAScript);
@@ -447,6 +458,13 @@ hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner
   c.seed = p.seed;
   if (p.suppress_tokens) c.suppress_tokens.assign(p.suppress_tokens, p.suppress_tokens + p.n_suppress_tokens);
   if (p.suppress_regex) c.suppress_regex = p.suppress_regex;
+  c.word_timestamps = p.word_timestamps;
+  c.dtw_n_top = p.dtw_n_top;
+  c.hallucination_silence_threshold = p.hallucination_silence_threshold;
+  if (p.dtw_preset) c.dtw_preset = p.dtw_preset;
+  if (p.dtw_heads) c.dtw_heads = p.dtw_heads;
+  if (p.prepend_punctuations) c.prepend_punctuations = p.prepend_punctuations;
+  if (p.append_punctuations) c.append_punctuations = p.append_punctuations;
   if (p.progress_callback)
     c.on_progress = [cb = p.progress_callback, ud = p.progress_user_data, owner](int percent) {
       CallbackScope scope(owner);
@@ -597,6 +615,15 @@ const hark::Segment& segment(const hark_result& r, int i) {
           "segment index " + std::to_string(i) + " is out of range (n_segments " + std::to_string(r.t.segments.size()) +
               ")");
   return r.t.segments[static_cast<size_t>(i)];
+}
+
+// Element j of segment i's list (tokens, words), named `what` in the message when out of range.
+template <typename T>
+const T& segment_item(const std::vector<T>& list, int i, int j, const char* what) {
+  require(j >= 0 && static_cast<size_t>(j) < list.size(),
+          std::string(what) + " index " + std::to_string(j) + " is out of range (segment " + std::to_string(i) +
+              " has " + std::to_string(list.size()) + " " + what + "s)");
+  return list[static_cast<size_t>(j)];
 }
 
 const std::vector<hark::DeviceChoice>& all_devices() {
@@ -1028,11 +1055,7 @@ int hark_result_segment_n_tokens(const hark_result* result, int i) {
 hark_status hark_result_token(const hark_result* result, int i, int j, hark_token_data* out, size_t out_size) {
   return guarded("hark_result_token", HARK_ERR_INTERNAL, [&] {
     const auto lock = read_result(result);
-    const hark::Segment& s = segment(*result, i);
-    require(j >= 0 && static_cast<size_t>(j) < s.tokens.size(),
-            "token index " + std::to_string(j) + " is out of range (segment " + std::to_string(i) + " has " +
-                std::to_string(s.tokens.size()) + " tokens)");
-    const hark::TokenData& t = s.tokens[static_cast<size_t>(j)];
+    const hark::TokenData& t = segment_item(segment(*result, i).tokens, i, j, "token");
     hark_token_data d;
     std::memset(static_cast<void*>(&d), 0, sizeof d);
     d.id = t.id;
@@ -1042,6 +1065,25 @@ hark_status hark_result_token(const hark_result* result, int i, int j, hark_toke
     d.t1 = t.t1;
     d.logp = t.logp;
     write_out(out, out_size, kTokenDataV1, d);
+  });
+}
+
+int hark_result_segment_n_words(const hark_result* result, int i) {
+  return get("hark_result_segment_n_words", result, -1,
+             [i](const hark_result& r) { return static_cast<int>(segment(r, i).words.size()); });
+}
+
+hark_status hark_result_word(const hark_result* result, int i, int j, hark_word* out, size_t out_size) {
+  return guarded("hark_result_word", HARK_ERR_INTERNAL, [&] {
+    const auto lock = read_result(result);
+    const hark::Word& w = segment_item(segment(*result, i).words, i, j, "word");
+    hark_word d;
+    std::memset(static_cast<void*>(&d), 0, sizeof d);
+    d.text = w.text.c_str();
+    d.t0 = w.t0;
+    d.t1 = w.t1;
+    d.p = w.p;
+    write_out(out, out_size, kWordV1, d);
   });
 }
 

@@ -12,7 +12,10 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "decode/alignment.h"
+#include "decode/alignment_heads.h"
 #include "model/whisper_runner.h"
+#include "runtime/error.h"
 
 namespace hark::decode {
 
@@ -26,6 +29,13 @@ class Model {
   // overwritten, so a candidate may restart from any shared prefix.
   virtual ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits) = 0;
   virtual int n_text_ctx() const = 0;
+  // Word timestamps: one teacher-forced pass over `tokens` ([sot sequence, notimestamps, text,
+  // eot]) against the current window: each head's cross-attention logits before the softmax
+  // (qk: heads x tokens x audio positions) and every token's logits (tokens x n_vocab).
+  virtual ComputeStatus align(std::span<const int32_t> /*tokens*/, std::span<const AlignmentHead> /*heads*/,
+                              HeadWeights* /*qk*/, std::vector<float>* /*logits*/) {
+    throw Error("this model cannot hand out cross-attention weights (word timestamps)");
+  }
 };
 
 // The real model.
@@ -37,6 +47,16 @@ class RunnerModel final : public Model {
     return r_.decode(tokens, n_past, logits);
   }
   int n_text_ctx() const override { return r_.hparams().n_text_ctx; }
+  ComputeStatus align(std::span<const int32_t> tokens, std::span<const AlignmentHead> heads, HeadWeights* qk,
+                      std::vector<float>* logits) override {
+    std::vector<CrossQkHead> ch;
+    for (const AlignmentHead& h : heads) ch.push_back({h.layer, h.head});
+    const ComputeStatus s = r_.align(tokens, ch, &qk->data, logits);
+    qk->n_heads = static_cast<int>(heads.size());
+    qk->n_tokens = static_cast<int>(tokens.size());
+    qk->n_frames = r_.hparams().n_audio_ctx;
+    return s;
+  }
 
  private:
   WhisperRunner& r_;

@@ -18,6 +18,31 @@ Tensor* slot_view(TensorArena& a, Tensor* cache, int seq) {
   return view(a, cache, {cache->ne[0], cache->ne[1]}, {cache->nb[1]}, static_cast<size_t>(seq) * cache->nb[2]);
 }
 
+// The requested heads of layer il: their scaled cross-attention logits as extra graph outputs.
+// One head's query rows are a strided view of q and its keys a view of the f16 cross cache, so
+// nothing is copied; the product is the same mul_mat (keys as weight rows) the plain path uses.
+void build_cross_qk(TensorArena& a, Graph& g, Tensor* q, Tensor* cross_k, int il, const HParams& hp,
+                    const DecoderGraphOptions& opts) {
+  if (opts.cross_qk.empty()) return;
+  HARK_CHECK(opts.cross_qk_out != nullptr, "decoder: cross_qk heads asked for without an output list");
+  const int64_t n = q->ne[1];
+  const int64_t d = hp.n_text_state / hp.n_text_head;
+  const float kq_scale = 1.0f / std::sqrt(static_cast<float>(d));
+  for (const CrossQkHead& ch : opts.cross_qk) {
+    if (ch.layer != il) continue;
+    HARK_CHECK(ch.head >= 0 && ch.head < hp.n_text_head,
+               "decoder: cross-attention head " + std::to_string(ch.head) + " outside [0, " +
+                   std::to_string(hp.n_text_head) + ")");
+    Tensor* qh = view(a, q, {d, n}, {q->nb[1]}, static_cast<size_t>(ch.head) * dtype_row_bytes(q->type, d));
+    Tensor* kh = view(a, cross_k, {d, hp.n_audio_ctx}, {cross_k->nb[1]},
+                      static_cast<size_t>(ch.head) * dtype_row_bytes(cross_k->type, d));
+    Tensor* qk = ops::scale(a, mul_mat(a, kh, qh), kq_scale);  // [n_audio_ctx, n]
+    qk->name = "cross_qk";
+    g.build(qk);
+    opts.cross_qk_out->push_back(qk);
+  }
+}
+
 }  // namespace
 
 Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
@@ -35,6 +60,10 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
   HARK_CHECK(opts.seq >= 0 && opts.seq < cache.n_seq(),
              "decoder: sequence slot " + std::to_string(opts.seq) + " outside the KV cache's [0, " +
                  std::to_string(cache.n_seq()) + ")");
+  for (const CrossQkHead& ch : opts.cross_qk)
+    HARK_CHECK(ch.layer >= 0 && ch.layer < hp.n_text_layer,
+               "decoder: cross-attention layer " + std::to_string(ch.layer) + " outside [0, " +
+                   std::to_string(hp.n_text_layer) + ")");
   const int n_head = hp.n_text_head;
   // Values of the first n positions of a V cache, per head, in the layout the attention path
   // reads: [D, n, H] for flash_attn, key-major [n, D, H] from a transposed cache.
@@ -69,6 +98,7 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
     q = linear(a, h, l.cross_q_w, l.cross_q_b);
     att = attend(q, cache.cross_k(il), cache.cross_v(il), hp.n_audio_ctx, /*causal=*/false);
     x = add(a, x, linear(a, att, l.cross_out_w, l.cross_out_b));
+    build_cross_qk(a, g, q, cache.cross_k(il), il, hp, opts);
 
     h = layer_norm(a, x, l.mlp_ln_w, l.mlp_ln_b, kLayerNormEps);
     h = gelu(a, linear(a, h, l.mlp_0_w, l.mlp_0_b));

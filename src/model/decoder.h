@@ -11,6 +11,7 @@
 // step reads its own tokens and all earlier ones without recomputing them.
 #pragma once
 #include <span>
+#include <vector>
 
 #include "model/hparams.h"
 #include "model/kv_cache.h"
@@ -19,6 +20,12 @@
 
 namespace hark {
 
+// A decoder cross-attention head whose attention logits a step hands out (word timestamps).
+struct CrossQkHead {
+  int layer = 0;
+  int head = 0;
+};
+
 struct DecoderGraphOptions {
   // Fused flash_attn nodes, else the plain attention path (layers.h). A cache with transposed
   // values (KvCache::v_transposed) takes the plain path, reading them in place; flash_attn
@@ -26,6 +33,12 @@ struct DecoderGraphOptions {
   bool flash_attn = true;
   bool all_logits = false;  // project every token's row, not only the last one
   int seq = 0;              // build_decoder: the self-attention cache slot the tokens extend
+  // build_decoder only: for each of these heads, an extra graph output f32 [n_audio_ctx, n] =
+  // (q_t . k_f) / sqrt(D), the head's cross-attention logits before the softmax, appended to
+  // *cross_qk_out in this order. Computed beside the attention (which keeps its fused or plain
+  // path), so a step without heads builds exactly the nodes it always did.
+  std::span<const CrossQkHead> cross_qk;
+  std::vector<Tensor*>* cross_qk_out = nullptr;
 };
 
 // tokens: i32 [n], an input tensor. Builds the whole step into g (cleared first) and returns the

@@ -88,7 +88,8 @@ ComputeStatus WhisperRunner::encode(std::span<const float> mel) {
   return enc_sched_->compute(enc_graph_);
 }
 
-Tensor* WhisperRunner::build_decoder_step(int n_tokens, int n_past, bool all_rows, int seq) {
+Tensor* WhisperRunner::build_decoder_step(int n_tokens, int n_past, bool all_rows, int seq,
+                                          std::span<const CrossQkHead> cross_qk, std::vector<Tensor*>* cross_qk_out) {
   dec_arena_.reset();
   dec_tokens_ = dec_arena_.new_tensor(DType::I32, {n_tokens}, "tokens");
   dec_tokens_->flags |= kFlagInput;
@@ -96,6 +97,8 @@ Tensor* WhisperRunner::build_decoder_step(int n_tokens, int n_past, bool all_row
   o.flash_attn = opts_.flash_attn;
   o.all_logits = all_rows;
   o.seq = seq;
+  o.cross_qk = cross_qk;
+  o.cross_qk_out = cross_qk_out;
   return build_decoder(dec_arena_, dec_graph_, model_.weights(), model_.hparams(), cache_, dec_tokens_, n_past, o);
 }
 
@@ -164,6 +167,64 @@ void WhisperRunner::set_n_sequences(int n) {
   build_decoder_batch_step(seqs, last);
   dec_sched_->reserve(dec_graph_);
   reallocs_at_start_ += decoder_reallocs() - before;
+}
+
+ComputeStatus WhisperRunner::align(std::span<const int32_t> tokens, std::span<const CrossQkHead> heads,
+                                   std::vector<float>* qk, std::vector<float>* logits) {
+  const HParams& hp = model_.hparams();
+  check_tokens(tokens, "align");
+  HARK_CHECK(qk != nullptr && logits != nullptr, "align: qk or logits is null");
+  HARK_CHECK(!heads.empty(), "align: no alignment heads");
+  HARK_CHECK(tokens.size() <= static_cast<size_t>(hp.n_text_ctx),
+             "align: " + std::to_string(tokens.size()) + " tokens exceed the text context of " +
+                 std::to_string(hp.n_text_ctx));
+  std::vector<std::pair<int, int>> key;
+  for (const CrossQkHead& h : heads) {
+    HARK_CHECK(h.layer >= 0 && h.layer < hp.n_text_layer && h.head >= 0 && h.head < hp.n_text_head,
+               "align: head (" + std::to_string(h.layer) + ", " + std::to_string(h.head) +
+                   ") outside the decoder's " + std::to_string(hp.n_text_layer) + " layers x " +
+                   std::to_string(hp.n_text_head) + " heads");
+    key.emplace_back(h.layer, h.head);
+  }
+  // The graph hands the heads out layer by layer; out_of[k] is where head k's output lands.
+  std::vector<size_t> out_of(heads.size());
+  {
+    size_t next = 0;
+    for (int il = 0; il < hp.n_text_layer; ++il)
+      for (size_t k = 0; k < heads.size(); ++k)
+        if (heads[k].layer == il) out_of[k] = next++;
+  }
+  const int chunk = std::min(kReservedLogitRows, hp.n_text_ctx);
+  std::vector<Tensor*> outs;
+  if (key != align_reserved_) {
+    // The largest alignment step (a full chunk at the end of the context) sized once per head
+    // set: the heads' outputs are what it adds to the all-rows reserve. Not a decode step's growth.
+    const int before = decoder_reallocs();
+    build_decoder_step(chunk, hp.n_text_ctx - chunk, /*all_rows=*/true, 0, heads, &outs);
+    dec_sched_->reserve(dec_graph_);
+    reallocs_at_start_ += decoder_reallocs() - before;
+    align_reserved_ = key;
+  }
+
+  const size_t n = tokens.size(), n_ctx = static_cast<size_t>(hp.n_audio_ctx), n_vocab = static_cast<size_t>(hp.n_vocab);
+  qk->assign(heads.size() * n * n_ctx, 0.0f);
+  logits->assign(n * n_vocab, 0.0f);
+  std::vector<float> rows, one;
+  for (size_t first = 0; first < n; first += static_cast<size_t>(chunk)) {
+    const size_t c = std::min(n - first, static_cast<size_t>(chunk));
+    outs.clear();
+    Tensor* out = build_decoder_step(static_cast<int>(c), static_cast<int>(first), /*all_rows=*/true, 0, heads, &outs);
+    const ComputeStatus status = run_decoder(out, tokens.subspan(first, c), &rows);
+    if (status != ComputeStatus::Ok) return status;
+    std::copy(rows.begin(), rows.end(), logits->begin() + static_cast<std::ptrdiff_t>(first * n_vocab));
+    for (size_t k = 0; k < heads.size(); ++k) {
+      // [n_audio_ctx, c]: token t's row of frames is contiguous, as the result wants it.
+      one.resize(c * n_ctx);
+      tensor_get(*outs[out_of[k]], one.data(), one.size() * sizeof(float));
+      std::copy(one.begin(), one.end(), qk->begin() + static_cast<std::ptrdiff_t>((k * n + first) * n_ctx));
+    }
+  }
+  return ComputeStatus::Ok;
 }
 
 void WhisperRunner::copy_sequence(int src_slot, int dst_slot, int n_past) { cache_.copy_seq(src_slot, dst_slot, n_past); }

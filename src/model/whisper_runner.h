@@ -21,6 +21,7 @@
 
 #include "backend/backend.h"
 #include "backend/scheduler.h"
+#include "model/decoder.h"
 #include "model/kv_cache.h"
 #include "model/model_file.h"
 #include "runtime/graph.h"
@@ -81,6 +82,17 @@ class WhisperRunner {
   // history at n_past.
   void copy_sequence(int src_slot, int dst_slot, int n_past);
 
+  // ---- word timestamps ----
+  // One teacher-forced pass over `tokens` from position 0 of slot 0 (overwriting that slot's
+  // history) against the current window, handing out what DTW alignment needs: for each head of
+  // `heads` (in that order) its cross-attention logits before the softmax, (q . k) / sqrt(D), as
+  // qk[(h * n + t) * n_audio_ctx + f], and every token's logits (n x n_vocab, row t at t * n_vocab).
+  // Runs in steps of kReservedLogitRows tokens (the KV cache carries the earlier ones), so its
+  // compute memory is the all-rows reserve plus the heads' rows. Nothing of this is built into
+  // ordinary decode steps.
+  ComputeStatus align(std::span<const int32_t> tokens, std::span<const CrossQkHead> heads, std::vector<float>* qk,
+                      std::vector<float>* logits);
+
   // Polled between graph nodes (and between splits) of every later encode/decode; nullptr clears.
   void set_abort_callback(AbortCallback cb);
 
@@ -97,7 +109,8 @@ class WhisperRunner {
   const Scheduler& decoder_scheduler() const { return *dec_sched_; }
 
  private:
-  Tensor* build_decoder_step(int n_tokens, int n_past, bool all_rows, int seq = 0);
+  Tensor* build_decoder_step(int n_tokens, int n_past, bool all_rows, int seq = 0,
+                             std::span<const CrossQkHead> cross_qk = {}, std::vector<Tensor*>* cross_qk_out = nullptr);
   Tensor* build_decoder_batch_step(std::span<const int> seqs, int n_past);
   void check_tokens(std::span<const int32_t> tokens, const char* what) const;
   ComputeStatus run_decoder(Tensor* out, std::span<const int32_t> tokens, std::vector<float>* logits);
@@ -117,6 +130,7 @@ class WhisperRunner {
   Tensor* dec_tokens_ = nullptr;
   std::unique_ptr<Scheduler> dec_sched_;
   int reallocs_at_start_ = 0;  // growths while reserving, which decode steps did not cause
+  std::vector<std::pair<int, int>> align_reserved_;  // the heads align() last reserved memory for
 };
 
 }  // namespace hark

@@ -11,6 +11,7 @@
 #include "frontend/mel.h"
 #include "runtime/error.h"
 #include "transcribe/language_detect.h"
+#include "transcribe/word_timing.h"
 
 namespace hark {
 
@@ -81,6 +82,14 @@ uint64_t mix_seed(uint64_t seed, int64_t seek, int pass) {
   return z ^ (z >> 31);
 }
 
+// OpenAI's single_timestamp_ending: the window's tokens (end-of-text aside) end in one timestamp
+// after a text token, i.e. the model said "no more speech after this".
+bool single_timestamp_ending(const SpecialTokens& st, std::span<const int32_t> tokens) {
+  size_t n = tokens.size();
+  while (n > 0 && tokens[n - 1] == st.eot) --n;
+  return n >= 2 && !st.is_timestamp(tokens[n - 2]) && st.is_timestamp(tokens[n - 1]);
+}
+
 }  // namespace
 
 std::span<const float> checked_audio(std::span<const float> samples, int64_t offset_ms, int64_t duration_ms,
@@ -121,6 +130,7 @@ JobRequest check_request(const LoadedModel& m, std::span<const float> samples, c
   }
   HARK_CHECK(!p.translate || st.n_languages > 0, "transcribe: translate needs a multilingual model");
   check_decoding(m, p, &r);
+  r.alignment_heads = resolve_alignment_heads(m, p);
   if (!p.initial_prompt.empty()) r.prompt = m.tokenizer->encode(" " + p.initial_prompt);
   r.n_threads = p.n_threads > 0 ? p.n_threads : m.n_threads;
   return r;
@@ -205,6 +215,8 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     prompt.insert(prompt.end(), previous.begin(), previous.end());
     return prompt;
   };
+
+  WordTimer words(m, model, p, req.alignment_heads, req.offset_units);
 
   int progress = 0;
   auto report_progress = [&](int pct) {  // only rises
@@ -319,13 +331,34 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
         td.logp = w.logprobs[rs.positions[k]];
         seg.tokens.push_back(std::move(td));
       }
-      all_tokens.insert(all_tokens.end(), rs.tokens.begin(), rs.tokens.end());
-      fresh.push_back(seg);
-      out.segments.push_back(std::move(seg));
+      fresh.push_back(std::move(seg));
+    }
+    int64_t next_seek = seek + std::max<int64_t>(r.consumed_frames, 1);
+    if (p.word_timestamps) {
+      // Words, refined segment bounds and the next seek from the last word (word_timing.h).
+      t = Clock::now();
+      const WordOutcome wo = words.run({seek, window_frames, content, next_seek, single_timestamp_ending(st, w.tokens),
+                                        lang, p.translate},
+                                       fresh);
+      tm.decode_ms += ms_since(t);
+      if (wo.aborted) {
+        out.aborted = true;
+        break;
+      }
+      next_seek = wo.next_seek;
+      if (wo.drop_window) {  // a leading hallucination: nothing of this window is kept
+        seek = next_seek;
+        report_progress(static_cast<int>(std::min<int64_t>(100, seek * 100 / std::max<int64_t>(content, 1))));
+        continue;
+      }
+    }
+    for (const Segment& seg : fresh) {
+      for (const TokenData& td : seg.tokens) all_tokens.push_back(td.id);
+      out.segments.push_back(seg);
     }
     if (!condition_on_previous || w.temperature > kPromptResetTemperature) reset_since = all_tokens.size();
     if (!fresh.empty() && hooks.on_segments) hooks.on_segments(std::move(fresh));
-    seek += std::max<int64_t>(r.consumed_frames, 1);
+    seek = next_seek;
     report_progress(static_cast<int>(std::min<int64_t>(100, seek * 100 / std::max<int64_t>(content, 1))));
   }
   // A tail too short to decode still completes the job.

@@ -26,6 +26,7 @@ struct JobRequest {
   std::vector<int32_t> suppress;   // never produced: special tokens, non-speech (suppress_nst),
                                    // the user's ids and the tokens suppress_regex matches
   int n_threads = 1;
+  std::vector<decode::AlignmentHead> alignment_heads;  // word timestamps: the heads DTW reads
 };
 
 // The part of the caller's audio a request covers: offset and duration (0: to the end) applied,

@@ -111,7 +111,9 @@ std::string to_vtt(const Transcript& t) {
   return out;
 }
 
-std::string to_json(const Transcript& t) {
+std::string to_json(const Transcript& t) { return to_json(t, /*full=*/true); }
+
+std::string to_json(const Transcript& t, bool full) {
   using nlohmann::ordered_json;
   ordered_json segments = ordered_json::array();
   for (const Segment& s : t.segments) {
@@ -132,8 +134,16 @@ std::string to_json(const Transcript& t) {
                         {"temperature", s.temperature},
                         {"avg_logprob", s.avg_logprob},
                         {"compression_ratio", s.compression_ratio},
-                        {"no_speech_prob", s.no_speech_prob},
-                        {"tokens", std::move(tokens)}});
+                        {"no_speech_prob", s.no_speech_prob}});
+    if (full) segments.back()["tokens"] = std::move(tokens);
+    // OpenAI's word dicts (word, start, end, probability), with hark's 10 ms units beside.
+    if (!s.words.empty()) {
+      ordered_json words = ordered_json::array();
+      for (const Word& w : s.words)
+        words.push_back({{"word", w.text}, {"start", seconds(w.t0)}, {"end", seconds(w.t1)},
+                         {"probability", w.p}, {"t0", w.t0}, {"t1", w.t1}});
+      segments.back()["words"] = std::move(words);
+    }
   }
   const Timings& tm = t.timings;
   const ordered_json timings = {{"load_ms", tm.load_ms},

@@ -653,6 +653,44 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
     hark_result_free(r);
     hark_result_free(r2);
   }
+  /* Word timestamps: words in order inside the audio, their texts making up the segment's text
+   * (OpenAI's bounds: a first word may start before its segment, a last one end after it). */
+  p = hark_transcribe_default_params();
+  CHECK(!p.word_timestamps && p.hallucination_silence_threshold == 0.0f && p.dtw_preset == NULL &&
+        p.prepend_punctuations == NULL);
+  p.word_timestamps = true;
+  p.hallucination_silence_threshold = 2.0f;
+  p.duration_ms = 6000;
+  CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r));
+  if (r) {
+    int n_words = 0;
+    for (int i = 0; i < hark_result_n_segments(r); ++i) {
+      char joined[4096] = "";
+      int64_t last = 0;
+      for (int j = 0; j < hark_result_segment_n_words(r, i); ++j, ++n_words) {
+        hark_word wd;
+        CHECK_OK(hark_result_word(r, i, j, &wd, sizeof wd));
+        CHECK(wd.t0 >= last && wd.t1 >= wd.t0 && wd.t1 <= 600);
+        CHECK(wd.p >= 0.0f && wd.p <= 1.0f && strlen(wd.text) > 0);
+        last = wd.t0;
+        strncat(joined, wd.text, sizeof joined - strlen(joined) - 1);
+      }
+      if (hark_result_segment_n_words(r, i) > 0) CHECK(strcmp(joined, hark_result_segment_text(r, i)) == 0);
+    }
+    CHECK(n_words > 0);
+    hark_word wd;
+    CHECK_ERR(hark_result_word(r, 0, 100000, &wd, sizeof wd), HARK_ERR_INVALID_ARGUMENT, "word index");
+    CHECK(hark_result_segment_n_words(r, -1) == -1);
+  }
+  hark_result_free(r);
+  p.hallucination_silence_threshold = NAN;
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &p, &r), HARK_ERR_INVALID_ARGUMENT, "hallucination_silence_threshold");
+  p.hallucination_silence_threshold = 0.0f;
+  p.dtw_preset = "huge";
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &p, &r), HARK_ERR_FAILED, "unknown preset 'huge'");
+  p.dtw_preset = "custom";
+  p.dtw_heads = "0,0 99,0";
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &p, &r), HARK_ERR_FAILED, "(99,0)");
   /* language "auto" and NULL (detect) are fine. */
   p = hark_transcribe_default_params();
   p.language = NULL;

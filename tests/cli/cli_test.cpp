@@ -341,5 +341,43 @@ TEST_F(Cli, DetectLanguageNamesEachFilesLanguage) {
   EXPECT_TRUE(contains(past.err, "past the end")) << past.err;
 }
 
+TEST_F(Cli, WordTimestampsAndJsonCompactOrFull) {
+  const fs::path base = dir() / "words";
+  const std::string m = " -m " + quote(model()) + " " + quote(wav()) + " --output-file " + quote(base.string());
+  // -oj: no tokens; words with --word-timestamps (the model's own heads).
+  const CliResult a = hark("transcribe -q --max-tokens 20 --word-timestamps --hallucination-silence-threshold 2 -oj" + m);
+  ASSERT_EQ(a.code, 0) << a.err;
+  nlohmann::json j = nlohmann::json::parse(read_file(base.string() + ".json"));
+  bool any_words = false;
+  for (const auto& s : j["segments"]) {
+    EXPECT_FALSE(s.contains("tokens"));
+    if (s.contains("words")) {
+      any_words = true;
+      std::string joined;
+      for (const auto& w : s["words"]) {
+        EXPECT_LE(w["start"].get<double>(), w["end"].get<double>());
+        joined += w["word"].get<std::string>();
+      }
+      EXPECT_EQ(joined, s["text"].get<std::string>());
+    }
+  }
+  EXPECT_TRUE(any_words) << j.dump(1);
+  // -ojf: the tokens too; whisper.cpp's -dtw spelling with a preset that fits (top-n of 1 layer).
+  const CliResult b = hark("transcribe -q --max-tokens 20 -dtw top-n --dtw-n-top 1 -ojf" + m);
+  ASSERT_EQ(b.code, 0) << b.err;
+  j = nlohmann::json::parse(read_file(base.string() + ".json"));
+  ASSERT_FALSE(j["segments"].empty());
+  EXPECT_TRUE(j["segments"][0].contains("tokens"));
+  EXPECT_TRUE(j["segments"][0].contains("words"));
+  // A preset for another decoder shape, an unknown one: clear errors naming them.
+  const CliResult c = hark("transcribe -dtw large.v3" + m);
+  EXPECT_EQ(c.code, 1);
+  EXPECT_TRUE(contains(c.err, "large.v3")) << c.err;
+  const CliResult d = hark("transcribe -dtw huge" + m);
+  EXPECT_EQ(d.code, 1);
+  EXPECT_TRUE(contains(d.err, "unknown preset 'huge'")) << d.err;
+  fs::remove(base.string() + ".json");
+}
+
 }  // namespace
 }  // namespace hark

@@ -51,6 +51,23 @@ class ScriptedModel final : public decode::Model {
     return ComputeStatus::Ok;
   }
   int n_text_ctx() const override { return n_text_ctx_; }
+  // Word timestamps: align_script fills the heads' weights and the logits; each call is recorded.
+  struct AlignCall {
+    int window = -1;
+    std::vector<int32_t> tokens;
+    std::vector<decode::AlignmentHead> heads;
+  };
+  using AlignScript = std::function<void(const AlignCall&, decode::HeadWeights*, std::vector<float>*)>;
+  ComputeStatus align(std::span<const int32_t> tokens, std::span<const decode::AlignmentHead> heads,
+                      decode::HeadWeights* qk, std::vector<float>* logits) override {
+    AlignCall c{window_, {tokens.begin(), tokens.end()}, {heads.begin(), heads.end()}};
+    EXPECT_TRUE(align_script) << "align() called without an align_script";
+    if (align_script) align_script(c, qk, logits);
+    align_calls.push_back(std::move(c));
+    return ComputeStatus::Ok;
+  }
+  AlignScript align_script;
+  std::vector<AlignCall> align_calls;
 
   // The calls of one window that start a pass (n_past == 0): what was fed first.
   std::vector<Call> pass_starts(int window) const {

@@ -194,6 +194,30 @@ TEST(OutputFormats, JsonIsValidUtf8EvenForPartialTokens) {
   EXPECT_FALSE(j["segments"][0]["tokens"][0].contains("t0"));  // no token timestamps
 }
 
+TEST(OutputFormats, JsonCarriesWordsAndLeavesTokensToTheFullForm) {
+  Transcript t;
+  t.segments.push_back(seg(100, 250, " Hello, world."));
+  TokenData tok;
+  tok.id = 2425;
+  tok.text = " Hello";
+  t.segments[0].tokens = {tok};
+  t.segments[0].words = {{" Hello,", 100, 150, 0.5f}, {" world.", 150, 250, 0.25f}};
+  t.segments.push_back(seg(250, 300, " no words"));
+  for (bool full : {true, false}) {
+    const nlohmann::json j = nlohmann::json::parse(to_json(t, full));
+    EXPECT_EQ(j["segments"][0].contains("tokens"), full);
+    const auto& w = j["segments"][0]["words"];
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_EQ(w[0]["word"], " Hello,");
+    EXPECT_DOUBLE_EQ(w[0]["start"].get<double>(), 1.0);
+    EXPECT_DOUBLE_EQ(w[0]["end"].get<double>(), 1.5);
+    EXPECT_DOUBLE_EQ(w[1]["probability"].get<double>(), 0.25);
+    EXPECT_EQ(w[1]["t1"], 250);
+    EXPECT_FALSE(j["segments"][1].contains("words"));  // a segment without words has no list
+  }
+  EXPECT_EQ(to_json(t), to_json(t, true));
+}
+
 TEST(ModelInfo, DescribeListsEverything) {
   ModelInfo m;
   m.path = "/models/ggml-tiny.bin";
