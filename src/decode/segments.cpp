@@ -9,19 +9,42 @@ namespace {
 constexpr int64_t kUnitsPerTimestamp = 2;
 }  // namespace
 
+int32_t speaker_turn_token(const SpecialTokens& st, int32_t n_file_tokens) {
+  const bool special_slot = st.solm > st.eot && st.solm < st.timestamp_begin && st.solm < st.n_vocab;
+  return special_slot && st.solm >= n_file_tokens ? st.solm : -1;
+}
+
 WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> all_tokens,
-                          int64_t window_offset, int64_t window_frames) {
+                          int64_t window_offset, int64_t window_frames, int32_t speaker_turn) {
   std::vector<int32_t> tokens(all_tokens.begin(), all_tokens.end());
   while (!tokens.empty() && tokens.back() == st.eot) tokens.pop_back();
 
   WindowResult r;
   auto ts_units = [&](int32_t id) { return static_cast<int64_t>(id - st.timestamp_begin) * kUnitsPerTimestamp; };
-  auto take_text = [&](size_t begin, size_t end, RawSegment* seg) {
-    for (size_t i = begin; i < end; ++i)
+  // The text of tokens[begin, end), timed [t0, t1], as one segment, or several when a speaker
+  // turn falls inside it (each turn closes the text before it). Segments without text are left out.
+  auto take_text = [&](size_t begin, size_t end, int64_t t0, int64_t t1, std::vector<RawSegment>* out) {
+    std::vector<RawSegment> parts(1);
+    for (size_t i = begin; i < end; ++i) {
       if (st.is_text(tokens[i])) {
-        seg->tokens.push_back(tokens[i]);
-        seg->positions.push_back(i);
+        parts.back().tokens.push_back(tokens[i]);
+        parts.back().positions.push_back(i);
+      } else if (speaker_turn >= 0 && tokens[i] == speaker_turn) {
+        parts.back().speaker_turn_next = true;
+        if (!parts.back().tokens.empty()) parts.emplace_back();
       }
+    }
+    if (parts.back().tokens.empty() && parts.size() > 1) parts.pop_back();
+    size_t total = 0, before = 0;
+    for (const RawSegment& p : parts) total += p.tokens.size();
+    auto at = [&](size_t k) { return total == 0 ? t0 : t0 + (t1 - t0) * static_cast<int64_t>(k) / static_cast<int64_t>(total); };
+    for (RawSegment& p : parts) {
+      if (p.tokens.empty()) continue;
+      p.t0 = at(before);
+      before += p.tokens.size();
+      p.t1 = at(before);
+      out->push_back(std::move(p));
+    }
   };
 
   const size_t n = tokens.size();
@@ -36,15 +59,13 @@ WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> all_
     size_t begin = 0;
     for (size_t cut : cuts) {
       // tokens[begin] opens, tokens[cut-1] closes this segment
-      RawSegment seg;
       // The model may place timestamps past the audio the window really holds (the rest of a
       // 30 s window is zero padding). A segment that opens there has no audio behind it: it is
       // dropped. One that only closes there is cut at the end of the audio.
       const int64_t t0 = ts_units(tokens[begin]);
-      seg.t0 = window_offset + t0;
-      seg.t1 = window_offset + std::clamp(ts_units(tokens[cut - 1]), t0, window_frames);
-      take_text(begin, cut, &seg);
-      if (!seg.tokens.empty() && t0 < window_frames) r.segments.push_back(std::move(seg));
+      if (t0 < window_frames)
+        take_text(begin, cut, window_offset + t0, window_offset + std::clamp(ts_units(tokens[cut - 1]), t0, window_frames),
+                  &r.segments);
       begin = cut;
     }
     if (single_ending) {
@@ -65,11 +86,7 @@ WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> all_
       if (ts_units(tokens[i]) > start) end = ts_units(tokens[i]);
       break;
     }
-  RawSegment seg;
-  seg.t0 = window_offset + start;
-  seg.t1 = window_offset + std::min(end, window_frames);
-  take_text(0, n, &seg);
-  if (!seg.tokens.empty()) r.segments.push_back(std::move(seg));
+  take_text(0, n, window_offset + start, window_offset + std::min(end, window_frames), &r.segments);
   r.consumed_frames = window_frames;
   return r;
 }

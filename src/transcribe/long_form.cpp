@@ -8,8 +8,10 @@
 #include "decode/fallback.h"
 #include "decode/greedy.h"
 #include "decode/segments.h"
+#include "decode/token_timestamps.h"
 #include "frontend/mel.h"
 #include "runtime/error.h"
+#include "transcribe/max_len.h"
 
 namespace hark {
 
@@ -48,6 +50,16 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
   HARK_CHECK(!std::isnan(p.max_initial_timestamp), "transcribe: max_initial_timestamp must not be NaN (< 0: no limit)");
   HARK_CHECK(p.max_context >= -1, "transcribe: max_context must be >= -1 (-1: the model's limit, 0: no previous text), got " +
                                       std::to_string(p.max_context));
+  HARK_CHECK(p.thold_pt >= 0.0f && p.thold_pt <= 1.0f, "transcribe: thold_pt must be in [0, 1], got " + num(p.thold_pt));
+  HARK_CHECK(p.thold_ptsum >= 0.0f && p.thold_ptsum <= 1.0f,
+             "transcribe: thold_ptsum must be in [0, 1], got " + num(p.thold_ptsum));
+  HARK_CHECK(p.max_len >= 0, "transcribe: max_len must be >= 0 (0: no limit), got " + std::to_string(p.max_len));
+  r->speaker_turn = -1;
+  if (p.tdrz_enable) {
+    r->speaker_turn = decode::speaker_turn_token(st, m.file->vocab().n_file_tokens());
+    HARK_CHECK(r->speaker_turn >= 0, "transcribe: tdrz_enable needs a model with a speaker-turn token "
+                                     "(<|startoflm|>, as tinydiarize models have); this vocabulary has none");
+  }
   r->suppress = p.suppress_nst ? m.suppress : decode::default_suppressed(st);
   for (int32_t id : p.suppress_tokens) {
     HARK_CHECK(id >= 0 && id < st.n_vocab, "transcribe: suppress_tokens holds " + std::to_string(id) +
@@ -67,8 +79,25 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
       if (std::regex_match(text.begin(), text.end(), re)) r->suppress.push_back(id);
     }
   }
+  // With tinydiarize the turn token may be produced, unless the user suppresses it by id.
+  if (r->speaker_turn >= 0 && std::find(p.suppress_tokens.begin(), p.suppress_tokens.end(), r->speaker_turn) == p.suppress_tokens.end())
+    std::erase(r->suppress, r->speaker_turn);
   std::sort(r->suppress.begin(), r->suppress.end());
   r->suppress.erase(std::unique(r->suppress.begin(), r->suppress.end()), r->suppress.end());
+}
+
+// Token t0/t1 of one segment from the probabilities recorded at each token's step.
+void set_token_times(const SpecialTokens& st, const decode::WindowTokens& w, const decode::RawSegment& rs,
+                     int64_t window_offset, const TranscribeParams& p, Segment* seg) {
+  std::vector<decode::TimedTokenInput> in;
+  for (size_t k = 0; k < rs.tokens.size(); ++k)
+    in.push_back({seg->tokens[k].text, w.ts_probs[rs.positions[k]]});
+  const std::vector<decode::TokenTime> times =
+      decode::assign_token_times(st, in, window_offset, seg->t0, seg->t1, p.thold_pt, p.thold_ptsum);
+  for (size_t k = 0; k < times.size(); ++k) {
+    seg->tokens[k].t0 = times[k].t0;
+    seg->tokens[k].t1 = times[k].t1;
+  }
 }
 
 // splitmix64 of a few values: the sampling seed of one pass of one window.
@@ -149,6 +178,8 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     return out;
   }
 
+  // max_len cuts segments at token times, so it needs them (as in whisper.cpp).
+  const bool token_timestamps = p.token_timestamps || p.max_len > 0;
   decode::WindowRequest wreq;
   wreq.rules.timestamps = p.timestamps;
   wreq.rules.suppress = req.suppress;
@@ -284,7 +315,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       continue;
     }
 
-    decode::WindowResult r = decode::split_window(st, w.tokens, req.offset_units + seek, window_frames);
+    decode::WindowResult r = decode::split_window(st, w.tokens, req.offset_units + seek, window_frames, req.speaker_turn);
     if (p.single_segment && !r.segments.empty()) {
       // The window's text as one segment, from its first opening time to the end of its audio.
       decode::RawSegment one;
@@ -293,6 +324,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       for (const decode::RawSegment& rs : r.segments) {
         one.tokens.insert(one.tokens.end(), rs.tokens.begin(), rs.tokens.end());
         one.positions.insert(one.positions.end(), rs.positions.begin(), rs.positions.end());
+        one.speaker_turn_next = one.speaker_turn_next || rs.speaker_turn_next;
       }
       r.segments.assign(1, std::move(one));
     }
@@ -307,6 +339,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       seg.avg_logprob = w.avg_logprob;
       seg.compression_ratio = ratio;
       seg.no_speech_prob = w.no_speech_prob;
+      seg.speaker_turn_next = rs.speaker_turn_next;
       for (size_t k = 0; k < rs.tokens.size(); ++k) {
         TokenData td;
         td.id = rs.tokens[k];
@@ -315,10 +348,16 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
         td.logp = w.logprobs[rs.positions[k]];
         seg.tokens.push_back(std::move(td));
       }
+      if (token_timestamps) set_token_times(st, w, rs, req.offset_units + seek, p, &seg);
       all_tokens.insert(all_tokens.end(), rs.tokens.begin(), rs.tokens.end());
-      fresh.push_back(seg);
-      out.segments.push_back(std::move(seg));
+      fresh.push_back(std::move(seg));
     }
+    fresh = wrap_segments(std::move(fresh), p.max_len, p.split_on_word, [&m](std::span<const TokenData> toks) {
+      std::vector<int32_t> ids;
+      for (const TokenData& td : toks) ids.push_back(td.id);
+      return m.tokenizer->decode(ids);
+    });
+    out.segments.insert(out.segments.end(), fresh.begin(), fresh.end());
     if (!condition_on_previous || w.temperature > kPromptResetTemperature) reset_since = all_tokens.size();
     if (!fresh.empty() && hooks.on_segments) hooks.on_segments(std::move(fresh));
     seek += std::max<int64_t>(r.consumed_frames, 1);
