@@ -272,6 +272,19 @@ typedef struct hark_transcribe_params {
                                         produced; NULL or "": none. One that does not compile is
                                         HARK_ERR_INVALID_ARGUMENT before any compute. */
   /* Word timestamps will be added here (issue 8), after the fields above. */
+
+  /* ---- token timestamps, segment length, speaker turns (whisper.cpp's whisper_full; added after
+   * the decoding policy) ---- */
+  float thold_pt;         /* token timestamp trusted above this probability among the timestamps,
+                             in [0, 1] (whisper.rn's wordThold). Default 0.01 */
+  float thold_ptsum;      /* ... and when the timestamps together are above this, in [0, 1]. Default 0.01 */
+  bool token_timestamps;  /* t0/t1 per token (hark_token_data). Default false */
+  bool split_on_word;     /* max_len cuts only before a token that starts a word. Default false */
+  bool tdrz_enable;       /* tinydiarize models: speaker turns end segments
+                             (hark_result_segment_speaker_turn_next); refused before any compute
+                             on a model without the turn token. Default false */
+  int64_t max_len;        /* > 0: segments of at most this many bytes of text, cut at token times
+                             (turns token timestamps on); 0: no limit. Default 0 */
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.
@@ -390,6 +403,10 @@ HARK_API float hark_result_language_prob(const hark_result* result);
 /* Windows decoded again at a higher temperature (fallback); -1 on a bad handle. */
 HARK_API int hark_result_n_fallback_windows(const hark_result* result);
 
+/* 1: a tinydiarize model marked a change of speaker right after segment i (tdrz_enable);
+ * whisper.rn shows it as " [SPEAKER_TURN]" after the text. 0: not; -1 on a bad handle or i. */
+HARK_API int hark_result_segment_speaker_turn_next(const hark_result* result, int i);
+
 /* Words (word-level timestamps) will be added here (issue 8). */
 
 typedef struct hark_window {
@@ -416,7 +433,9 @@ typedef enum hark_format {
   HARK_FORMAT_TXT = 0,  /* segment texts, one per line */
   HARK_FORMAT_SRT = 1,
   HARK_FORMAT_VTT = 2,
-  HARK_FORMAT_JSON = 3  /* {"language", "segments":[{t0,t1,text,tokens}], "timings"} */
+  HARK_FORMAT_JSON = 3, /* {"language", "segments":[{t0,t1,text,tokens}], "timings"} */
+  HARK_FORMAT_CSV = 4,  /* whisper.cpp's -ocsv: "start,end,text", times in ms, text quoted */
+  HARK_FORMAT_LRC = 5   /* whisper.cpp's -olrc: "[mm:ss.xx]text" per segment */
 } hark_format;
 
 /* The result as a subtitle or text file's contents (ends with a newline when not empty); valid

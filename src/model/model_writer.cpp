@@ -101,6 +101,18 @@ void check_writable(const TestModelOptions& o, const HParams& hp) {
   }
 }
 
+// The token embedding of a tdrz-style model: the speaker-turn token's row scaled by kTurnGain.
+// Its logit is the hidden state's dot product with that row, so a larger row gives the token
+// large logits (of either sign, step by step): it wins at some steps, not at all of them.
+constexpr float kTurnGain = 8.0f;
+std::vector<uint8_t> tdrz_token_embedding(const TensorSpec& spec, DType type, uint64_t seed, const HParams& hp) {
+  std::vector<float> v = test_tensor_values(spec, seed);
+  const int64_t width = spec.ne[0];
+  const int32_t turn = special_tokens(hp).solm;
+  for (int64_t i = 0; i < width; ++i) v[static_cast<size_t>(turn * width + i)] *= kTurnGain;
+  return tensor_bytes(spec, type, v);
+}
+
 void write_model(const TestModelOptions& o, ModelWriter& w) {
   HParams hp = o.hparams;
   hp.ftype = ftype_for_weight_type(o.weight_type);
@@ -126,7 +138,9 @@ void write_model(const TestModelOptions& o, ModelWriter& w) {
 
   for (const TensorSpec& spec : whisper_tensor_specs(hp)) {
     const DType type = default_tensor_type(spec.kind, o.weight_type);
-    const std::vector<uint8_t> bytes = test_tensor_bytes(spec, type, o.seed);
+    const std::vector<uint8_t> bytes = o.tdrz && spec.name == "decoder.token_embedding.weight"
+                                           ? tdrz_token_embedding(spec, type, o.seed, hp)
+                                           : test_tensor_bytes(spec, type, o.seed);
     std::vector<int32_t> ne(spec.ne.begin(), spec.ne.begin() + spec.n_dims);
     w.tensor(spec.name, static_cast<int32_t>(type), ne, bytes.data(), bytes.size());
   }
@@ -201,12 +215,15 @@ std::vector<float> test_tensor_values(const TensorSpec& spec, uint64_t seed) {
 }
 
 std::vector<uint8_t> test_tensor_bytes(const TensorSpec& spec, DType type, uint64_t seed) {
-  const std::vector<float> v = test_tensor_values(spec, seed);
+  return tensor_bytes(spec, type, test_tensor_values(spec, seed));
+}
+
+std::vector<uint8_t> tensor_bytes(const TensorSpec& spec, DType type, const std::vector<float>& v) {
   const int64_t ncols = spec.ne[0];
   const int64_t nrows = spec.ne[1] * spec.ne[2] * spec.ne[3];
   std::vector<uint8_t> bytes(dtype_row_bytes(type, ncols) * static_cast<size_t>(nrows));
   const size_t written = quantize_rows(type, v.data(), bytes.data(), nrows, ncols);
-  HARK_CHECK(written == bytes.size(), "test_tensor_bytes: quantize_rows wrote " + std::to_string(written) +
+  HARK_CHECK(written == bytes.size(), "tensor_bytes: quantize_rows wrote " + std::to_string(written) +
                                           " bytes, expected " + std::to_string(bytes.size()));
   return bytes;
 }
