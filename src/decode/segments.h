@@ -10,7 +10,9 @@
 // Speaker turns (tinydiarize models): the turn token ends the segment whose text it follows and
 // marks it (speaker_turn_next). The model puts it right before a closing timestamp; when more
 // text follows it inside the same pair, that text starts a new segment, and the pair's time is
-// shared between the two by their token counts.
+// shared between the two by their token counts. A turn written before any text of a pair marks
+// the segment before it (whisper.cpp drops such a mark with the empty segment); one between a
+// closing and an opening timestamp marks the segment that closed.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -31,6 +33,8 @@ struct RawSegment {
 struct WindowResult {
   std::vector<RawSegment> segments;
   int64_t consumed_frames = 0;  // mel frames (10 ms each) to advance the seek position by
+  // A speaker turn came before the window's first text: it follows the previous window's last segment.
+  bool speaker_turn_first = false;
 };
 
 // The token tinydiarize models write at a change of speaker: <|startoflm|>, which Whisper itself

@@ -1,5 +1,6 @@
 #include "model/model_writer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -101,15 +102,33 @@ void check_writable(const TestModelOptions& o, const HParams& hp) {
   }
 }
 
-// The token embedding of a tdrz-style model: the speaker-turn token's row scaled by kTurnGain.
-// Its logit is the hidden state's dot product with that row, so a larger row gives the token
-// large logits (of either sign, step by step): it wins at some steps, not at all of them.
-constexpr float kTurnGain = 8.0f;
-std::vector<uint8_t> tdrz_token_embedding(const TensorSpec& spec, DType type, uint64_t seed, const HParams& hp) {
-  std::vector<float> v = test_tensor_values(spec, seed);
-  const int64_t width = spec.ne[0];
-  const int32_t turn = special_tokens(hp).solm;
-  for (int64_t i = 0; i < width; ++i) v[static_cast<size_t>(turn * width + i)] *= kTurnGain;
+// A tdrz-style model's weights. Every step's output state ends with the final layer norm, whose
+// bias b is in all of them; the speaker-turn token's row is set along b, so its logit is a steady
+// part (|row| |b|) plus a random one. It then wins at a share of the steps whatever was fed before
+// (a turn fed back does not call for another). |b| and |row| are set to kTurnNorm.
+constexpr float kTurnNorm = 1.92f;
+constexpr std::string_view kFinalNormBias = "decoder.ln.bias";
+
+// The seeded final-norm bias, scaled to kTurnNorm.
+std::vector<float> tdrz_bias(const HParams& hp, uint64_t seed) {
+  for (const TensorSpec& spec : whisper_tensor_specs(hp)) {
+    if (spec.name != kFinalNormBias) continue;
+    std::vector<float> b = test_tensor_values(spec, seed);
+    double norm = 0.0;
+    for (float x : b) norm += static_cast<double>(x) * x;
+    for (float& x : b) x = static_cast<float>(x * kTurnNorm / std::sqrt(norm));
+    return b;
+  }
+  throw Error("make-test-model: no " + std::string(kFinalNormBias) + " tensor");
+}
+
+std::vector<uint8_t> model_tensor_bytes(const TestModelOptions& o, const HParams& hp, const TensorSpec& spec, DType type) {
+  if (!o.tdrz) return test_tensor_bytes(spec, type, o.seed);
+  if (spec.name == kFinalNormBias) return tensor_bytes(spec, type, tdrz_bias(hp, o.seed));
+  if (spec.name != "decoder.token_embedding.weight") return test_tensor_bytes(spec, type, o.seed);
+  std::vector<float> v = test_tensor_values(spec, o.seed);
+  const std::vector<float> row = tdrz_bias(hp, o.seed);  // norm kTurnNorm, along b
+  std::copy(row.begin(), row.end(), v.begin() + static_cast<std::ptrdiff_t>(special_tokens(hp).solm) * spec.ne[0]);
   return tensor_bytes(spec, type, v);
 }
 
@@ -138,9 +157,7 @@ void write_model(const TestModelOptions& o, ModelWriter& w) {
 
   for (const TensorSpec& spec : whisper_tensor_specs(hp)) {
     const DType type = default_tensor_type(spec.kind, o.weight_type);
-    const std::vector<uint8_t> bytes = o.tdrz && spec.name == "decoder.token_embedding.weight"
-                                           ? tdrz_token_embedding(spec, type, o.seed, hp)
-                                           : test_tensor_bytes(spec, type, o.seed);
+    const std::vector<uint8_t> bytes = model_tensor_bytes(o, hp, spec, type);
     std::vector<int32_t> ne(spec.ne.begin(), spec.ne.begin() + spec.n_dims);
     w.tensor(spec.name, static_cast<int32_t>(type), ne, bytes.data(), bytes.size());
   }

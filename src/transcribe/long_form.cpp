@@ -329,6 +329,9 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       r.segments.assign(1, std::move(one));
     }
     if (p.single_segment) r.consumed_frames = window_frames;
+    // A turn before this window's first text ends the previous window's last segment. (Already
+    // reported to on_new_segments without the mark: the transcript has it.)
+    if (r.speaker_turn_first && !out.segments.empty()) out.segments.back().speaker_turn_next = true;
     std::vector<Segment> fresh;
     for (const decode::RawSegment& rs : r.segments) {
       Segment seg;

@@ -45,6 +45,36 @@ TEST_F(SpeakerTurn, TextAfterATurnStartsANewSegment) {
   EXPECT_FALSE(r.segments[1].speaker_turn_next);
 }
 
+TEST_F(SpeakerTurn, ATurnBeforeAnyTextMarksTheSegmentBefore) {
+  // <0.00> a <1.00><1.00> TURN b <2.00>
+  const std::vector<int32_t> seq = {ts(0), 1, ts(50), ts(50), st.solm, 2, ts(100), st.eot};
+  const WindowResult r = split_window(st, seq, 0, 3000, st.solm);
+  ASSERT_EQ(r.segments.size(), 2u);
+  EXPECT_TRUE(r.segments[0].speaker_turn_next);
+  EXPECT_FALSE(r.segments[1].speaker_turn_next);
+  EXPECT_EQ(r.segments[1].t0, 100);  // the pair keeps its whole time
+  // At the start of a window the segment before is the previous window's: the window says so.
+  const std::vector<int32_t> first = {ts(0), st.solm, 2, ts(100), st.eot};
+  const WindowResult f = split_window(st, first, 0, 3000, st.solm);
+  ASSERT_EQ(f.segments.size(), 1u);
+  EXPECT_FALSE(f.segments[0].speaker_turn_next);
+  EXPECT_TRUE(f.speaker_turn_first);
+  EXPECT_FALSE(r.speaker_turn_first);
+}
+
+TEST_F(SpeakerTurn, ATurnBetweenClosingAndOpeningTimestampsMarksTheSegmentThatClosed) {
+  // <0.00> a <1.00> TURN <1.20> b <2.00> c: the pair holds despite the turn inside it
+  const std::vector<int32_t> seq = {ts(0), 1, ts(50), st.solm, ts(60), 2, ts(100), ts(100), 3, st.eot};
+  const WindowResult r = split_window(st, seq, 0, 3000, st.solm);
+  ASSERT_EQ(r.segments.size(), 2u);
+  EXPECT_EQ(r.segments[0].t1, 100);
+  EXPECT_TRUE(r.segments[0].speaker_turn_next);
+  EXPECT_EQ(r.segments[1].t0, 120);
+  EXPECT_EQ(r.segments[1].t1, 200);
+  EXPECT_FALSE(r.segments[1].speaker_turn_next);
+  EXPECT_EQ(r.consumed_frames, 200);
+}
+
 TEST_F(SpeakerTurn, TheTokenIsStartOfLmUnlessTheFileStoresTextThere) {
   EXPECT_EQ(speaker_turn_token(st, st.eot + 1), st.solm);  // an English-only file: text up to eot
   EXPECT_EQ(speaker_turn_token(st, st.solm), st.solm);
