@@ -86,12 +86,15 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
   r->suppress.erase(std::unique(r->suppress.begin(), r->suppress.end()), r->suppress.end());
 }
 
-// Token t0/t1 of one segment from the probabilities recorded at each token's step.
+// Token t0/t1 of one segment from the probabilities recorded at each token's step. (A search
+// that recorded none leaves every token unsure: times shared by text length.)
 void set_token_times(const SpecialTokens& st, const decode::WindowTokens& w, const decode::RawSegment& rs,
                      int64_t window_offset, const TranscribeParams& p, Segment* seg) {
   std::vector<decode::TimedTokenInput> in;
-  for (size_t k = 0; k < rs.tokens.size(); ++k)
-    in.push_back({seg->tokens[k].text, w.ts_probs[rs.positions[k]]});
+  for (size_t k = 0; k < rs.tokens.size(); ++k) {
+    const size_t at = rs.positions[k];
+    in.push_back({seg->tokens[k].text, at < w.ts_probs.size() ? w.ts_probs[at] : decode::TimestampProb{}});
+  }
   const std::vector<decode::TokenTime> times =
       decode::assign_token_times(st, in, window_offset, seg->t0, seg->t1, p.thold_pt, p.thold_ptsum);
   for (size_t k = 0; k < times.size(); ++k) {
