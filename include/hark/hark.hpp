@@ -227,7 +227,9 @@ struct TranscribeParams {
   int max_len = 0;
   bool split_on_word = false;
   // tinydiarize models (e.g. small.en-tdrz): the speaker-turn token ends a segment and sets its
-  // speaker_turn_next. Off, that token is never produced (as whisper.cpp's tdrz_enable).
+  // speaker_turn_next. Off, that token is never produced (as whisper.cpp's tdrz_enable). On, each
+  // window's last segment reaches on_new_segments with the next window's (which may open with the
+  // turn that ends it).
   bool tdrz_enable = false;
 
   std::shared_ptr<Job> job;  // run as this job (see jobs::create); nullptr: a new one

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <regex>
 
 #include "decode/fallback.h"
@@ -235,6 +236,10 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     return prompt;
   };
 
+  // With tinydiarize, each window's last segment reaches on_segments with the next window's
+  // segments: that window may open with the turn that ends it.
+  std::vector<Segment> held;
+
   int progress = 0;
   auto report_progress = [&](int pct) {  // only rises
     if (pct <= progress) return;
@@ -332,9 +337,12 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       r.segments.assign(1, std::move(one));
     }
     if (p.single_segment) r.consumed_frames = window_frames;
-    // A turn before this window's first text ends the previous window's last segment. (Already
-    // reported to on_new_segments without the mark: the transcript has it.)
-    if (r.speaker_turn_first && !out.segments.empty()) out.segments.back().speaker_turn_next = true;
+    // A turn before this window's first text ends the previous window's last segment (held back
+    // from on_segments until now for this).
+    if (r.speaker_turn_first && !out.segments.empty()) {
+      out.segments.back().speaker_turn_next = true;
+      if (!held.empty()) held.back().speaker_turn_next = true;
+    }
     std::vector<Segment> fresh;
     for (const decode::RawSegment& rs : r.segments) {
       Segment seg;
@@ -365,10 +373,20 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     });
     out.segments.insert(out.segments.end(), fresh.begin(), fresh.end());
     if (!condition_on_previous || w.temperature > kPromptResetTemperature) reset_since = all_tokens.size();
-    if (!fresh.empty() && hooks.on_segments) hooks.on_segments(std::move(fresh));
+    if (hooks.on_segments) {
+      std::vector<Segment> report = std::move(held);
+      held.clear();
+      report.insert(report.end(), std::make_move_iterator(fresh.begin()), std::make_move_iterator(fresh.end()));
+      if (req.speaker_turn >= 0 && !report.empty()) {
+        held.push_back(std::move(report.back()));
+        report.pop_back();
+      }
+      if (!report.empty()) hooks.on_segments(std::move(report));
+    }
     seek += std::max<int64_t>(r.consumed_frames, 1);
     report_progress(static_cast<int>(std::min<int64_t>(100, seek * 100 / std::max<int64_t>(content, 1))));
   }
+  if (!held.empty() && hooks.on_segments) hooks.on_segments(std::move(held));
   // A tail too short to decode still completes the job.
   if (!out.aborted && progress < 100) report_progress(100);
   tm.total_ms = ms_since(t_start);

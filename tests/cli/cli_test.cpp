@@ -19,6 +19,7 @@
 #include "audio/audio.h"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
+#include "transcribe/micro_model.h"
 
 namespace hark {
 namespace {
@@ -355,6 +356,25 @@ TEST_F(Cli, TokenTimestampsMaxLenTinydiarizeCsvAndLrc) {
   for (const auto& seg : tj["segments"])
     for (const auto& tok : seg["tokens"]) EXPECT_TRUE(tok.contains("t0")) << tok.dump();
   fs::remove(base + ".json");
+  // -tdrz on a tinydiarize-style model: the console marks turns as whisper.cpp's CLI does.
+  {
+    const std::string tdrz_model = (dir() / "tdrz.bin").string(), speech = (dir() / "speech.wav").string();
+    TestModelOptions o;
+    ASSERT_TRUE(test_model_preset("micro.en", &o.hparams));
+    o.tdrz = true;
+    write_test_model(o, tdrz_model);
+    const std::vector<float> a = testing::speech_like_tones(30.0);
+    audio::WavWriter w(speech, audio::kSampleRate, 1, audio::WavWriter::Format::kFloat32);
+    w.write(a.data(), a.size());
+    w.close();
+    const std::string args = " -q -t 2 --max-tokens 48 -m " + quote(tdrz_model) + " " + quote(speech);
+    const CliResult on = hark("transcribe -tdrz" + args);
+    ASSERT_EQ(on.code, 0) << on.err;
+    EXPECT_TRUE(contains(on.out, " [SPEAKER_TURN]\n")) << on.out;
+    const CliResult off = hark("transcribe" + args);
+    ASSERT_EQ(off.code, 0) << off.err;
+    EXPECT_FALSE(contains(off.out, "SPEAKER_TURN")) << off.out;
+  }
   // bad values
   EXPECT_EQ(hark("transcribe -ml -1" + m).code, 2);
   EXPECT_EQ(hark("transcribe -wt 1.5" + m).code, 2);

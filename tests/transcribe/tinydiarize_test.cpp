@@ -31,7 +31,15 @@ TEST(Tinydiarize, TurnsEndSegmentsOnATdrzModel) {
   TranscribeParams p;
   p.max_tokens_per_window = 48;
   p.tdrz_enable = true;
+  std::vector<Segment> live;  // what on_new_segments saw: the same segments, marks included
+  p.on_new_segments = [&](const NewSegments& ns) { live.insert(live.end(), ns.segments.begin(), ns.segments.end()); };
   const Transcript on = ctx->transcribe(audio, p);
+  p.on_new_segments = nullptr;
+  ASSERT_EQ(live.size(), on.segments.size());
+  for (size_t i = 0; i < live.size(); ++i) {
+    EXPECT_EQ(live[i].text, on.segments[i].text);
+    EXPECT_EQ(live[i].speaker_turn_next, on.segments[i].speaker_turn_next) << i;
+  }
   const Transcript again = ctx->transcribe(audio, p);
   int turns = 0;
   ASSERT_EQ(on.segments.size(), again.segments.size());
