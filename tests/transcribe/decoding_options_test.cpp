@@ -176,10 +176,14 @@ TEST_F(DecodingOptions, TokenTimestampsAndMaxLen) {
     for (const Segment& s : cut.segments) {
       joined += s.text;
       // Longer only when a token (a word, with split_on_word) could not be cut.
-      if (s.text.size() > 8 && !on_word) EXPECT_EQ(s.tokens.size(), 1u) << s.text;
-      if (on_word)
-        for (size_t k = 1; k < s.tokens.size(); ++k)
+      if (s.text.size() > 8 && !on_word) {
+        EXPECT_EQ(s.tokens.size(), 1u) << s.text;
+      }
+      if (on_word) {
+        for (size_t k = 1; k < s.tokens.size(); ++k) {
           if (s.text.size() > 8 && s.tokens[k].text.starts_with(' ')) ADD_FAILURE() << "uncut word in " << s.text;
+        }
+      }
     }
     for (const Segment& s : plain.segments) plain_joined += s.text;
     EXPECT_EQ(joined, plain_joined);  // cutting moves no text
