@@ -1,6 +1,6 @@
 // hark: the command-line front end.
 //
-//   hark transcribe -m MODEL FILE... [-l LANG] [-t N] [-o txt,srt,vtt,json] [--output-file BASE] ...
+//   hark transcribe -m MODEL FILE... [-l LANG] [-t N] [-o txt,srt,vtt,json,csv,lrc] [--output-file BASE] ...
 //   hark info MODEL
 //   hark bench -m MODEL [-t N] [--json]
 //
@@ -31,7 +31,9 @@ constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitInterrupted = 130;
 
-const std::vector<std::string> kFormats = {"txt", "srt", "vtt", "json"};
+const std::vector<std::string> kFormats = {"txt", "srt", "vtt", "json", "csv", "lrc"};
+// What whisper.cpp's CLI (and whisper.rn's text) writes after a segment a speaker turn follows.
+constexpr const char* kSpeakerTurn = " [SPEAKER_TURN]";
 
 // Set by SIGINT/SIGTERM; the running job polls it through should_abort and stops between nodes.
 // A second signal gets the default action, so a job that does not stop can still be killed.
@@ -75,6 +77,8 @@ std::string render(const std::string& format, const hark::Transcript& t) {
   if (format == "txt") return hark::to_txt(t);
   if (format == "srt") return hark::to_srt(t);
   if (format == "vtt") return hark::to_vtt(t);
+  if (format == "csv") return hark::to_csv(t);
+  if (format == "lrc") return hark::to_lrc(t);
   return hark::to_json(t, /*full=*/format != "json-compact");
 }
 
@@ -110,6 +114,7 @@ struct TranscribeOptions {
   bool no_fallback = false;
   bool output_json = false;       // -oj: JSON without tokens
   bool output_json_full = false;  // -ojf: JSON with tokens (as -o json)
+  bool output_csv = false, output_lrc = false;  // whisper.cpp's -ocsv, -olrc: as "-o csv", "-o lrc"
 };
 
 int run_transcribe(const TranscribeOptions& o) {
@@ -128,6 +133,8 @@ int run_transcribe(const TranscribeOptions& o) {
   if (o.output_json_full) asked.push_back("json");
   // -oj's compact JSON goes to the same .json file: the full one wins when both are asked for.
   if (o.output_json && std::find(asked.begin(), asked.end(), "json") == asked.end()) asked.push_back("json-compact");
+  if (o.output_csv) asked.emplace_back("csv");
+  if (o.output_lrc) asked.emplace_back("lrc");
   for (const std::string& f : asked)
     if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
 
@@ -191,17 +198,25 @@ int run_transcribe(const TranscribeOptions& o) {
         p.prepend_punctuations = d.prepend_punctuations;
         p.append_punctuations = d.append_punctuations;
         p.hallucination_silence_threshold = d.hallucination_silence_threshold;
+        p.token_timestamps = d.token_timestamps;
+        p.thold_pt = d.thold_pt;
+        p.max_len = d.max_len;
+        p.split_on_word = d.split_on_word;
+        p.tdrz_enable = d.tdrz_enable;
       }
       p.initial_prompt = o.prompt;
       p.should_abort = [] { return g_interrupted.load(); };
       // Segments are printed as they become final, so a long file shows progress as it goes.
       p.on_new_segments = [&](const hark::NewSegments& ns) {
         for (const hark::Segment& s : ns.segments) {
+          const char* turn = o.decoding.tdrz_enable && s.speaker_turn_next ? kSpeakerTurn : "";
           if (o.no_timestamps) {
             const std::string text = trimmed(s.text);  // as in the .txt file: no blank lines
-            if (!text.empty()) std::printf("%s\n", text.c_str());
+            if (!text.empty()) std::printf("%s%s\n", text.c_str(), turn);
           } else {
-            std::fputs(hark::format_segment_line(s).c_str(), stdout);
+            std::string line = hark::format_segment_line(s);
+            line.insert(line.size() - 1, turn);  // before its newline
+            std::fputs(line.c_str(), stdout);
           }
         }
         std::fflush(stdout);
@@ -281,7 +296,9 @@ static std::vector<std::string> whisper_cpp_spellings(int argc, char** argv) {
         {"-tpi", "--temperature-inc"}, {"-nf", "--no-fallback"},    {"-bo", "--best-of"},
         {"-sns", "--suppress-nst"},  {"-mc", "--max-context"},      {"-lpt", "--logprob-thold"},
         {"-nth", "--no-speech-thold"}, {"-mt", "--max-tokens"},   {"-dtw", "--dtw"},
-        {"-oj", "--output-json"},    {"-ojf", "--output-json-full"}, {"-dl", "--detect-language"}};
+        {"-oj", "--output-json"},    {"-ojf", "--output-json-full"}, {"-dl", "--detect-language"},
+        {"-ml", "--max-len"},        {"-sow", "--split-on-word"},  {"-wt", "--word-thold"},
+        {"-tdrz", "--tinydiarize"},  {"-ocsv", "--output-csv"},    {"-olrc", "--output-lrc"}};
     const char* long_form = nullptr;
     for (const auto& [short_form, lf] : kSpellings)
       if (a == short_form) long_form = lf;
@@ -307,10 +324,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   transcribe->add_option("--device", topt.device, "cpu, or cpu-ref (scalar reference, for checks); default: the best")
       ->check(CLI::IsMember({"cpu", "cpu-ref"}));
-  transcribe->add_option("-o,--output-format", topt.formats, "Also write these files: txt, srt, vtt, json")
+  transcribe->add_option("-o,--output-format", topt.formats, "Also write these files: txt, srt, vtt, json, csv, lrc")
       ->delimiter(',')
       ->allow_extra_args(false)  // one value (a comma list) per -o: the files after it stay inputs
       ->check(CLI::IsMember(kFormats));
+  transcribe->add_flag("--output-csv", topt.output_csv, "Also write a CSV file (-ocsv; as -o csv)");
+  transcribe->add_flag("--output-lrc", topt.output_lrc, "Also write an LRC lyrics file (-olrc; as -o lrc)");
   transcribe->add_option("--output-file", topt.output_file,
                          "Output path without extension (default: the input path; '.srt' etc. is appended)");
   transcribe->add_option("--offset-ms", topt.offset_ms, "Start this far into the audio")
@@ -379,6 +398,22 @@ int main(int argc, char** argv) {
   transcribe->add_option("--max-tokens", dp.max_tokens_per_window, "Tokens per window at most (-mt; 0: the model's)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  // Token timestamps, segment length, speaker turns: whisper.cpp's -ml -sow -wt -tdrz. whisper.cpp's
+  // CLI has no flag of its own for token timestamps (-ml, -ojf and -owts turn them on);
+  // --token-timestamps is whisper.rn's tokenTimestamps.
+  transcribe->add_flag("--token-timestamps", dp.token_timestamps,
+                       "Time every token from the timestamp probabilities (json: tokens' t0, t1)");
+  transcribe->add_option("--max-len", dp.max_len,
+                         "Segments of at most this many bytes of text (-ml; 0: no limit; turns token timestamps on)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  transcribe->add_flag("--split-on-word", dp.split_on_word, "With --max-len, cut only between words (-sow)");
+  transcribe->add_option("--word-thold", dp.thold_pt,
+                         "A token's timestamp is trusted above this probability (-wt; whisper.rn's wordThold)")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+  transcribe->add_flag("--tinydiarize", dp.tdrz_enable,
+                       "Speaker turns with a tinydiarize (tdrz) model: segments end at a turn, marked [SPEAKER_TURN] (-tdrz)");
 
   // Word timestamps: hark's --word-timestamps (the model's own heads), whisper.cpp's -dtw PRESET,
   // OpenAI's punctuation and hallucination options.

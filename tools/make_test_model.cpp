@@ -19,13 +19,15 @@ namespace {
 void usage(std::FILE* to) {
   std::fprintf(to,
                "usage: make-test-model -o PATH [--preset NAME] [--type TYPE] [--seed N]\n"
-               "                       [--vocab-from MODEL] [--n-audio-layer N ...]\n"
+               "                       [--vocab-from MODEL] [--tdrz] [--n-audio-layer N ...]\n"
                "  --preset      micro (2 layers, width 64), tiny, base, small, medium, large,\n"
                "                large-v3, large-v3-turbo; append .en for English-only (default micro)\n"
                "  --type        f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0 (default f16)\n"
                "  --seed        weights are a function of the seed and the tensor name (default 1)\n"
                "  --vocab-from  take the vocabulary (and mel filters, when n_mels match) from this\n"
                "                model or header file instead of synthesizing them\n"
+               "  --tdrz        a tinydiarize-style model: weights that write the speaker-turn\n"
+               "                token (<|startoflm|>), for hark transcribe --tinydiarize\n"
                "  overrides:    --n-vocab --n-audio-ctx --n-audio-state --n-audio-head\n"
                "                --n-audio-layer --n-text-ctx --n-text-state --n-text-head\n"
                "                --n-text-layer --n-mels\n");
@@ -55,12 +57,17 @@ int main(int argc, char** argv) {
     int32_t value;
   };
   std::vector<Override> overrides;
+  bool tdrz = false;
 
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
       usage(stdout);
       return 0;
+    }
+    if (a == "--tdrz") {  // the one option without a value
+      tdrz = true;
+      continue;
     }
     if (i + 1 >= argc) die(a + " needs a value (see --help)");
     const char* v = argv[++i];
@@ -98,6 +105,7 @@ int main(int argc, char** argv) {
   for (const Override& o : overrides) opt.hparams.field(o.field) = o.value;
   opt.seed = seed;
   opt.vocab_from = vocab_from;
+  opt.tdrz = tdrz;
 
   const auto t0 = std::chrono::steady_clock::now();
   try {

@@ -280,6 +280,18 @@ typedef struct hark_transcribe_params {
   const char* dtw_heads;                 /* "custom": "layer,head" pairs, e.g. "2,4 3,0" */
   const char* prepend_punctuations;      /* joined to the next word; NULL: OpenAI's default */
   const char* append_punctuations;       /* joined to the previous word; NULL: OpenAI's default */
+  /* ---- token timestamps, segment length, speaker turns (whisper.cpp's whisper_full; added after
+   * the decoding policy) ---- */
+  float thold_pt;         /* token timestamp trusted above this probability among the timestamps,
+                             in [0, 1] (whisper.rn's wordThold). Default 0.01 */
+  float thold_ptsum;      /* ... and when the timestamps together are above this, in [0, 1]. Default 0.01 */
+  bool token_timestamps;  /* t0/t1 per token (hark_token_data). Default false */
+  bool split_on_word;     /* max_len cuts only before a token that starts a word. Default false */
+  bool tdrz_enable;       /* tinydiarize models: speaker turns end segments
+                             (hark_result_segment_speaker_turn_next); refused before any compute
+                             on a model without the turn token. Default false */
+  int64_t max_len;        /* > 0: segments of at most this many bytes of text, cut at token times
+                             (turns token timestamps on); 0: no limit. Default 0 */
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.
@@ -410,6 +422,10 @@ typedef struct hark_word {
 /* Word j of segment i (out_size = sizeof *out). */
 HARK_API hark_status hark_result_word(const hark_result* result, int i, int j, hark_word* out, size_t out_size);
 
+/* 1: a tinydiarize model marked a change of speaker right after segment i (tdrz_enable);
+ * whisper.rn shows it as " [SPEAKER_TURN]" after the text. 0: not; -1 on a bad handle or i. */
+HARK_API int hark_result_segment_speaker_turn_next(const hark_result* result, int i);
+
 typedef struct hark_window {
   int64_t t0, t1;  /* the stretch of audio one encoder window decoded */
   bool skipped_as_silence;
@@ -434,7 +450,9 @@ typedef enum hark_format {
   HARK_FORMAT_TXT = 0,  /* segment texts, one per line */
   HARK_FORMAT_SRT = 1,
   HARK_FORMAT_VTT = 2,
-  HARK_FORMAT_JSON = 3  /* {"language", "segments":[{t0,t1,text,tokens}], "timings"} */
+  HARK_FORMAT_JSON = 3, /* {"language", "segments":[{t0,t1,text,tokens}], "timings"} */
+  HARK_FORMAT_CSV = 4,  /* whisper.cpp's -ocsv: "start,end,text", times in ms, text quoted */
+  HARK_FORMAT_LRC = 5   /* whisper.cpp's -olrc: "[mm:ss.xx]text" per segment */
 } hark_format;
 
 /* The result as a subtitle or text file's contents (ends with a newline when not empty); valid

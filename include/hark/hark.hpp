@@ -106,6 +106,9 @@ struct Segment {
   double compression_ratio = 0.0;
   float no_speech_prob = 0.0f;
   std::vector<Word> words;  // with word_timestamps; their texts joined are the segment's text
+  // tinydiarize models (TranscribeParams::tdrz_enable): the model marked a change of speaker right
+  // after this segment. whisper.rn's text gets " [SPEAKER_TURN]" for it: the front ends add that.
+  bool speaker_turn_next = false;
 };
 
 struct Timings {
@@ -252,6 +255,23 @@ struct TranscribeParams {
   // Seconds; > 0 (with word_timestamps): skip silences longer than this around a suspected
   // hallucination (OpenAI's hallucination_silence_threshold). <= 0: off.
   float hallucination_silence_threshold = 0.0f;
+  // ---- token timestamps, segment length, speaker turns (whisper.cpp's whisper_full) ----
+  // Token t0/t1 from the timestamp tokens' probabilities at each step: a token starts at its
+  // step's most likely timestamp when that one has probability > thold_pt within the timestamps
+  // and the timestamps together > thold_ptsum; the others share the time between by text length.
+  bool token_timestamps = false;
+  float thold_pt = 0.01f;           // in [0, 1] (whisper.rn's wordThold, whisper.cpp's -wt)
+  float thold_ptsum = 0.01f;        // in [0, 1]
+  // > 0: segments are cut to at most this many bytes of text (whisper.cpp's max_len: UTF-8 bytes,
+  // never inside a character); the new segments take their times from the token times, so this
+  // turns token_timestamps on. split_on_word: cut only before a token that starts a word.
+  int max_len = 0;
+  bool split_on_word = false;
+  // tinydiarize models (e.g. small.en-tdrz): the speaker-turn token ends a segment and sets its
+  // speaker_turn_next. Off, that token is never produced (as whisper.cpp's tdrz_enable). On, each
+  // window's last segment reaches on_new_segments with the next window's (which may open with the
+  // turn that ends it).
+  bool tdrz_enable = false;
 
   std::shared_ptr<Job> job;  // run as this job (see jobs::create); nullptr: a new one
 
@@ -336,12 +356,17 @@ HARK_API std::string to_txt(const Transcript& t);   // segment texts, one per li
 HARK_API std::string to_srt(const Transcript& t);
 HARK_API std::string to_vtt(const Transcript& t);
 // {"language", "language_prob", "n_fallback_windows", "text", "segments":[{start, end, t0, t1, text,
-// temperature, avg_logprob, compression_ratio, no_speech_prob, tokens:[{id, text, p, logp}], words}],
-// "timings"}
+// temperature, avg_logprob, compression_ratio, no_speech_prob, speaker_turn_next,
+// tokens:[{id, text, p, logp[, t0, t1]}], words}], "timings"} (token t0/t1 when token timestamps are on)
 HARK_API std::string to_json(const Transcript& t);
 // full = false: the same without each segment's tokens (whisper.cpp's -oj against -ojf). Segments
 // with words carry them either way: "words":[{word, start, end, probability, t0, t1}].
 HARK_API std::string to_json(const Transcript& t, bool full);
+// whisper.cpp's -ocsv: "start,end,text" then one row per segment: start and end in milliseconds,
+// the text in double quotes (a quote in it doubled, RFC 4180).
+HARK_API std::string to_csv(const Transcript& t);
+// whisper.cpp's -olrc (lyrics): "[by:hark]" then "[mm:ss.xx]text" per segment, at its start.
+HARK_API std::string to_lrc(const Transcript& t);
 // The CLI's console line: "[00:00:00.000 --> 00:00:02.500]  text".
 HARK_API std::string format_segment_line(const Segment& s);
 

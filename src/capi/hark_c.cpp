@@ -58,8 +58,8 @@ struct hark_result {
   std::string text;
   // hark_result_format's strings, made on first use (a result is otherwise immutable).
   std::mutex format_mu;
-  std::string formats[4];
-  bool formatted[4] = {false, false, false, false};
+  std::string formats[6];
+  bool formatted[6] = {false, false, false, false, false, false};
 };
 
 namespace {
@@ -251,8 +251,7 @@ constexpr size_t kTranscribeParamsV1 = offsetof(hark_transcribe_params, abort_us
 // No tail padding: when a field is appended, name the new last field here.
 static_assert(sizeof(hark_context_params) == offsetof(hark_context_params, device) + sizeof(const char*),
               "hark_context_params must end on a pointer-sized field");
-static_assert(sizeof(hark_transcribe_params) ==
-                  offsetof(hark_transcribe_params, append_punctuations) + sizeof(const char*),
+static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, max_len) + sizeof(int64_t),
               "hark_transcribe_params must end on a pointer-sized field");
 
 template <typename P>
@@ -348,6 +347,12 @@ hark_transcribe_params transcribe_defaults() {
   p.dtw_heads = nullptr;
   p.prepend_punctuations = nullptr;
   p.append_punctuations = nullptr;
+  p.token_timestamps = d.token_timestamps;
+  p.thold_pt = d.thold_pt;
+  p.thold_ptsum = d.thold_ptsum;
+  p.max_len = d.max_len;
+  p.split_on_word = d.split_on_word;
+  p.tdrz_enable = d.tdrz_enable;
   return p;
 }
 
@@ -394,6 +399,11 @@ void check_params(const hark_transcribe_params& p, bool multilingual) {
                                            std::to_string(p.suppress_tokens[k]) + ", not a token id");
   require(!std::isnan(p.hallucination_silence_threshold),
           "params->hallucination_silence_threshold must not be NaN (<= 0: off)");
+  require(p.thold_pt >= 0.0f && p.thold_pt <= 1.0f, "params->thold_pt must be in [0, 1], got " + std::to_string(p.thold_pt));
+  require(p.thold_ptsum >= 0.0f && p.thold_ptsum <= 1.0f,
+          "params->thold_ptsum must be in [0, 1], got " + std::to_string(p.thold_ptsum));
+  require(p.max_len >= 0 && p.max_len <= INT32_MAX,
+          "params->max_len must be in [0, 2^31) (0: no limit), got " + std::to_string(p.max_len));
   if (p.suppress_regex && *p.suppress_regex) {
     try {
       std::regex re(p.suppress_regex, std::regex::ECMAScript);
@@ -465,6 +475,12 @@ hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner
   if (p.dtw_heads) c.dtw_heads = p.dtw_heads;
   if (p.prepend_punctuations) c.prepend_punctuations = p.prepend_punctuations;
   if (p.append_punctuations) c.append_punctuations = p.append_punctuations;
+  c.token_timestamps = p.token_timestamps;
+  c.thold_pt = p.thold_pt;
+  c.thold_ptsum = p.thold_ptsum;
+  c.max_len = static_cast<int>(p.max_len);
+  c.split_on_word = p.split_on_word;
+  c.tdrz_enable = p.tdrz_enable;
   if (p.progress_callback)
     c.on_progress = [cb = p.progress_callback, ud = p.progress_user_data, owner](int percent) {
       CallbackScope scope(owner);
@@ -1102,6 +1118,11 @@ hark_status hark_result_segment_decoding(const hark_result* result, int i, hark_
   });
 }
 
+int hark_result_segment_speaker_turn_next(const hark_result* result, int i) {
+  return get("hark_result_segment_speaker_turn_next", result, -1,
+             [i](const hark_result& r) { return segment(r, i).speaker_turn_next ? 1 : 0; });
+}
+
 float hark_result_language_prob(const hark_result* result) {
   return get("hark_result_language_prob", result, -1.0f, [](const hark_result& r) { return r.t.language_prob; });
 }
@@ -1156,7 +1177,7 @@ const char* hark_result_format(const hark_result* result, hark_format format) {
   guarded("hark_result_format", HARK_ERR_INTERNAL, [&] {
     const auto lock = read_result(result);
     const int f = enum_value(format);
-    require(f >= HARK_FORMAT_TXT && f <= HARK_FORMAT_JSON, "format " + std::to_string(f) + " is not a hark_format (0..3)");
+    require(f >= HARK_FORMAT_TXT && f <= HARK_FORMAT_LRC, "format " + std::to_string(f) + " is not a hark_format (0..5)");
     hark_result& r = const_cast<hark_result&>(*result);  // only the lazily made strings change
     std::lock_guard<std::mutex> fl(r.format_mu);
     if (!r.formatted[f]) {
@@ -1165,6 +1186,8 @@ const char* hark_result_format(const hark_result* result, hark_format format) {
         case HARK_FORMAT_SRT: r.formats[f] = hark::to_srt(r.t); break;
         case HARK_FORMAT_VTT: r.formats[f] = hark::to_vtt(r.t); break;
         case HARK_FORMAT_JSON: r.formats[f] = hark::to_json(r.t); break;
+        case HARK_FORMAT_CSV: r.formats[f] = hark::to_csv(r.t); break;
+        case HARK_FORMAT_LRC: r.formats[f] = hark::to_lrc(r.t); break;
       }
       r.formatted[f] = true;
     }

@@ -60,6 +60,7 @@ WindowTokens run_candidate(Model& model, const SpecialTokens& st, const WindowRe
     out.tokens.push_back(tok);
     out.probs.push_back(std::exp(lp));
     out.logprobs.push_back(lp);
+    out.ts_probs.push_back(record_timestamp_prob(st, logits, tok));
     out.sum_logprob += lp;
     ++out.n_sampled;
     if (tok == st.eot) break;

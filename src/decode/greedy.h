@@ -15,6 +15,7 @@
 
 #include "decode/model.h"
 #include "decode/timestamp_rules.h"
+#include "decode/token_timestamps.h"
 
 namespace hark::decode {
 
@@ -33,6 +34,7 @@ struct WindowTokens {
   std::vector<int32_t> tokens;   // sampled, end-of-text included when it was produced
   std::vector<float> probs;      // probability of each sampled token (after the rules)
   std::vector<float> logprobs;   // its log-probability
+  std::vector<TimestampProb> ts_probs;  // the timestamps' probabilities at each token's step
   double sum_logprob = 0.0;
   double avg_logprob = 0.0;      // over the sampled tokens, end-of-text included
   float no_speech_prob = 0.0f;   // P(<|nospeech|>) right after <|startoftranscript|>

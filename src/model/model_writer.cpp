@@ -1,5 +1,6 @@
 #include "model/model_writer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -101,6 +102,37 @@ void check_writable(const TestModelOptions& o, const HParams& hp) {
   }
 }
 
+// A tdrz-style model's weights. Every step's output state ends with the final layer norm, whose
+// bias b is in all of them; the speaker-turn token's row is set along b, so its logit is a steady
+// part (|row| |b|) plus a random one, so it wins at some steps whatever was fed before. Both
+// norms are kTurnNorm: on the micro model, turns then come now and then; from about 2 on they win
+// nearly every step, and below about 1.7 never.
+constexpr float kTurnNorm = 1.92f;
+constexpr std::string_view kFinalNormBias = "decoder.ln.bias";
+
+// The seeded final-norm bias, scaled to kTurnNorm.
+std::vector<float> tdrz_bias(const HParams& hp, uint64_t seed) {
+  for (const TensorSpec& spec : whisper_tensor_specs(hp)) {
+    if (spec.name != kFinalNormBias) continue;
+    std::vector<float> b = test_tensor_values(spec, seed);
+    double norm = 0.0;
+    for (float x : b) norm += static_cast<double>(x) * x;
+    for (float& x : b) x = static_cast<float>(x * kTurnNorm / std::sqrt(norm));
+    return b;
+  }
+  throw Error("make-test-model: no " + std::string(kFinalNormBias) + " tensor");
+}
+
+std::vector<uint8_t> model_tensor_bytes(const TestModelOptions& o, const HParams& hp, const TensorSpec& spec, DType type) {
+  if (!o.tdrz) return test_tensor_bytes(spec, type, o.seed);
+  if (spec.name == kFinalNormBias) return tensor_bytes(spec, type, tdrz_bias(hp, o.seed));
+  if (spec.name != "decoder.token_embedding.weight") return test_tensor_bytes(spec, type, o.seed);
+  std::vector<float> v = test_tensor_values(spec, o.seed);
+  const std::vector<float> row = tdrz_bias(hp, o.seed);  // norm kTurnNorm, along b
+  std::copy(row.begin(), row.end(), v.begin() + static_cast<std::ptrdiff_t>(special_tokens(hp).solm) * spec.ne[0]);
+  return tensor_bytes(spec, type, v);
+}
+
 void write_model(const TestModelOptions& o, ModelWriter& w) {
   HParams hp = o.hparams;
   hp.ftype = ftype_for_weight_type(o.weight_type);
@@ -126,7 +158,7 @@ void write_model(const TestModelOptions& o, ModelWriter& w) {
 
   for (const TensorSpec& spec : whisper_tensor_specs(hp)) {
     const DType type = default_tensor_type(spec.kind, o.weight_type);
-    const std::vector<uint8_t> bytes = test_tensor_bytes(spec, type, o.seed);
+    const std::vector<uint8_t> bytes = model_tensor_bytes(o, hp, spec, type);
     std::vector<int32_t> ne(spec.ne.begin(), spec.ne.begin() + spec.n_dims);
     w.tensor(spec.name, static_cast<int32_t>(type), ne, bytes.data(), bytes.size());
   }
@@ -201,12 +233,15 @@ std::vector<float> test_tensor_values(const TensorSpec& spec, uint64_t seed) {
 }
 
 std::vector<uint8_t> test_tensor_bytes(const TensorSpec& spec, DType type, uint64_t seed) {
-  const std::vector<float> v = test_tensor_values(spec, seed);
+  return tensor_bytes(spec, type, test_tensor_values(spec, seed));
+}
+
+std::vector<uint8_t> tensor_bytes(const TensorSpec& spec, DType type, const std::vector<float>& v) {
   const int64_t ncols = spec.ne[0];
   const int64_t nrows = spec.ne[1] * spec.ne[2] * spec.ne[3];
   std::vector<uint8_t> bytes(dtype_row_bytes(type, ncols) * static_cast<size_t>(nrows));
   const size_t written = quantize_rows(type, v.data(), bytes.data(), nrows, ncols);
-  HARK_CHECK(written == bytes.size(), "test_tensor_bytes: quantize_rows wrote " + std::to_string(written) +
+  HARK_CHECK(written == bytes.size(), "tensor_bytes: quantize_rows wrote " + std::to_string(written) +
                                           " bytes, expected " + std::to_string(bytes.size()));
   return bytes;
 }

@@ -44,6 +44,11 @@ struct TestModelOptions {
   // A model file (a header-only one will do) to take the real vocabulary from, and its mel
   // filters when n_mels match. Empty: synthesize both.
   std::string vocab_from;
+  // A tinydiarize-style model (whisper.cpp's small.en-tdrz and kin): the same file format and
+  // vocabulary, weights that produce the speaker-turn token (<|startoflm|>). Here its embedding
+  // row (the output projection too: the weights are tied) is scaled up, so random weights write
+  // it at a fair share of the steps where it is allowed.
+  bool tdrz = false;
 };
 
 // "micro" (2 layers of width 64), "tiny", "base", "small", "medium", "large" (v2), "large-v3",
@@ -61,6 +66,8 @@ std::vector<uint8_t> make_test_model_bytes(const TestModelOptions& options);
 // frontend::slaney_mel_filters.)
 std::vector<float> test_tensor_values(const TensorSpec& spec, uint64_t seed);
 std::vector<uint8_t> test_tensor_bytes(const TensorSpec& spec, DType type, uint64_t seed);
+// Any values of a tensor (f32, in the spec's order) as the bytes of `type`.
+std::vector<uint8_t> tensor_bytes(const TensorSpec& spec, DType type, const std::vector<float>& values);
 // A byte-level vocabulary of the size a real file of these hyper-parameters stores: the 256
 // single bytes, then strings of letters and spaces; English-only files end with "<|endoftext|>".
 std::vector<std::string> synthetic_vocab(const HParams& hp);

@@ -3,15 +3,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <regex>
 
 #include "decode/fallback.h"
 #include "decode/greedy.h"
 #include "decode/segments.h"
+#include "decode/token_timestamps.h"
 #include "frontend/mel.h"
 #include "runtime/error.h"
 #include "transcribe/language_detect.h"
 #include "transcribe/word_timing.h"
+#include "transcribe/max_len.h"
 
 namespace hark {
 
@@ -50,6 +53,16 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
   HARK_CHECK(!std::isnan(p.max_initial_timestamp), "transcribe: max_initial_timestamp must not be NaN (< 0: no limit)");
   HARK_CHECK(p.max_context >= -1, "transcribe: max_context must be >= -1 (-1: the model's limit, 0: no previous text), got " +
                                       std::to_string(p.max_context));
+  HARK_CHECK(p.thold_pt >= 0.0f && p.thold_pt <= 1.0f, "transcribe: thold_pt must be in [0, 1], got " + num(p.thold_pt));
+  HARK_CHECK(p.thold_ptsum >= 0.0f && p.thold_ptsum <= 1.0f,
+             "transcribe: thold_ptsum must be in [0, 1], got " + num(p.thold_ptsum));
+  HARK_CHECK(p.max_len >= 0, "transcribe: max_len must be >= 0 (0: no limit), got " + std::to_string(p.max_len));
+  r->speaker_turn = -1;
+  if (p.tdrz_enable) {
+    r->speaker_turn = decode::speaker_turn_token(st, m.file->vocab().n_file_tokens());
+    HARK_CHECK(r->speaker_turn >= 0, "transcribe: tdrz_enable needs a model with a speaker-turn token "
+                                     "(<|startoflm|>, as tinydiarize models have); this vocabulary has none");
+  }
   r->suppress = p.suppress_nst ? m.suppress : decode::default_suppressed(st);
   for (int32_t id : p.suppress_tokens) {
     HARK_CHECK(id >= 0 && id < st.n_vocab, "transcribe: suppress_tokens holds " + std::to_string(id) +
@@ -69,8 +82,28 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
       if (std::regex_match(text.begin(), text.end(), re)) r->suppress.push_back(id);
     }
   }
+  // With tinydiarize the turn token may be produced, unless the user suppresses it by id.
+  if (r->speaker_turn >= 0 && std::find(p.suppress_tokens.begin(), p.suppress_tokens.end(), r->speaker_turn) == p.suppress_tokens.end())
+    std::erase(r->suppress, r->speaker_turn);
   std::sort(r->suppress.begin(), r->suppress.end());
   r->suppress.erase(std::unique(r->suppress.begin(), r->suppress.end()), r->suppress.end());
+}
+
+// Token t0/t1 of one segment from the probabilities recorded at each token's step. (A search
+// that recorded none leaves every token unsure: times shared by text length.)
+void set_token_times(const SpecialTokens& st, const decode::WindowTokens& w, const decode::RawSegment& rs,
+                     int64_t window_offset, const TranscribeParams& p, Segment* seg) {
+  std::vector<decode::TimedTokenInput> in;
+  for (size_t k = 0; k < rs.tokens.size(); ++k) {
+    const size_t at = rs.positions[k];
+    in.push_back({seg->tokens[k].text, at < w.ts_probs.size() ? w.ts_probs[at] : decode::TimestampProb{}});
+  }
+  const std::vector<decode::TokenTime> times =
+      decode::assign_token_times(st, in, window_offset, seg->t0, seg->t1, p.thold_pt, p.thold_ptsum);
+  for (size_t k = 0; k < times.size(); ++k) {
+    seg->tokens[k].t0 = times[k].t0;
+    seg->tokens[k].t1 = times[k].t1;
+  }
 }
 
 // splitmix64 of a few values: the sampling seed of one pass of one window.
@@ -164,6 +197,8 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     return out;
   }
 
+  // max_len cuts segments at token times, so it needs them (as in whisper.cpp).
+  const bool token_timestamps = p.token_timestamps || p.max_len > 0;
   decode::WindowRequest wreq;
   wreq.rules.timestamps = p.timestamps;
   wreq.rules.suppress = req.suppress;
@@ -217,6 +252,9 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
   };
 
   WordTimer words(m, model, p, req.alignment_heads, req.offset_units);
+  // With tinydiarize, each window's last segment reaches on_segments with the next window's
+  // segments: that window may open with the turn that ends it.
+  std::vector<Segment> held;
 
   int progress = 0;
   auto report_progress = [&](int pct) {  // only rises
@@ -300,7 +338,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       continue;
     }
 
-    decode::WindowResult r = decode::split_window(st, w.tokens, req.offset_units + seek, window_frames);
+    decode::WindowResult r = decode::split_window(st, w.tokens, req.offset_units + seek, window_frames, req.speaker_turn);
     if (p.single_segment && !r.segments.empty()) {
       // The window's text as one segment, from its first opening time to the end of its audio.
       decode::RawSegment one;
@@ -309,10 +347,17 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       for (const decode::RawSegment& rs : r.segments) {
         one.tokens.insert(one.tokens.end(), rs.tokens.begin(), rs.tokens.end());
         one.positions.insert(one.positions.end(), rs.positions.begin(), rs.positions.end());
+        one.speaker_turn_next = one.speaker_turn_next || rs.speaker_turn_next;
       }
       r.segments.assign(1, std::move(one));
     }
     if (p.single_segment) r.consumed_frames = window_frames;
+    // A turn before this window's first text ends the previous window's last segment (held back
+    // from on_segments until now for this).
+    if (r.speaker_turn_first && !out.segments.empty()) {
+      out.segments.back().speaker_turn_next = true;
+      if (!held.empty()) held.back().speaker_turn_next = true;
+    }
     std::vector<Segment> fresh;
     for (const decode::RawSegment& rs : r.segments) {
       Segment seg;
@@ -323,6 +368,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       seg.avg_logprob = w.avg_logprob;
       seg.compression_ratio = ratio;
       seg.no_speech_prob = w.no_speech_prob;
+      seg.speaker_turn_next = rs.speaker_turn_next;
       for (size_t k = 0; k < rs.tokens.size(); ++k) {
         TokenData td;
         td.id = rs.tokens[k];
@@ -331,8 +377,15 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
         td.logp = w.logprobs[rs.positions[k]];
         seg.tokens.push_back(std::move(td));
       }
+      if (token_timestamps) set_token_times(st, w, rs, req.offset_units + seek, p, &seg);
       fresh.push_back(std::move(seg));
     }
+    // max_len first: word timestamps then time the words of the segments as they will be kept.
+    fresh = wrap_segments(std::move(fresh), p.max_len, p.split_on_word, [&m](std::span<const TokenData> toks) {
+      std::vector<int32_t> ids;
+      for (const TokenData& td : toks) ids.push_back(td.id);
+      return m.tokenizer->decode(ids);
+    });
     int64_t next_seek = seek + std::max<int64_t>(r.consumed_frames, 1);
     if (p.word_timestamps) {
       // Words, refined segment bounds and the next seek from the last word (word_timing.h).
@@ -357,10 +410,20 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       out.segments.push_back(seg);
     }
     if (!condition_on_previous || w.temperature > kPromptResetTemperature) reset_since = all_tokens.size();
-    if (!fresh.empty() && hooks.on_segments) hooks.on_segments(std::move(fresh));
+    if (hooks.on_segments) {
+      std::vector<Segment> report = std::move(held);
+      held.clear();
+      report.insert(report.end(), std::make_move_iterator(fresh.begin()), std::make_move_iterator(fresh.end()));
+      if (req.speaker_turn >= 0 && !report.empty()) {
+        held.push_back(std::move(report.back()));
+        report.pop_back();
+      }
+      if (!report.empty()) hooks.on_segments(std::move(report));
+    }
     seek = next_seek;
     report_progress(static_cast<int>(std::min<int64_t>(100, seek * 100 / std::max<int64_t>(content, 1))));
   }
+  if (!held.empty() && hooks.on_segments) hooks.on_segments(std::move(held));
   // A tail too short to decode still completes the job.
   if (!out.aborted && progress < 100) report_progress(100);
   tm.total_ms = ms_since(t_start);

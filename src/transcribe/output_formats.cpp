@@ -1,4 +1,5 @@
-// The transcript as files and console lines: plain text, SubRip (.srt), WebVTT (.vtt), JSON.
+// The transcript as files and console lines: plain text, SubRip (.srt), WebVTT (.vtt), JSON, and
+// whisper.cpp's CSV and LRC.
 //
 // Whisper's segment texts carry their leading space (the space belongs to the first word's token),
 // so the subtitle and line formats trim each segment; Transcript::text() keeps the spaces between
@@ -134,7 +135,8 @@ std::string to_json(const Transcript& t, bool full) {
                         {"temperature", s.temperature},
                         {"avg_logprob", s.avg_logprob},
                         {"compression_ratio", s.compression_ratio},
-                        {"no_speech_prob", s.no_speech_prob}});
+                        {"no_speech_prob", s.no_speech_prob},
+                        {"speaker_turn_next", s.speaker_turn_next}});
     if (full) segments.back()["tokens"] = std::move(tokens);
     // OpenAI's word dicts (word, start, end, probability), with hark's 10 ms units beside.
     if (!s.words.empty()) {
@@ -165,6 +167,34 @@ std::string to_json(const Transcript& t, bool full) {
   // A token's text may be part of a UTF-8 character (a character split over tokens): JSON strings
   // must be valid UTF-8, so such bytes are written as U+FFFD rather than failing the whole file.
   return doc.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string to_csv(const Transcript& t) {
+  // As whisper.cpp writes it: every text quoted (it keeps its leading space), times in ms.
+  std::string out = "start,end,text\n";
+  for (const Segment& s : t.segments) {
+    out += std::to_string(s.t0 * 10) + "," + std::to_string(s.t1 * 10) + ",\"";
+    for (char c : s.text) {
+      if (c == '"') out.push_back('"');
+      out.push_back(c);
+    }
+    out += "\"\n";
+  }
+  return out;
+}
+
+std::string to_lrc(const Transcript& t) {
+  std::string out = "[by:hark]\n";
+  for (const Segment& s : t.segments) {
+    // [minutes:seconds.hundredths]; minutes grow past two digits rather than wrap.
+    const int64_t cs = s.t0 > 0 ? s.t0 : 0;
+    char stamp[48];
+    std::snprintf(stamp, sizeof stamp, "[%02" PRId64 ":%02" PRId64 ".%02" PRId64 "]", cs / 6000, cs / 100 % 60, cs % 100);
+    out += stamp;
+    out += s.text;
+    out += '\n';
+  }
+  return out;
 }
 
 std::string format_segment_line(const Segment& s) {

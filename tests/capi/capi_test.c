@@ -574,6 +574,10 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
   BAD(p.best_of = 0, "best_of");
   BAD(p.max_context = -2, "max_context");
   BAD(p.suppress_regex = "([", "suppress_regex '(['");
+  BAD(p.thold_pt = 1.5f, "thold_pt");
+  BAD(p.thold_pt = NAN, "thold_pt");
+  BAD(p.thold_ptsum = -0.1f, "thold_ptsum");
+  BAD(p.max_len = -1, "max_len");
   BAD(p.n_suppress_tokens = 2, "suppress_tokens is NULL");
   {
     static const int32_t bad_ids[] = {5, -7};
@@ -691,6 +695,33 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
   p.dtw_preset = "custom";
   p.dtw_heads = "0,0 99,0";
   CHECK_ERR(hark_transcribe(ctx, audio, n, &p, &r), HARK_ERR_FAILED, "(99,0)");
+  /* Token timestamps, max_len and speaker turns (whisper.cpp's defaults); CSV and LRC. */
+  p = hark_transcribe_default_params();
+  CHECK(!p.token_timestamps && p.thold_pt == 0.01f && p.thold_ptsum == 0.01f && p.max_len == 0 &&
+        !p.split_on_word && !p.tdrz_enable);
+  p.max_len = 8; /* turns token timestamps on */
+  p.split_on_word = true;
+  p.tdrz_enable = true;
+  p.duration_ms = 4000;
+  CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r));
+  if (r) {
+    for (int i = 0; i < hark_result_n_segments(r); ++i) {
+      const int64_t t0 = hark_result_segment_t0(r, i), t1 = hark_result_segment_t1(r, i);
+      int64_t prev = t0;
+      for (int j = 0; j < hark_result_segment_n_tokens(r, i); ++j) {
+        hark_token_data td;
+        CHECK_OK(hark_result_token(r, i, j, &td, sizeof td));
+        CHECK(td.t0 >= prev && td.t0 <= td.t1 && td.t1 <= t1);
+        prev = td.t1;
+      }
+      const int turn = hark_result_segment_speaker_turn_next(r, i);
+      CHECK(turn == 0 || turn == 1);
+    }
+    CHECK_SENTINEL(hark_result_segment_speaker_turn_next(r, hark_result_n_segments(r)) == -1, "segment index");
+    CHECK(strncmp(hark_result_format(r, HARK_FORMAT_CSV), "start,end,text\n", 15) == 0);
+    CHECK(strncmp(hark_result_format(r, HARK_FORMAT_LRC), "[by:hark]\n", 10) == 0);
+  }
+  hark_result_free(r);
   /* language "auto" and NULL (detect) are fine. */
   p = hark_transcribe_default_params();
   p.language = NULL;

@@ -19,6 +19,7 @@
 #include "audio/audio.h"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
+#include "transcribe/micro_model.h"
 
 namespace hark {
 namespace {
@@ -377,6 +378,59 @@ TEST_F(Cli, WordTimestampsAndJsonCompactOrFull) {
   EXPECT_EQ(d.code, 1);
   EXPECT_TRUE(contains(d.err, "unknown preset 'huge'")) << d.err;
   fs::remove(base.string() + ".json");
+}
+
+TEST_F(Cli, TokenTimestampsMaxLenTinydiarizeCsvAndLrc) {
+  const std::string m = " -m " + quote(model()) + " " + quote(wav());
+  const std::string base = wav();
+  // whisper.cpp's spellings: -ml -sow -wt -tdrz -ocsv -olrc
+  const CliResult r = hark("transcribe -q -ml 8 -sow -wt 0.05 -tdrz --max-tokens 20 -ocsv -olrc -o json" + m);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string csv = read_file(base + ".csv"), lrc = read_file(base + ".lrc");
+  EXPECT_EQ(csv.rfind("start,end,text\n", 0), 0u) << csv;
+  EXPECT_EQ(lrc.rfind("[by:hark]\n", 0), 0u) << lrc;
+  const nlohmann::json j = nlohmann::json::parse(read_file(base + ".json"));
+  EXPECT_EQ(static_cast<int>(std::count(csv.begin(), csv.end(), '\n')), 1 + static_cast<int>(j["segments"].size()));
+  for (const auto& seg : j["segments"]) {
+    EXPECT_TRUE(seg.contains("speaker_turn_next"));
+    for (const auto& tok : seg["tokens"]) {  // -ml turns token timestamps on
+      EXPECT_TRUE(tok.contains("t0")) << tok.dump();
+      EXPECT_LE(tok["t1"].get<int64_t>(), seg["t1"].get<int64_t>());
+    }
+  }
+  for (const char* ext : {".csv", ".lrc", ".json"}) fs::remove(base + ext);
+  // --token-timestamps alone: the tokens are timed, the segments as without it.
+  const CliResult t = hark("transcribe -q --token-timestamps --max-tokens 20 -o json" + m);
+  ASSERT_EQ(t.code, 0) << t.err;
+  const nlohmann::json tj = nlohmann::json::parse(read_file(base + ".json"));
+  for (const auto& seg : tj["segments"])
+    for (const auto& tok : seg["tokens"]) EXPECT_TRUE(tok.contains("t0")) << tok.dump();
+  fs::remove(base + ".json");
+  // -tdrz on a tinydiarize-style model: the console marks turns as whisper.cpp's CLI does.
+  {
+    const std::string tdrz_model = (dir() / "tdrz.bin").string(), speech = (dir() / "speech.wav").string();
+    TestModelOptions o;
+    ASSERT_TRUE(test_model_preset("micro.en", &o.hparams));
+    o.tdrz = true;
+    write_test_model(o, tdrz_model);
+    const std::vector<float> a = testing::speech_like_tones(30.0);
+    audio::WavWriter w(speech, audio::kSampleRate, 1, audio::WavWriter::Format::kFloat32);
+    w.write(a.data(), a.size());
+    w.close();
+    const std::string args = " -q -t 2 --max-tokens 48 -m " + quote(tdrz_model) + " " + quote(speech);
+    const CliResult on = hark("transcribe -tdrz" + args);
+    ASSERT_EQ(on.code, 0) << on.err;
+    EXPECT_TRUE(contains(on.out, " [SPEAKER_TURN]\n")) << on.out;
+    const CliResult off = hark("transcribe" + args);
+    ASSERT_EQ(off.code, 0) << off.err;
+    EXPECT_FALSE(contains(off.out, "SPEAKER_TURN")) << off.out;
+  }
+  // bad values
+  EXPECT_EQ(hark("transcribe -ml -1" + m).code, 2);
+  EXPECT_EQ(hark("transcribe -wt 1.5" + m).code, 2);
+  const CliResult nan = hark("transcribe -wt nan" + m);
+  EXPECT_NE(nan.code, 0);
+  EXPECT_TRUE(contains(nan.err, "thold_pt") || contains(nan.err, "word-thold")) << nan.err;
 }
 
 }  // namespace

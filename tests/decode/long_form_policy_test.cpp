@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -777,6 +779,104 @@ TEST(DecodePieces, DetectLanguage) {
   HParams en;
   en.n_vocab = 51864;
   EXPECT_EQ(decode::detect_language(special_tokens(en), std::vector<float>(51864, 0.0f)), -1);
+}
+
+// ---- token timestamps, max_len, speaker turns ----
+
+// The plan's tokens, with a timestamp made likely (not likely enough to be forced) at chosen steps.
+ScriptedModel::Script with_timestamp_hints(const SpecialTokens& st, WindowPlan plan, std::map<size_t, int32_t> hints) {
+  const ScriptedModel::Script base = plans_script(st, {plan});
+  return [=](const ScriptedModel::Call& c) {
+    std::vector<float> l = base(c);
+    const auto it = hints.find(sampled_of(st, c.context).size());
+    if (c.context.back() != st.sot && it != hints.end()) l[static_cast<size_t>(it->second)] = plan.margin - 3.0f;
+    return l;
+  };
+}
+
+TEST_F(Policy, TokenTimesComeFromTheTimestampProbabilitiesAtEachStep) {
+  const auto hello = words(" Hello"), world = words(" world");
+  ASSERT_EQ(hello.size(), 1u);
+  ASSERT_EQ(world.size(), 1u);
+  const WindowPlan plan{cat({{ts(0)}, hello, world, {ts(100)}})};
+  // Step 1 (" Hello") follows the opening timestamp: timestamps are ruled out there, its hint is
+  // not seen. Step 2 (" world") sees <|1.20|> as likely: it starts there.
+  const auto script = [&] { return with_timestamp_hints(st(), plan, {{1, ts(30)}, {2, ts(60)}}); };
+  TranscribeParams p;
+  p.token_timestamps = true;
+  const auto r = run(ml(), p, script());
+  ASSERT_EQ(r.t.segments.size(), 1u);
+  const auto& toks = r.t.segments[0].tokens;
+  ASSERT_EQ(toks.size(), 2u);
+  EXPECT_EQ(toks[0].t0, 0);
+  EXPECT_EQ(toks[0].t1, 120);
+  EXPECT_EQ(toks[1].t0, 120);
+  EXPECT_EQ(toks[1].t1, 200);
+  // A threshold above the hint's share ignores it: the two tokens share the time by length.
+  p.thold_pt = 1.0f;
+  const auto strict = run(ml(), p, script());
+  EXPECT_EQ(strict.t.segments[0].tokens[0].t1, 100);
+  // Off: no token times.
+  const auto off = run(ml(), {}, script());
+  EXPECT_EQ(off.t.segments[0].tokens[0].t0, -1);
+  EXPECT_EQ(off.t.segments[0].tokens[1].t1, -1);
+  // max_len turns them on and cuts at them.
+  TranscribeParams ml6;
+  ml6.max_len = 6;
+  const auto cut = run(ml(), ml6, script());
+  ASSERT_EQ(cut.t.segments.size(), 2u);
+  EXPECT_EQ(cut.t.segments[0].text, " Hello");
+  EXPECT_EQ(cut.t.segments[0].t1, 120);
+  EXPECT_EQ(cut.t.segments[1].text, " world");
+  EXPECT_EQ(cut.t.segments[1].t0, 120);
+  EXPECT_EQ(cut.t.segments[1].t1, 200);
+}
+
+TEST_F(Policy, SpeakerTurnEndsTheSegmentWithTinydiarizeAndIsSuppressedWithout) {
+  const auto hello = words(" Hello"), world = words(" world");
+  const int32_t turn = st().solm;
+  const std::vector<WindowPlan> plans = {{cat({{ts(0)}, hello, {turn, ts(50), ts(50)}, world, {ts(100)}})}};
+  auto n_turns = [&](const Run& run) {
+    const std::vector<int32_t> fed = fed_back(*run.model, 0);
+    return std::count(fed.begin(), fed.end(), turn);
+  };
+  TranscribeParams p;
+  p.tdrz_enable = true;
+  const auto r = run_plans(p, plans);
+  ASSERT_EQ(r.t.segments.size(), 2u);
+  EXPECT_EQ(r.t.segments[0].text, " Hello");
+  EXPECT_TRUE(r.t.segments[0].speaker_turn_next);
+  EXPECT_EQ(r.t.segments[0].t1, 100);
+  EXPECT_EQ(r.t.segments[1].text, " world");
+  EXPECT_FALSE(r.t.segments[1].speaker_turn_next);
+  EXPECT_EQ(n_turns(r), 1);
+  // Off (the default), the turn token is never produced.
+  const auto off = run_plans({}, plans);
+  EXPECT_EQ(n_turns(off), 0);
+  for (const Segment& s : off.t.segments) EXPECT_FALSE(s.speaker_turn_next);
+  // Suppressed by id, it stays suppressed with tinydiarize on.
+  p.suppress_tokens = {turn};
+  const auto by_id = run_plans(p, plans);
+  EXPECT_EQ(n_turns(by_id), 0);
+}
+
+TEST_F(Policy, TokenTimestampOptionsAreCheckedBeforeAnyCompute) {
+  const std::vector<float> a = audio(1.0);
+  for (const auto& [set, word] : std::vector<std::pair<std::function<void(TranscribeParams&)>, std::string>>{
+           {[](TranscribeParams& q) { q.thold_pt = -0.1f; }, "thold_pt"},
+           {[](TranscribeParams& q) { q.thold_pt = 1.5f; }, "thold_pt"},
+           {[](TranscribeParams& q) { q.thold_pt = NAN; }, "thold_pt"},
+           {[](TranscribeParams& q) { q.thold_ptsum = NAN; }, "thold_ptsum"},
+           {[](TranscribeParams& q) { q.max_len = -1; }, "max_len"}}) {
+    TranscribeParams q;
+    set(q);
+    try {
+      check_request(ml(), a, q);
+      ADD_FAILURE() << word << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(DecodePieces, CompressionRatioAndFallbackVerdicts) {

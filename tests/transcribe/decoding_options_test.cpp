@@ -146,6 +146,51 @@ TEST_F(DecodingOptions, TimestampOptions) {
   run_twice([](TranscribeParams& p) { p.timestamps = false; });
 }
 
+// Every token inside its segment, in order, each ending where the next starts or later.
+void expect_token_times(const Transcript& t) {
+  for (const Segment& s : t.segments) {
+    int64_t prev = s.t0;
+    for (const TokenData& tok : s.tokens) {
+      EXPECT_GE(tok.t0, prev) << tok.text;
+      EXPECT_LE(tok.t0, tok.t1) << tok.text;
+      EXPECT_LE(tok.t1, s.t1) << tok.text;
+      prev = tok.t1;
+    }
+  }
+}
+
+TEST_F(DecodingOptions, TokenTimestampsAndMaxLen) {
+  const Transcript plain = run_twice([](TranscribeParams&) {});
+  for (const Segment& s : plain.segments)
+    for (const TokenData& tok : s.tokens) EXPECT_EQ(tok.t0, -1);
+  const Transcript timed = run_twice([](TranscribeParams& p) { p.token_timestamps = true; });
+  EXPECT_EQ(dump(timed), dump(plain));  // the same text and segments, now with token times
+  expect_token_times(timed);
+  for (const bool on_word : {false, true}) {
+    const Transcript cut = run_twice([&](TranscribeParams& p) {
+      p.max_len = 8;
+      p.split_on_word = on_word;
+    });
+    expect_token_times(cut);
+    std::string joined, plain_joined;
+    for (const Segment& s : cut.segments) {
+      joined += s.text;
+      // Longer only when a token (a word, with split_on_word) could not be cut.
+      if (s.text.size() > 8 && !on_word) {
+        EXPECT_EQ(s.tokens.size(), 1u) << s.text;
+      }
+      if (on_word) {
+        for (size_t k = 1; k < s.tokens.size(); ++k) {
+          if (s.text.size() > 8 && s.tokens[k].text.starts_with(' ')) ADD_FAILURE() << "uncut word in " << s.text;
+        }
+      }
+    }
+    for (const Segment& s : plain.segments) plain_joined += s.text;
+    EXPECT_EQ(joined, plain_joined);  // cutting moves no text
+    EXPECT_GE(cut.segments.size(), plain.segments.size());
+  }
+}
+
 TEST_F(DecodingOptions, BadValuesFailBeforeAnyCompute) {
   auto ctx = load(1);
   const std::vector<float> a = tones(1.0);
@@ -153,7 +198,9 @@ TEST_F(DecodingOptions, BadValuesFailBeforeAnyCompute) {
            {[](TranscribeParams& p) { p.temperature = -1.0f; }, "temperature"},
            {[](TranscribeParams& p) { p.best_of = 0; }, "best_of"},
            {[](TranscribeParams& p) { p.suppress_regex = "a{"; }, "suppress_regex"},
-           {[](TranscribeParams& p) { p.temperature_inc = NAN; }, "temperature_inc"}}) {
+           {[](TranscribeParams& p) { p.temperature_inc = NAN; }, "temperature_inc"},
+           {[](TranscribeParams& p) { p.thold_pt = 2.0f; }, "thold_pt"},
+           {[](TranscribeParams& p) { p.max_len = -3; }, "max_len"}}) {
     TranscribeParams p;
     set(p);
     bool encoder_ran = false;

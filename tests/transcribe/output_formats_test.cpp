@@ -1,4 +1,4 @@
-// Output formats (txt, srt, vtt, json, console lines), ModelInfo::describe() and the public
+// Output formats (txt, srt, vtt, json, csv, lrc, console lines), ModelInfo::describe() and the public
 // audio entry points, against hand-written expected text.
 #include <gtest/gtest.h>
 
@@ -115,6 +115,7 @@ TEST(OutputFormats, Json) {
   t.segments[0].avg_logprob = -0.25;
   t.segments[0].compression_ratio = 1.5;
   t.segments[0].no_speech_prob = 0.125f;
+  t.segments[0].speaker_turn_next = true;
   t.language_prob = 0.75f;
   t.n_fallback_windows = 1;
   t.timings.load_ms = 10;
@@ -141,6 +142,7 @@ TEST(OutputFormats, Json) {
       "avg_logprob": -0.25,
       "compression_ratio": 1.5,
       "no_speech_prob": 0.125,
+      "speaker_turn_next": true,
       "tokens": [
         {
           "id": 50364,
@@ -173,6 +175,28 @@ TEST(OutputFormats, Json) {
   }
 }
 )");
+}
+
+TEST(OutputFormats, Csv) {
+  Transcript t = sample();
+  t.segments.push_back(seg(612, 100000, R"( She said "hi", then left.)"));
+  EXPECT_EQ(to_csv(t), "start,end,text\n"
+                       "0,2500,\" Hello world.\"\n"
+                       "2500,6120,\" And so, my fellow Americans.\"\n"
+                       "6120,1000000,\" She said \"\"hi\"\", then left.\"\n");
+  EXPECT_EQ(to_csv(Transcript{}), "start,end,text\n");
+}
+
+TEST(OutputFormats, Lrc) {
+  Transcript t = sample();
+  t.segments.push_back(seg(61234, 61300, " Later."));   // 10:12.34
+  t.segments.push_back(seg(612345, 612400, " Much."));  // 102:03.45: minutes grow past two digits
+  EXPECT_EQ(to_lrc(t), "[by:hark]\n"
+                       "[00:00.00] Hello world.\n"
+                       "[00:02.50] And so, my fellow Americans.\n"
+                       "[10:12.34] Later.\n"
+                       "[102:03.45] Much.\n");
+  EXPECT_EQ(to_lrc(Transcript{}), "[by:hark]\n");
 }
 
 TEST(OutputFormats, JsonIsValidUtf8EvenForPartialTokens) {
