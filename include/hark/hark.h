@@ -271,6 +271,10 @@ typedef struct hark_transcribe_params {
   const char* suppress_regex;        /* ECMAScript; tokens whose whole text matches are never
                                         produced; NULL or "": none. One that does not compile is
                                         HARK_ERR_INVALID_ARGUMENT before any compute. */
+  int beam_size;                     /* beam search at temperature 0 (1..64; 1: greedy). Default 1 */
+  float patience;                    /* beam search: round(beam_size * patience) finished candidates
+                                        (> 0). Default 1. (beam_size + patience: 8 bytes, no tail
+                                        padding for a later field to fall into.) */
   /* Word timestamps will be added here (issue 8), after the fields above. */
 } hark_transcribe_params;
 

@@ -194,6 +194,13 @@ struct TranscribeParams {
   float temperature_inc = 0.0f;
   int best_of = 5;                  // candidates sampled at temperature > 0, the best kept
   float length_penalty = -1.0f;     // ranking: < 0 divide by length; else alpha of ((5 + len) / 6)^alpha
+  // Beam search at temperature 0 (1..64; at T > 0, as in OpenAI, best_of sampling runs instead):
+  // beam_size beams decoded as one batch per step, finished candidates gathered until
+  // round(beam_size * patience). Default 1 (greedy), the default of OpenAI's transcribe()
+  // (DecodingOptions.beam_size None) and of whisper.rn; whisper.cpp's and OpenAI's command lines
+  // use 5 (about 2x the decoding time here: opt in).
+  int beam_size = 1;
+  float patience = 1.0f;            // > 0; OpenAI's default 1.0
   float compression_ratio_threshold = 2.4f;
   float logprob_threshold = -1.0f;
   // A window with P(no speech) > no_speech_threshold and average log-prob not above

@@ -42,6 +42,9 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
              "transcribe: temperature_inc must be finite and >= 0 (0: no fallback), got " + num(p.temperature_inc));
   HARK_CHECK(p.best_of >= 1 && p.best_of <= 64, "transcribe: best_of must be in [1, 64], got " + std::to_string(p.best_of));
   HARK_CHECK(std::isfinite(p.length_penalty), "transcribe: length_penalty must be finite (< 0: none), got " + num(p.length_penalty));
+  HARK_CHECK(p.beam_size >= 1 && p.beam_size <= 64,
+             "transcribe: beam_size must be in [1, 64] (1: greedy), got " + std::to_string(p.beam_size));
+  HARK_CHECK(std::isfinite(p.patience) && p.patience > 0.0f, "transcribe: patience must be finite and > 0, got " + num(p.patience));
   HARK_CHECK(!std::isnan(p.compression_ratio_threshold) && !std::isnan(p.logprob_threshold) &&
                  !std::isnan(p.no_speech_threshold),
              "transcribe: compression_ratio_threshold, logprob_threshold and no_speech_threshold must not be NaN");
@@ -159,6 +162,8 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
   wreq.max_tokens = p.max_tokens_per_window > 0 ? std::min(p.max_tokens_per_window, n_text_ctx / 2) : n_text_ctx / 2;
   wreq.best_of = p.best_of;
   wreq.length_penalty = p.length_penalty;
+  wreq.beam_size = p.beam_size;  // used at temperature 0 only (best_of at T > 0), as OpenAI
+  wreq.patience = p.patience;
   decode::Thresholds thresholds;
   thresholds.compression_ratio = p.compression_ratio_threshold;
   thresholds.logprob = p.logprob_threshold;
