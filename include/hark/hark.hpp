@@ -105,8 +105,12 @@ struct Timings {
   // Tokens chosen, each from one decoder step's logits: every candidate (best_of) and every
   // fallback pass counted; prefix passes and language detection are not tokens.
   int n_decode_tokens = 0;
+  // Decoder graph runs: prefix passes, language detection and token steps; a batch step of many
+  // sequences (beam search, best-of) counts once.
+  int n_decode_steps = 0;
   double audio_seconds = 0;
   double decode_ms_per_token() const { return n_decode_tokens ? decode_ms / n_decode_tokens : 0.0; }
+  double decode_ms_per_step() const { return n_decode_steps ? decode_ms / n_decode_steps : 0.0; }
   // Seconds of work per second of audio (< 1: faster than real time), load excluded.
   double real_time_factor() const { return audio_seconds > 0 ? total_ms / 1000.0 / audio_seconds : 0.0; }
 };

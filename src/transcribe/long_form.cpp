@@ -244,6 +244,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
         out.aborted = true;
         break;
       }
+      ++tm.n_decode_steps;
       std::vector<float> probs;
       lang = decode::detect_language(st, logits, &probs);
       out.language = language_code(lang);
@@ -263,6 +264,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       wreq.seed = mix_seed(p.seed, req.offset_units + seek, static_cast<int>(k));
       w = decode::decode_window(model, st, wreq);
       tm.n_decode_tokens += w.n_sampled;
+      tm.n_decode_steps += w.n_steps;
       if (w.aborted) {
         aborted = true;
         break;

@@ -95,6 +95,7 @@ TEST_F(DecodingOptions, BeamSearchAndBatchedBestOf) {
       seconds);
   for (const Segment& s : beam.segments) EXPECT_EQ(s.temperature, 0.0f);
   EXPECT_GT(beam.timings.n_decode_tokens, greedy.timings.n_decode_tokens);  // every beam's tokens
+  EXPECT_LT(beam.timings.n_decode_steps, beam.timings.n_decode_tokens);     // one step for all beams
   // best-of 5 at T > 0: five candidates a step. beam_size is a T = 0 option (as OpenAI's): at
   // T > 0 best-of runs alone, so it changes nothing there.
   auto sampled = [](int beams) {
