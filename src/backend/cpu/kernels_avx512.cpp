@@ -67,6 +67,8 @@ float dot_row(int64_t n, const W* w, const float* x) {
   return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
+constexpr int kPrefetchBytes = 4096;
+
 // dot_f32_rows / dot_f16_rows: R weight rows x G activation rows in R * G accumulators. Every 16
 // weights of a row are loaded (widened) once and multiplied into all G activation rows.
 template <typename W, int R, int G>
@@ -80,7 +82,13 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     __m512 wv[R];
-    for (int r = 0; r < R; ++r) wv[r] = load16(wr[r] + i);
+    for (int r = 0; r < R; ++r) {
+      // The weights stream from far caches or memory once per step; with several activation rows
+      // the loop computes longer per line than the prefetchers look ahead, so ask kPrefetchBytes
+      // ahead (within this row or the rows after it, which follow in memory).
+      if constexpr (G > 1) _mm_prefetch(reinterpret_cast<const char*>(wr[r] + i) + kPrefetchBytes, _MM_HINT_T0);
+      wv[r] = load16(wr[r] + i);
+    }
     for (int g = 0; g < G; ++g) {
       const __m512 xv = _mm512_loadu_ps(x + g * xs + i);
       for (int r = 0; r < R; ++r) acc[r][g] = _mm512_fmadd_ps(wv[r], xv, acc[r][g]);
