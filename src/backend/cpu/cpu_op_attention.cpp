@@ -7,9 +7,10 @@
 // score matrix: scratch per thread is a fixed few tiles, whatever the sequence lengths.
 //
 // Two ways through the same arithmetic:
-//  - few queries (decoder steps): each (query, head) row on its own, a dot product per key and
-//    an axpy per weighted value, with a thread's rows taken in groups that walk the keys together
-//    so a [D, H, Nk] KV cache is streamed in memory order (attend_rows);
+//  - few queries (decoder steps): each (query, head) row with its own running softmax, a
+//    thread's rows taken in groups that walk the keys together so a [D, H, Nk] KV cache is
+//    streamed in memory order; rows of a group that share K/V (a batch step's queries of one
+//    head) get a tile's scores and weighted values from one multi-row kernel call (attend_rows);
 //  - many queries (the encoder, prompts): blocks of kQBlock queries of one head, where a tile's
 //    scores are one small GEMM (Q block x K tile) and its weighted values another (P x V tile),
 //    so the work runs at matrix-multiply speed instead of one kernel call per key.
