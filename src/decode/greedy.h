@@ -1,15 +1,14 @@
 // The search for one 30 s window's tokens: after the encoder has run, feed the prompt and the start
 // sequence, then choose tokens (timestamp rules and suppression applied to the logits) until
 // end-of-text, the token limit or the text context runs out.
-//   - temperature 0: greedy, the most likely allowed token each step;
+//   - temperature 0: greedy, the most likely allowed token each step; with beam_size > 1 beam
+//     search instead (decode/beam_search.h), as OpenAI's decoder (beams at T = 0, best-of at T > 0);
 //   - temperature T > 0: `best_of` candidates, each sampled from softmax(logits / T) with a seeded
 //     generator (same seed, same tokens), the best kept by summed log-probability over the length
 //     penalty (OpenAI's MaximumLikelihoodRanker).
 // Log-probabilities are those of the rule-filtered logits at temperature 1, as the reference
 // sums them. The shared prefix is decoded once; best-of's candidates then step in lockstep as one
 // batch (decode/best_of.h), or one after another on one slot (batch_candidates = false).
-//   - temperature 0 with beam_size > 1: beam search (decode/beam_search.h), as OpenAI's decoder
-//     (beam search at T = 0, best-of sampling at T > 0).
 #pragma once
 #include <cstdint>
 #include <span>
