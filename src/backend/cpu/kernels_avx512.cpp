@@ -67,6 +67,9 @@ float dot_row(int64_t n, const W* w, const float* x) {
   return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
+// Decoder steps stream every weight once from far caches or memory. Loops that compute a while
+// per cache line (several activation rows) or unpack blocks (quantized dots) outrun what the
+// hardware prefetchers fetch ahead, so they ask for the weights this far ahead themselves.
 constexpr int kPrefetchBytes = 4096;
 
 // dot_f32_rows / dot_f16_rows: R weight rows x G activation rows in R * G accumulators. Every 16
@@ -83,10 +86,8 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
   for (; i + 16 <= n; i += 16) {
     __m512 wv[R];
     for (int r = 0; r < R; ++r) {
-      // The weights stream from far caches or memory once per step; with several activation rows
-      // the loop computes longer per line than the prefetchers look ahead, so ask kPrefetchBytes
-      // ahead (within this row or the rows after it, which follow in memory). One row alone runs
-      // at the bandwidth limit without it (measured: no gain).
+      // kPrefetchBytes ahead: within this row or the rows after it, which follow in memory. (A
+      // single f16 row, dot_row, runs at the bandwidth limit without it: measured no gain.)
       if constexpr (G > 1) _mm_prefetch(reinterpret_cast<const char*>(wr[r] + i) + kPrefetchBytes, _MM_HINT_T0);
       wv[r] = load16(wr[r] + i);
     }
@@ -158,6 +159,7 @@ float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
   const int64_t nb = n / kQuantBlock;
   auto one = [&](int64_t b, __m256& acc, float& off) {
     const auto w = block_at<Block>(wv, b);
+    _mm_prefetch(reinterpret_cast<const char*>(w.qs()) + kPrefetchBytes, _MM_HINT_T0);
     __m256i q = q4_levels(w.qs());
     if constexpr (kFiveBit) q = add_q5_high(q, w.qh_bytes());
     const __m256 p = _mm256_cvtepi32_ps(dot_u8s8(q, load_q8a(x[b])));
@@ -181,6 +183,7 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
   const int64_t nb = n / kQuantBlock;
   auto one = [&](int64_t b, __m256& acc) {
     const auto w = block_at<BlockQ8_0>(wv, b);
+    _mm_prefetch(reinterpret_cast<const char*>(w.qs()) + kPrefetchBytes, _MM_HINT_T0);
     const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
     // Signed x signed as unsigned x signed: |w| * (x with w's sign). Exact for w in [-128, 127].
     const __m256i s = _mm256_sign_epi8(load_q8a(x[b]), wq);
