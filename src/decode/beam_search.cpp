@@ -41,7 +41,9 @@ std::vector<int32_t> top_tokens(const std::vector<float>& lp, int k) {
 }  // namespace
 
 int beam_max_candidates(int beam_size, float patience) {
-  const double x = static_cast<double>(beam_size) * static_cast<double>(patience);
+  // Capped far above any window's candidates (a window has at most n_text_ctx steps), so a huge
+  // patience cannot overflow the int.
+  const double x = std::min(static_cast<double>(beam_size) * static_cast<double>(patience), 1e6);
   return std::max(1, static_cast<int>(std::nearbyint(x)));  // the default rounding mode: half to even
 }
 

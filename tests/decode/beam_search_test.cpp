@@ -266,6 +266,7 @@ TEST(BeamSearch, PatienceSetsHowManyFinishedCandidatesAreGathered) {
   EXPECT_EQ(decode::beam_max_candidates(2, 1.25f), 2);
   EXPECT_EQ(decode::beam_max_candidates(5, 0.01f), 1);
   EXPECT_EQ(decode::beam_max_candidates(5, 2.0f), 10);
+  EXPECT_EQ(decode::beam_max_candidates(5, 1e30f), 1000000);  // no int overflow
 }
 
 TEST(BeamSearch, ForksCopyTheParentsSlot) {
