@@ -2,11 +2,13 @@
 //
 //   bench_transcribe -m MODEL [-f AUDIO] [-t THREADS] [--runs N]
 //   bench_transcribe --preset tiny [--type q5_0] [--seed N] [-t THREADS]
+//   ... [--beam-size 5] [--best-of 5 --temperature 0.5]   (the search: beams at T = 0, best-of at T > 0)
 //
 // With --preset, a model with seeded random weights is written to a temporary file first (the
 // real format and sizes, so the speed is the real model's; the text is nonsense, and a random
 // model may decode more or fewer tokens per window than a trained one — compare
-// decode_ms_per_token rather than decode_ms). Without -f, the audio is 30 s of synthesized tones
+// decode_ms_per_token or decode_ms_per_step, a decoder graph run, rather than decode_ms;
+// a beam search or best-of step decodes all its sequences in one run). Without -f, the audio is 30 s of synthesized tones
 // and noise: one full encoder window.
 //
 // Only the public API is used, plus the test-model writer for --preset.
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
   int runs = 1;
   uint64_t seed = 1;
   double seconds = 30.0;
+  hark::TranscribeParams tp;
   auto* m = app.add_option("-m,--model", model, "Whisper model (ggml .bin)");
   auto* p = app.add_option("--preset", preset, "Write a seeded test model of this size instead: micro, tiny, base, "
                                                "small, medium, large, large-v3, large-v3-turbo (.en for English-only)");
@@ -50,6 +53,13 @@ int main(int argc, char** argv) {
   app.add_option("-t,--threads", threads, "Compute threads")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--runs", runs, "Transcribe this many times and report the fastest (the first warms caches)")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--beam-size", tp.beam_size, "Beam search with this many beams (at temperature 0)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--best-of", tp.best_of, "Candidates sampled at temperature > 0")->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_option("--temperature", tp.temperature, "Temperature (> 0: best-of sampling)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   try {
     app.parse(argc, argv);
@@ -77,7 +87,7 @@ int main(int argc, char** argv) {
     hark::Transcript best;
     double best_ms = std::numeric_limits<double>::infinity();
     for (int r = 0; r < runs; ++r) {
-      hark::Transcript t = ctx->transcribe(audio);
+      hark::Transcript t = ctx->transcribe(audio, tp);
       if (t.timings.total_ms < best_ms) {
         best_ms = t.timings.total_ms;
         best = std::move(t);
@@ -93,12 +103,17 @@ int main(int argc, char** argv) {
         {"audio", audio_path.empty() ? "synthesized" : audio_path},
         {"audio_seconds", tm.audio_seconds},
         {"runs", runs},
+        {"beam_size", tp.beam_size},
+        {"best_of", tp.best_of},
+        {"temperature", tp.temperature},
         {"load_ms", tm.load_ms > 0 ? tm.load_ms : ctx->info().load_ms},
         {"mel_ms", tm.mel_ms},
         {"encode_ms", tm.encode_ms},
         {"decode_ms", tm.decode_ms},
         {"decode_ms_per_token", tm.decode_ms_per_token()},
         {"n_tokens", tm.n_decode_tokens},
+        {"decode_ms_per_step", tm.decode_ms_per_step()},
+        {"n_steps", tm.n_decode_steps},
         {"n_windows", tm.n_windows},
         {"total_ms", tm.total_ms},
         {"real_time_factor", tm.real_time_factor()}};

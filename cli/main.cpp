@@ -177,6 +177,8 @@ int run_transcribe(const TranscribeOptions& o) {
         p.temperature_inc = o.no_fallback ? 0.0f : d.temperature_inc;
         p.best_of = d.best_of;
         p.length_penalty = d.length_penalty;
+        p.beam_size = d.beam_size;
+        p.patience = d.patience;
         p.compression_ratio_threshold = d.compression_ratio_threshold;
         p.logprob_threshold = d.logprob_threshold;
         p.no_speech_threshold = d.no_speech_threshold;
@@ -294,6 +296,7 @@ static std::vector<std::string> whisper_cpp_spellings(int argc, char** argv) {
     static const std::pair<const char*, const char*> kSpellings[] = {
         {"-ng", "--no-gpu"},         {"-nfa", "--no-flash-attn"},   {"-tp", "--temperature"},
         {"-tpi", "--temperature-inc"}, {"-nf", "--no-fallback"},    {"-bo", "--best-of"},
+        {"-bs", "--beam-size"},
         {"-sns", "--suppress-nst"},  {"-mc", "--max-context"},      {"-lpt", "--logprob-thold"},
         {"-nth", "--no-speech-thold"}, {"-mt", "--max-tokens"},   {"-dtw", "--dtw"},
         {"-oj", "--output-json"},    {"-ojf", "--output-json-full"}, {"-dl", "--detect-language"},
@@ -361,6 +364,14 @@ int main(int argc, char** argv) {
   transcribe->add_flag("--no-fallback", topt.no_fallback, "No temperature fallback (-nf; as --temperature-inc 0)");
   transcribe->add_option("--best-of", dp.best_of, "Candidates sampled at temperature > 0, the best kept (-bo)")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  transcribe->add_option("--beam-size", dp.beam_size,
+                         "Beams of the beam search at temperature 0 (-bs; 1: greedy; whisper.cpp's CLI uses 5)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  transcribe->add_option("--patience", dp.patience,
+                         "Beam search: gather round(beam size x patience) finished candidates (OpenAI's patience)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   transcribe->add_option("--length-penalty", dp.length_penalty,
                          "Ranking of candidates: < 0 divides by length, else alpha of ((5 + len) / 6)^alpha")

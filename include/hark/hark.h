@@ -292,6 +292,10 @@ typedef struct hark_transcribe_params {
                              on a model without the turn token. Default false */
   int64_t max_len;        /* > 0: segments of at most this many bytes of text, cut at token times
                              (turns token timestamps on); 0: no limit. Default 0 */
+  int beam_size;                     /* beam search at temperature 0 (1..64; 1: greedy). Default 1 */
+  float patience;                    /* beam search: round(beam_size * patience) finished candidates
+                                        (> 0). Default 1. (beam_size + patience: 8 bytes, no tail
+                                        padding for a later field to fall into.) */
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.

@@ -118,8 +118,12 @@ struct Timings {
   // Tokens chosen, each from one decoder step's logits: every candidate (best_of) and every
   // fallback pass counted; prefix passes and language detection are not tokens.
   int n_decode_tokens = 0;
+  // Decoder graph runs: prefix passes, language detection and token steps; a batch step of many
+  // sequences (beam search, best-of) counts once.
+  int n_decode_steps = 0;
   double audio_seconds = 0;
   double decode_ms_per_token() const { return n_decode_tokens ? decode_ms / n_decode_tokens : 0.0; }
+  double decode_ms_per_step() const { return n_decode_steps ? decode_ms / n_decode_steps : 0.0; }
   // Seconds of work per second of audio (< 1: faster than real time), load excluded.
   double real_time_factor() const { return audio_seconds > 0 ? total_ms / 1000.0 / audio_seconds : 0.0; }
 };
@@ -222,6 +226,13 @@ struct TranscribeParams {
   float temperature_inc = 0.0f;
   int best_of = 5;                  // candidates sampled at temperature > 0, the best kept
   float length_penalty = -1.0f;     // ranking: < 0 divide by length; else alpha of ((5 + len) / 6)^alpha
+  // Beam search at temperature 0 (1..64; at T > 0, as in OpenAI, best_of sampling runs instead):
+  // beam_size beams decoded as one batch per step, finished candidates gathered until
+  // round(beam_size * patience). Default 1 (greedy), the default of OpenAI's transcribe()
+  // (DecodingOptions.beam_size None) and of whisper.rn; whisper.cpp's and OpenAI's command lines
+  // use 5 (about 2x the decoding time here: opt in).
+  int beam_size = 1;
+  float patience = 1.0f;            // > 0; OpenAI's default 1.0
   float compression_ratio_threshold = 2.4f;
   float logprob_threshold = -1.0f;
   // A window with P(no speech) > no_speech_threshold and average log-prob not above

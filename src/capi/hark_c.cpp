@@ -251,8 +251,9 @@ constexpr size_t kTranscribeParamsV1 = offsetof(hark_transcribe_params, abort_us
 // No tail padding: when a field is appended, name the new last field here.
 static_assert(sizeof(hark_context_params) == offsetof(hark_context_params, device) + sizeof(const char*),
               "hark_context_params must end on a pointer-sized field");
-static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, max_len) + sizeof(int64_t),
-              "hark_transcribe_params must end on a pointer-sized field");
+// (beam_size and patience together are 8 bytes, so the struct still has no tail padding.)
+static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, patience) + sizeof(float),
+              "hark_transcribe_params must end without tail padding");
 
 template <typename P>
 void init_params(P* params, size_t size, size_t v1, const P& defaults, const char* name) {
@@ -353,6 +354,8 @@ hark_transcribe_params transcribe_defaults() {
   p.max_len = d.max_len;
   p.split_on_word = d.split_on_word;
   p.tdrz_enable = d.tdrz_enable;
+  p.beam_size = d.beam_size;
+  p.patience = d.patience;
   return p;
 }
 
@@ -386,6 +389,9 @@ void check_params(const hark_transcribe_params& p, bool multilingual) {
           "params->temperature_inc must be finite and >= 0 (0: no fallback), got " + std::to_string(p.temperature_inc));
   require(p.best_of >= 1 && p.best_of <= 64, "params->best_of must be in [1, 64], got " + std::to_string(p.best_of));
   require(std::isfinite(p.length_penalty), "params->length_penalty must be finite (< 0: none)");
+  require(p.beam_size >= 1 && p.beam_size <= 64,
+          "params->beam_size must be in [1, 64] (1: greedy), got " + std::to_string(p.beam_size));
+  require(std::isfinite(p.patience) && p.patience > 0.0f, "params->patience must be finite and > 0");
   require(!std::isnan(p.compression_ratio_threshold) && !std::isnan(p.logprob_threshold) &&
               !std::isnan(p.no_speech_threshold) && !std::isnan(p.max_initial_timestamp),
           "params: compression_ratio_threshold, logprob_threshold, no_speech_threshold and max_initial_timestamp "
@@ -481,6 +487,8 @@ hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner
   c.max_len = static_cast<int>(p.max_len);
   c.split_on_word = p.split_on_word;
   c.tdrz_enable = p.tdrz_enable;
+  c.beam_size = p.beam_size;
+  c.patience = p.patience;
   if (p.progress_callback)
     c.on_progress = [cb = p.progress_callback, ud = p.progress_user_data, owner](int percent) {
       CallbackScope scope(owner);

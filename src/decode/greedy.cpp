@@ -5,44 +5,14 @@
 #include <limits>
 #include <string>
 
+#include "decode/beam_search.h"
+#include "decode/best_of.h"
+#include "decode/sampling.h"
 #include "runtime/error.h"
 
 namespace hark::decode {
 
 namespace {
-
-// splitmix64: the same stream on every platform (the standard distributions are not).
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-};
-
-// A token drawn from softmax(logits / temperature); -inf logits are never drawn.
-int32_t sample(const std::vector<float>& logits, float temperature, Rng& rng) {
-  const float m = *std::max_element(logits.begin(), logits.end());
-  std::vector<double> w(logits.size());
-  double sum = 0.0;
-  for (size_t i = 0; i < logits.size(); ++i) {
-    w[i] = std::isfinite(logits[i]) ? std::exp((static_cast<double>(logits[i]) - m) / temperature) : 0.0;
-    sum += w[i];
-  }
-  const double target = rng.uniform() * sum;
-  double acc = 0.0;
-  int32_t last = -1;
-  for (size_t i = 0; i < w.size(); ++i) {
-    if (w[i] <= 0.0) continue;
-    acc += w[i];
-    last = static_cast<int32_t>(i);
-    if (acc > target) return last;
-  }
-  return last;
-}
 
 // One candidate from the logits after the prefix.
 WindowTokens run_candidate(Model& model, const SpecialTokens& st, const WindowRequest& req,
@@ -50,18 +20,7 @@ WindowTokens run_candidate(Model& model, const SpecialTokens& st, const WindowRe
   const int n_ctx = model.n_text_ctx();
   WindowTokens out;
   while (true) {
-    apply_rules(st, req.rules, out.tokens, logits.data());
-    const auto argmax = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    HARK_CHECK(std::isfinite(logits[static_cast<size_t>(argmax)]),
-               "decode: every token was ruled out (the logits hold no finite value)");
-    const int32_t tok = rng ? sample(logits, req.temperature, *rng) : argmax;
-    log_softmax(logits);
-    const float lp = logits[static_cast<size_t>(tok)];
-    out.tokens.push_back(tok);
-    out.probs.push_back(std::exp(lp));
-    out.logprobs.push_back(lp);
-    out.ts_probs.push_back(record_timestamp_prob(st, logits, tok));
-    out.sum_logprob += lp;
+    const int32_t tok = choose_token(st, req, logits, rng, out);
     ++out.n_sampled;
     if (tok == st.eot) break;
     if (static_cast<int>(out.tokens.size()) >= req.max_tokens || n_past + 1 > n_ctx) break;
@@ -77,6 +36,27 @@ WindowTokens run_candidate(Model& model, const SpecialTokens& st, const WindowRe
 }
 
 }  // namespace
+
+void record_token(const SpecialTokens& st, WindowTokens& w, int32_t token, std::span<const float> logprobs) {
+  const float lp = logprobs[static_cast<size_t>(token)];
+  w.tokens.push_back(token);
+  w.probs.push_back(std::exp(lp));
+  w.logprobs.push_back(lp);
+  w.ts_probs.push_back(record_timestamp_prob(st, logprobs, token));
+  w.sum_logprob += lp;
+}
+
+int32_t choose_token(const SpecialTokens& st, const WindowRequest& req, std::vector<float>& logits, Rng* rng,
+                     WindowTokens& w) {
+  apply_rules(st, req.rules, w.tokens, logits.data());
+  const auto argmax = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  HARK_CHECK(std::isfinite(logits[static_cast<size_t>(argmax)]),
+             "decode: every token was ruled out (the logits hold no finite value)");
+  const int32_t tok = rng ? sample(logits, req.temperature, *rng) : argmax;
+  log_softmax(logits);
+  record_token(st, w, tok, logits);
+  return tok;
+}
 
 void log_softmax(std::vector<float>& x) {
   if (x.empty()) return;
@@ -107,6 +87,12 @@ double candidate_score(double sum_logprob, int length, float length_penalty) {
   return sum_logprob / penalty;
 }
 
+double candidate_score(const WindowTokens& w, int32_t eot, float length_penalty) {
+  int length = static_cast<int>(w.tokens.size());
+  if (length > 0 && w.tokens.back() == eot) --length;
+  return candidate_score(w.sum_logprob, length, length_penalty);
+}
+
 WindowTokens decode_window(Model& model, const SpecialTokens& st, const WindowRequest& req) {
   const int n_ctx = model.n_text_ctx();
   HARK_CHECK(!req.start.empty() && req.start[0] == st.sot,
@@ -114,6 +100,9 @@ WindowTokens decode_window(Model& model, const SpecialTokens& st, const WindowRe
   HARK_CHECK(req.temperature >= 0.0f && std::isfinite(req.temperature),
              "decode: temperature must be finite and >= 0, got " + std::to_string(req.temperature));
   HARK_CHECK(req.best_of >= 1, "decode: best_of must be >= 1, got " + std::to_string(req.best_of));
+  HARK_CHECK(req.beam_size >= 1, "decode: beam_size must be >= 1, got " + std::to_string(req.beam_size));
+  HARK_CHECK(req.patience > 0.0f && std::isfinite(req.patience),
+             "decode: patience must be finite and > 0, got " + std::to_string(req.patience));
   WindowTokens head;
   head.temperature = req.temperature;
   std::vector<float> logits;
@@ -153,14 +142,22 @@ WindowTokens decode_window(Model& model, const SpecialTokens& st, const WindowRe
     n_past += static_cast<int>(rest.size());
   }
 
-  // Candidates (one when greedy), one after another from the shared prefix.
+  // The search from the shared prefix: beam search at T = 0 with beams, best-of's candidates in
+  // lockstep at T > 0; else one candidate (greedy) or several one after another, below.
   const bool sampling = req.temperature > 0.0f;
+  if ((!sampling && req.beam_size > 1) || (sampling && req.best_of > 1 && req.batch_candidates)) {
+    WindowTokens r = sampling ? sample_best_of(model, st, req, logits, n_past) : beam_search(model, st, req, logits, n_past);
+    r.no_speech_prob = head.no_speech_prob;
+    r.temperature = req.temperature;
+    r.n_steps += head.n_steps;
+    return r;
+  }
   const int n_candidates = sampling ? req.best_of : 1;
   WindowTokens best;
   double best_score = -std::numeric_limits<double>::infinity();
   int n_steps = head.n_steps, n_sampled = 0;
   for (int c = 0; c < n_candidates; ++c) {
-    Rng rng{req.seed ^ (0xD1B54A32D192ED03ull * static_cast<uint64_t>(c + 1))};
+    Rng rng = candidate_rng(req.seed, c);
     WindowTokens cand = run_candidate(model, st, req, logits, n_past, sampling ? &rng : nullptr);
     n_steps += cand.n_steps;
     n_sampled += cand.n_sampled;
@@ -170,9 +167,7 @@ WindowTokens decode_window(Model& model, const SpecialTokens& st, const WindowRe
       cand.no_speech_prob = head.no_speech_prob;
       return cand;
     }
-    int length = static_cast<int>(cand.tokens.size());
-    if (length > 0 && cand.tokens.back() == st.eot) --length;
-    const double score = candidate_score(cand.sum_logprob, length, req.length_penalty);
+    const double score = candidate_score(cand, st.eot, req.length_penalty);
     if (c == 0 || score > best_score) {  // ties keep the earlier candidate
       best_score = score;
       best = std::move(cand);

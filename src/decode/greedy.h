@@ -1,16 +1,17 @@
 // The search for one 30 s window's tokens: after the encoder has run, feed the prompt and the start
 // sequence, then choose tokens (timestamp rules and suppression applied to the logits) until
 // end-of-text, the token limit or the text context runs out.
-//   - temperature 0: greedy, the most likely allowed token each step;
+//   - temperature 0: greedy, the most likely allowed token each step; with beam_size > 1 beam
+//     search instead (decode/beam_search.h), as OpenAI's decoder (beams at T = 0, best-of at T > 0);
 //   - temperature T > 0: `best_of` candidates, each sampled from softmax(logits / T) with a seeded
 //     generator (same seed, same tokens), the best kept by summed log-probability over the length
 //     penalty (OpenAI's MaximumLikelihoodRanker).
 // Log-probabilities are those of the rule-filtered logits at temperature 1, as the reference
-// sums them. Candidates are decoded one after another from the shared prefix (its KV entries are
-// computed once and stay valid; each candidate overwrites the positions after it). A batched
-// multi-sequence step can replace that loop (decode_candidates) without touching the policy.
+// sums them. The shared prefix is decoded once; best-of's candidates then step in lockstep as one
+// batch (decode/best_of.h), or one after another on one slot (batch_candidates = false).
 #pragma once
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "decode/model.h"
@@ -28,6 +29,9 @@ struct WindowRequest {
   int best_of = 1;              // candidates at temperature > 0
   float length_penalty = -1.0f; // < 0: score = sum_logprob / length; else / ((5 + length) / 6)^alpha
   uint64_t seed = 0;            // of the sampling generator (temperature > 0)
+  int beam_size = 1;            // > 1: beam search at temperature 0
+  float patience = 1.0f;        // beam search: finished candidates gathered = round(beam_size * patience)
+  bool batch_candidates = true; // best-of: candidates in lockstep (one batch step); false: one by one
 };
 
 struct WindowTokens {
@@ -47,9 +51,22 @@ struct WindowTokens {
 // The model must have encoded the window. Throws hark::Error on inconsistent input.
 WindowTokens decode_window(Model& model, const SpecialTokens& st, const WindowRequest& req);
 
+// Appends `token` to w with its log-probability from `logprobs` (the step's rule-filtered
+// log-softmax, n_vocab values): the one place a chosen token's per-token outputs are recorded.
+void record_token(const SpecialTokens& st, WindowTokens& w, int32_t token, std::span<const float> logprobs);
+
+struct Rng;
+// One step of one sequence that holds w: the rules applied to `logits`, the token chosen (argmax
+// when rng is null, else drawn from softmax(logits / req.temperature)) and recorded in w. `logits`
+// is left as the step's log-probabilities. Throws when the rules left no token.
+int32_t choose_token(const SpecialTokens& st, const WindowRequest& req, std::vector<float>& logits, Rng* rng,
+                     WindowTokens& w);
+
 // The ranking score of a candidate: sum_logprob / penalty, where length counts the tokens before
 // end-of-text and penalty is length (length_penalty < 0) or ((5 + length) / 6)^length_penalty.
 double candidate_score(double sum_logprob, int length, float length_penalty);
+// The score of a finished candidate (length: its tokens before end-of-text).
+double candidate_score(const WindowTokens& w, int32_t eot, float length_penalty);
 
 // log(softmax(logits)) computed stably, in place. -inf stays -inf; all -inf stays all -inf.
 void log_softmax(std::vector<float>& logits);

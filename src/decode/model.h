@@ -3,9 +3,9 @@
 // policy with a scripted stand-in (tests/decode/scripted_model.h) and check every rule on
 // logits chosen by hand. RunnerModel adapts the real WhisperRunner.
 //
-// Seam for batched candidates: best-of (and later beam search) decode their candidates one after
-// the other through decode(); a batched multi-sequence step (WhisperRunner::decode_batch) can be
-// offered here as an optional method without changing the callers' policy code.
+// Several sequences against one window (beam search, best-of): the text context has slots; decode()
+// works in slot 0, decode_batch() steps many slots in lockstep as one graph, copy_sequence() forks
+// a slot's history into another (copy on fork).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -22,6 +22,15 @@ namespace hark::decode {
 class Model {
  public:
   virtual ~Model() = default;
+  // ---- several sequences (slots) in lockstep: beam search and best-of ----
+  // At least n slots from now on (slot 0 is decode()'s; growing keeps the slots there were).
+  virtual void reserve_sequences(int n) = 0;
+  // Row b feeds tokens[b] at position n_past of slot seqs[b] (distinct slots, every one holding
+  // positions [0, n_past)); `logits` gets one n_vocab row per row, row b at [b * n_vocab, ...).
+  virtual ComputeStatus decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
+                                     std::vector<float>* logits) = 0;
+  // Slot dst takes over positions [0, n_past) of slot src (its later positions are then stale).
+  virtual void copy_sequence(int src, int dst, int n_past) = 0;
   // One 30 s window of log-mel, mel-major [n_mels][3000]; the decode calls after it see it.
   virtual ComputeStatus encode(std::span<const float> mel) = 0;
   // Feeds `tokens` at positions n_past.. of the current window's text context and writes the
@@ -42,6 +51,14 @@ class Model {
 class RunnerModel final : public Model {
  public:
   explicit RunnerModel(WhisperRunner& r) : r_(r) {}
+  void reserve_sequences(int n) override {
+    if (r_.n_sequences() < n) r_.set_n_sequences(n);  // never shrinks: the memory stays for the next window
+  }
+  ComputeStatus decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
+                             std::vector<float>* logits) override {
+    return r_.decode_batch(tokens, seqs, n_past, logits);
+  }
+  void copy_sequence(int src, int dst, int n_past) override { r_.copy_sequence(src, dst, n_past); }
   ComputeStatus encode(std::span<const float> mel) override { return r_.encode(mel); }
   ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits) override {
     return r_.decode(tokens, n_past, logits);

@@ -47,6 +47,9 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
              "transcribe: temperature_inc must be finite and >= 0 (0: no fallback), got " + num(p.temperature_inc));
   HARK_CHECK(p.best_of >= 1 && p.best_of <= 64, "transcribe: best_of must be in [1, 64], got " + std::to_string(p.best_of));
   HARK_CHECK(std::isfinite(p.length_penalty), "transcribe: length_penalty must be finite (< 0: none), got " + num(p.length_penalty));
+  HARK_CHECK(p.beam_size >= 1 && p.beam_size <= 64,
+             "transcribe: beam_size must be in [1, 64] (1: greedy), got " + std::to_string(p.beam_size));
+  HARK_CHECK(std::isfinite(p.patience) && p.patience > 0.0f, "transcribe: patience must be finite and > 0, got " + num(p.patience));
   HARK_CHECK(!std::isnan(p.compression_ratio_threshold) && !std::isnan(p.logprob_threshold) &&
                  !std::isnan(p.no_speech_threshold),
              "transcribe: compression_ratio_threshold, logprob_threshold and no_speech_threshold must not be NaN");
@@ -209,6 +212,8 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
   wreq.max_tokens = p.max_tokens_per_window > 0 ? std::min(p.max_tokens_per_window, n_text_ctx / 2) : n_text_ctx / 2;
   wreq.best_of = p.best_of;
   wreq.length_penalty = p.length_penalty;
+  wreq.beam_size = p.beam_size;  // used at temperature 0 only (best_of at T > 0), as OpenAI
+  wreq.patience = p.patience;
   decode::Thresholds thresholds;
   thresholds.compression_ratio = p.compression_ratio_threshold;
   thresholds.logprob = p.logprob_threshold;
@@ -294,6 +299,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
         out.aborted = true;
         break;
       }
+      ++tm.n_decode_steps;
       lang = g.id;
       out.language = language_code(lang);
       out.language_prob = g.probs[static_cast<size_t>(lang)];
@@ -312,6 +318,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       wreq.seed = mix_seed(p.seed, req.offset_units + seek, static_cast<int>(k));
       w = decode::decode_window(model, st, wreq);
       tm.n_decode_tokens += w.n_sampled;
+      tm.n_decode_steps += w.n_steps;
       if (w.aborted) {
         aborted = true;
         break;

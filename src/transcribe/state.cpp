@@ -173,6 +173,7 @@ void append(Transcript& all, Transcript&& part) {
   a.decode_ms += b.decode_ms;
   a.n_windows += b.n_windows;
   a.n_decode_tokens += b.n_decode_tokens;
+  a.n_decode_steps += b.n_decode_steps;
   a.audio_seconds += b.audio_seconds;
 }
 

@@ -73,6 +73,7 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.dequantize_row), reinterpret_cast<const void*>(t.add),
       reinterpret_cast<const void*>(t.mul), reinterpret_cast<const void*>(t.scale),
       reinterpret_cast<const void*>(t.axpy), reinterpret_cast<const void*>(t.axpy_f16),
+      reinterpret_cast<const void*>(t.axpy_f16_rows),
       reinterpret_cast<const void*>(t.max), reinterpret_cast<const void*>(t.exp_sub_sum),
       reinterpret_cast<const void*>(t.gelu), reinterpret_cast<const void*>(t.mean_var),
       reinterpret_cast<const void*>(t.gemm_f32)};
@@ -341,6 +342,30 @@ TEST_P(KernelsTest, ElementWise) {
     for (float v : a) mref = v > mref ? v : mref;
     EXPECT_EQ(k().max(n, a.data()), mref);
     (void)r;
+  }
+}
+
+// axpy_f16_rows: every output exactly as axpy_f16 row after row would leave it (the attention's
+// grouping of queries must change no result), for output counts across the register groups, value
+// lengths with tails, and strided rows.
+TEST_P(KernelsTest, AxpyF16RowsIsAxpyF16RowAfterRow) {
+  for (int64_t n : {1, 16, 31, 64, 80}) {
+    for (int64_t na : {1, 2, 5, 8, 9}) {
+      const int64_t nk = 37, as = nk + 3, ys = n + 5;
+      const size_t xs = static_cast<size_t>(n + 2) * sizeof(f16_t);
+      const auto vals = random_floats(nk * (n + 2), 11, -3, 3);
+      std::vector<f16_t> x(vals.size());
+      for (size_t i = 0; i < vals.size(); ++i) x[i] = f32_to_f16(vals[i]);
+      auto a = random_floats(na * as, 12, 0, 1);
+      a[3] = 0.0f;  // masked keys weigh 0
+      const auto y0 = random_floats(na * ys, 13, -1, 1);
+      std::vector<float> y = y0, want = y0;
+      k().axpy_f16_rows(n, nk, a.data(), as, na, x.data(), xs, y.data(), ys);
+      for (int64_t t = 0; t < nk; ++t)
+        for (int64_t g = 0; g < na; ++g)
+          k().axpy_f16(n, a[static_cast<size_t>(g * as + t)], x.data() + t * (n + 2), want.data() + g * ys);
+      for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], want[i]) << "n " << n << " na " << na << " at " << i;
+    }
   }
 }
 

@@ -572,6 +572,10 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
   BAD(p.temperature = NAN, "temperature");
   BAD(p.temperature_inc = -0.2f, "temperature_inc");
   BAD(p.best_of = 0, "best_of");
+  BAD(p.beam_size = 0, "beam_size");
+  BAD(p.beam_size = 65, "beam_size");
+  BAD(p.patience = 0.0f, "patience");
+  BAD(p.patience = NAN, "patience");
   BAD(p.max_context = -2, "max_context");
   BAD(p.suppress_regex = "([", "suppress_regex '(['");
   BAD(p.thold_pt = 1.5f, "thold_pt");
@@ -617,7 +621,28 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
   CHECK(p.temperature == 0.0f && p.temperature_inc == 0.0f && p.best_of == 5 && p.suppress_blank &&
         p.suppress_nst && !p.carry_initial_prompt && !p.no_context && p.max_context == -1 &&
         p.max_initial_timestamp == 1.0f && p.length_penalty < 0 && p.compression_ratio_threshold == 2.4f &&
-        p.logprob_threshold == -1.0f && p.no_speech_threshold == 0.6f && p.suppress_regex == NULL);
+        p.logprob_threshold == -1.0f && p.no_speech_threshold == 0.6f && p.suppress_regex == NULL &&
+        p.beam_size == 1 && p.patience == 1.0f);
+  /* Beam search runs; a caller whose header predates beam_size gets the default (its
+   * struct ends before the field, so what lies there is not read). */
+  p.beam_size = 3;
+  p.patience = 1.5f;
+  p.duration_ms = 3000;
+  {
+    hark_result* r2 = NULL;
+    CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r));
+    p.struct_size = offsetof(hark_transcribe_params, beam_size);
+    p.beam_size = 0;
+    CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r2));
+    if (r && r2) {
+      char* a = transcript_of(r);
+      CHECK(strlen(a) > 0 || hark_result_n_segments(r) == 0);
+      free(a);
+    }
+    hark_result_free(r);
+    hark_result_free(r2);
+    p = hark_transcribe_default_params();
+  }
   p.temperature = 0.5f;
   p.best_of = 2;
   p.seed = 42;

@@ -325,6 +325,10 @@ TEST_F(Cli, DecodingFlagsWithWhisperCppSpellings) {
   // bad values: usage errors (2) where CLI11 checks them, clear run errors otherwise
   EXPECT_EQ(hark("transcribe -tp -1" + m).code, 2);
   EXPECT_EQ(hark("transcribe -bo 0" + m).code, 2);
+  // beam search: whisper.cpp's -bs, OpenAI's --patience
+  EXPECT_EQ(hark("transcribe -q -bs 3 --patience 1.5 --max-tokens 12" + m).code, 0);
+  EXPECT_EQ(hark("transcribe -bs 0" + m).code, 2);
+  EXPECT_EQ(hark("transcribe --patience 0" + m).code, 2);
   const CliResult bad = hark("transcribe --suppress-regex " + quote("([") + m);
   EXPECT_NE(bad.code, 0);
   EXPECT_TRUE(contains(bad.err, "suppress_regex")) << bad.err;

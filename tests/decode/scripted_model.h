@@ -7,7 +7,12 @@
 // flat 0 elsewhere, so greedy takes it unless a rule forbids it (then the lowest allowed id wins,
 // as max_element takes the first of equal values). At <|startoftranscript|> the logits hold the
 // window's no-speech and language preferences.
+//
+// Sequences: every slot keeps its own context. decode() works in slot 0; decode_batch() calls the
+// script once per row with that slot's context (Call::seq, Call::batch); copy_sequence() copies
+// the context's first n_past tokens and is recorded in `forks`.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -27,6 +32,11 @@ class ScriptedModel final : public decode::Model {
     std::vector<int32_t> tokens;     // fed
     int n_past = 0;
     std::vector<int32_t> context;    // the whole text context after this call
+    int seq = 0;                     // the slot
+    int batch = 0;                   // rows of the decode_batch step this row was part of (0: decode())
+  };
+  struct Fork {
+    int src = 0, dst = 0, n_past = 0;
   };
   using Script = std::function<std::vector<float>(const Call&)>;
 
@@ -40,6 +50,7 @@ class ScriptedModel final : public decode::Model {
   }
   ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits) override {
     EXPECT_GE(n_past, 0);
+    std::vector<int32_t>& context_ = contexts_[0];
     EXPECT_LE(static_cast<size_t>(n_past), context_.size()) << "decode past the end of what was fed";
     if (n_past == 0) ++pass_;
     context_.resize(static_cast<size_t>(n_past));
@@ -77,6 +88,42 @@ class ScriptedModel final : public decode::Model {
     return r;
   }
 
+  void reserve_sequences(int n) override {
+    if (static_cast<int>(contexts_.size()) < n) contexts_.resize(static_cast<size_t>(n));
+  }
+  ComputeStatus decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
+                             std::vector<float>* logits) override {
+    EXPECT_EQ(tokens.size(), seqs.size());
+    EXPECT_GE(tokens.size(), 1u);
+    logits->clear();
+    for (size_t b = 0; b < tokens.size(); ++b) {
+      const int s = seqs[b];
+      EXPECT_TRUE(s >= 0 && s < static_cast<int>(contexts_.size())) << "slot " << s << " not reserved";
+      for (size_t o = 0; o < b; ++o) EXPECT_NE(seqs[o], s) << "slot " << s << " twice in one step";
+      std::vector<int32_t>& ctx = contexts_.at(static_cast<size_t>(s));
+      EXPECT_LE(static_cast<size_t>(n_past), ctx.size()) << "slot " << s << " does not hold positions [0, n_past)";
+      ctx.resize(static_cast<size_t>(n_past));
+      ctx.push_back(tokens[b]);
+      EXPECT_LE(static_cast<int>(ctx.size()), n_text_ctx_) << "text context overflow";
+      Call c{window_, pass_, {tokens[b]}, n_past, ctx, s, static_cast<int>(tokens.size())};
+      const std::vector<float> row = script_(c);
+      logits->insert(logits->end(), row.begin(), row.end());
+      calls.push_back(std::move(c));
+    }
+    ++n_batch_steps;
+    return ComputeStatus::Ok;
+  }
+  void copy_sequence(int src, int dst, int n_past) override {
+    const std::vector<int32_t>& from = contexts_.at(static_cast<size_t>(src));
+    EXPECT_LE(static_cast<size_t>(n_past), from.size()) << "fork of positions slot " << src << " never had";
+    const size_t n = std::min(static_cast<size_t>(n_past), from.size());
+    std::vector<int32_t> copy(from.begin(), from.begin() + static_cast<std::ptrdiff_t>(n));
+    contexts_.at(static_cast<size_t>(dst)) = std::move(copy);
+    forks.push_back({src, dst, n_past});
+  }
+  std::vector<Fork> forks;  // every copy_sequence, in order
+  int n_batch_steps = 0;    // decode_batch calls
+
   std::vector<std::vector<float>> mels;
   std::vector<Call> calls;
 
@@ -84,7 +131,7 @@ class ScriptedModel final : public decode::Model {
   int n_text_ctx_;
   Script script_;
   int window_ = -1, pass_ = -1;
-  std::vector<int32_t> context_;
+  std::vector<std::vector<int32_t>> contexts_ = std::vector<std::vector<int32_t>>(1);  // per slot
 };
 
 struct WindowPlan {

@@ -84,6 +84,31 @@ TEST_F(DecodingOptions, GreedyDefaults) {
   EXPECT_EQ(t.n_fallback_windows, 0);
 }
 
+TEST_F(DecodingOptions, BeamSearchAndBatchedBestOf) {
+  const double seconds = 2.0;
+  const Transcript greedy = run_twice([](TranscribeParams&) {}, seconds);
+  const Transcript beam = run_twice(
+      [](TranscribeParams& p) {
+        p.beam_size = 5;
+        p.patience = 1.5f;
+      },
+      seconds);
+  for (const Segment& s : beam.segments) EXPECT_EQ(s.temperature, 0.0f);
+  EXPECT_GT(beam.timings.n_decode_tokens, greedy.timings.n_decode_tokens);  // every beam's tokens
+  EXPECT_LT(beam.timings.n_decode_steps, beam.timings.n_decode_tokens);     // one step for all beams
+  // best-of 5 at T > 0: five candidates a step. beam_size is a T = 0 option (as OpenAI's): at
+  // T > 0 best-of runs alone, so it changes nothing there.
+  auto sampled = [](int beams) {
+    return [beams](TranscribeParams& p) {
+      p.temperature = 0.6f;
+      p.best_of = 5;
+      p.seed = 3;
+      p.beam_size = beams;
+    };
+  };
+  EXPECT_EQ(dump(run_twice(sampled(1), seconds)), dump(run_twice(sampled(5), seconds)));
+}
+
 TEST_F(DecodingOptions, SampledBestOfWithSeed) {
   const Transcript a = run_twice([](TranscribeParams& p) {
     p.temperature = 0.7f;
@@ -197,6 +222,10 @@ TEST_F(DecodingOptions, BadValuesFailBeforeAnyCompute) {
   for (const auto& [set, word] : std::vector<std::pair<std::function<void(TranscribeParams&)>, std::string>>{
            {[](TranscribeParams& p) { p.temperature = -1.0f; }, "temperature"},
            {[](TranscribeParams& p) { p.best_of = 0; }, "best_of"},
+           {[](TranscribeParams& p) { p.beam_size = 0; }, "beam_size"},
+           {[](TranscribeParams& p) { p.beam_size = 65; }, "beam_size"},
+           {[](TranscribeParams& p) { p.patience = 0.0f; }, "patience"},
+           {[](TranscribeParams& p) { p.patience = NAN; }, "patience"},
            {[](TranscribeParams& p) { p.suppress_regex = "a{"; }, "suppress_regex"},
            {[](TranscribeParams& p) { p.temperature_inc = NAN; }, "temperature_inc"},
            {[](TranscribeParams& p) { p.thold_pt = 2.0f; }, "thold_pt"},

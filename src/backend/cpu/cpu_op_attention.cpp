@@ -7,9 +7,10 @@
 // score matrix: scratch per thread is a fixed few tiles, whatever the sequence lengths.
 //
 // Two ways through the same arithmetic:
-//  - few queries (decoder steps): each (query, head) row on its own, a dot product per key and
-//    an axpy per weighted value, with a thread's rows taken in groups that walk the keys together
-//    so a [D, H, Nk] KV cache is streamed in memory order (attend_rows);
+//  - few queries (decoder steps): each (query, head) row with its own running softmax, a
+//    thread's rows taken in groups that walk the keys together so a [D, H, Nk] KV cache is
+//    streamed in memory order; rows of a group that share K/V (a batch step's queries of one
+//    head) get a tile's scores and weighted values from one multi-row kernel call (attend_rows);
 //  - many queries (the encoder, prompts): blocks of kQBlock queries of one head, where a tile's
 //    scores are one small GEMM (Q block x K tile) and its weighted values another (P x V tile),
 //    so the work runs at matrix-multiply speed instead of one kernel call per key.
@@ -156,15 +157,21 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
       rows[r].n = std::clamp<int64_t>(rows[r].live - j0, 0, T);
       n_max = std::max(n_max, rows[r].n);
     }
-    // scores, key by key across the group
-    for (int64_t t = 0; t < n_max; ++t) {
-      const size_t koff = static_cast<size_t>(j0 + t) * kstride;
-      for (int64_t r = 0; r < nr; ++r) {
-        RowState& w = rows[r];
-        if (t >= w.n) continue;
-        w.s[t] = a.k_f16 ? kern.dot_f16_f32(D, reinterpret_cast<const f16_t*>(w.kb + koff), w.q)
-                         : kern.dot_f32(D, reinterpret_cast<const float*>(w.kb + koff), w.q);
+    // Scores: one tile kernel call per run of rows that share K (same head: the queries of one
+    // head in a batch step, against the same cross K) and see the same keys; each key is loaded
+    // once for the whole run. A row's scores are the same alone or in a run (each (key, query)
+    // pair has its own accumulator).
+    for (int64_t r = 0; r < nr;) {
+      const RowState& w = rows[r];
+      int64_t e = r + 1;
+      const std::ptrdiff_t qs = r + 1 < nr ? rows[r + 1].q - w.q : 0;
+      while (e < nr && rows[e].kb == w.kb && rows[e].n == w.n && qs > 0 && rows[e].q - rows[e - 1].q == qs) ++e;
+      if (w.n > 0) {
+        const uint8_t* kt = w.kb + static_cast<size_t>(j0) * kstride;
+        (a.k_f16 ? kern.dot_f16_rows : kern.dot_f32_rows)(D, kt, kstride, w.n, w.q, e - r > 1 ? qs : 0, e - r, w.s,
+                                                           kTile + D);
       }
+      r = e;
     }
     bool any = false;
     for (int64_t r = 0; r < nr; ++r) {
@@ -175,7 +182,22 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
       any = any || w.active;
     }
     if (!any) continue;
-    // weighted values, key by key across the group
+    if (a.v_f16) {
+      // Weighted values (the f16 cache): one call per run of active rows that share V and the
+      // same keys, each value row widened once for the run; a row's sums are those it gets alone.
+      for (int64_t r = 0; r < nr;) {
+        const RowState& w = rows[r];
+        int64_t e = r + 1;
+        while (w.active && e < nr && rows[e].active && rows[e].vb == w.vb && rows[e].n == w.n) ++e;
+        if (w.active && w.n > 0)
+          kern.axpy_f16_rows(D, w.n, w.s, kTile + D, e - r,
+                             reinterpret_cast<const f16_t*>(w.vb + static_cast<size_t>(j0) * vstride), vstride, w.acc,
+                             kTile + D);
+        r = e;
+      }
+      continue;
+    }
+    // weighted f32 values, key by key across the group
     for (int64_t t = 0; t < n_max; ++t) {
       const size_t voff = static_cast<size_t>(j0 + t) * vstride;
       for (int64_t r = 0; r < nr; ++r) {
@@ -183,10 +205,7 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
         if (!w.active || t >= w.n) continue;
         const float p = w.s[t];
         if (p == 0.0f) continue;  // masked keys (and negligible ones) add nothing
-        if (a.v_f16)
-          kern.axpy_f16(D, p, reinterpret_cast<const f16_t*>(w.vb + voff), w.acc);
-        else
-          kern.axpy(D, p, reinterpret_cast<const float*>(w.vb + voff), w.acc);
+        kern.axpy(D, p, reinterpret_cast<const float*>(w.vb + voff), w.acc);
       }
     }
   }

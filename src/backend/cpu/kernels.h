@@ -66,6 +66,12 @@ struct Kernels {
   // y += a * x
   void (*axpy)(int64_t n, float a, const float* x, float* y);
   void (*axpy_f16)(int64_t n, float a, const f16_t* x, float* y);
+  // Weighted sums of f16 rows into several outputs (attention values of a batch of queries that
+  // share V): for g < na and t < nk in order, y_g += a[g * a_stride + t] * x_t, where x_t is n
+  // values at x + t * x_stride bytes and y_g is at y + g * y_stride. Each y_g gets exactly what
+  // axpy_f16 for t = 0, 1, ... would give it; each x_t is widened once for all outputs.
+  void (*axpy_f16_rows)(int64_t n, int64_t nk, const float* a, int64_t a_stride, int64_t na, const f16_t* x,
+                        size_t x_stride, float* y, int64_t y_stride);
   float (*max)(int64_t n, const float* x);
   // y = exp(x - m), returns sum(y)
   float (*exp_sub_sum)(int64_t n, const float* x, float m, float* y);

@@ -66,6 +66,10 @@ float dot_row(int64_t n, const W* w, const float* x) {
   return s;
 }
 
+// Weights ahead of the loops that outrun the hardware prefetchers (several activation rows,
+// quantized blocks); see kernels_avx512.cpp.
+constexpr int kPrefetchBytes = 4096;
+
 // dot_f32_rows / dot_f16_rows: R weight rows x G activation rows in R * G accumulators. Every 8
 // weights of a row are loaded (widened) once and multiplied into all G activation rows.
 template <typename W, int R, int G>
@@ -79,7 +83,10 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m256 wv[R];
-    for (int r = 0; r < R; ++r) wv[r] = load8(wr[r] + i);
+    for (int r = 0; r < R; ++r) {
+      if constexpr (G > 1) _mm_prefetch(reinterpret_cast<const char*>(wr[r] + i) + kPrefetchBytes, _MM_HINT_T0);
+      wv[r] = load8(wr[r] + i);
+    }
     for (int g = 0; g < G; ++g) {
       const __m256 xv = _mm256_loadu_ps(x + g * xs + i);
       for (int r = 0; r < R; ++r) acc[r][g] = _mm256_fmadd_ps(wv[r], xv, acc[r][g]);
@@ -153,6 +160,7 @@ float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
   const int64_t nb = n / kQuantBlock;
   for (int64_t b = 0; b < nb; ++b) {
     const auto w = block_at<Block>(wv, b);
+    _mm_prefetch(reinterpret_cast<const char*>(w.qs()) + kPrefetchBytes, _MM_HINT_T0);
     __m256i q = q4_levels(w.qs());
     if constexpr (kFiveBit) q = add_q5_high(q, w.qh_bytes());
     const __m256 p = _mm256_cvtepi32_ps(dot_u8s8(q, load_q8a(x[b])));
@@ -174,6 +182,7 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
   const int64_t nb = n / kQuantBlock;
   for (int64_t b = 0; b < nb; ++b) {
     const auto w = block_at<BlockQ8_0>(wv, b);
+    _mm_prefetch(reinterpret_cast<const char*>(w.qs()) + kPrefetchBytes, _MM_HINT_T0);
     const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
     // Signed x signed as unsigned x signed: |w| * (x with w's sign). Exact for w in [-128, 127].
     const __m256i s = _mm256_sign_epi8(load_q8a(x[b]), wq);
@@ -303,6 +312,14 @@ void axpy_f16(int64_t n, float a, const f16_t* x, float* y) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, load_f16x8(x + i), _mm256_loadu_ps(y + i)));
   for (; i < n; ++i) y[i] += a * half(load_f16(x, i));
+}
+
+// Output by output per row: the 8-wide loads leave little to share.
+void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const f16_t* x, size_t xs,
+                   float* y, int64_t ys) {
+  for (int64_t t = 0; t < nk; ++t)
+    for (int64_t g = 0; g < na; ++g)
+      axpy_f16(n, a[g * as + t], reinterpret_cast<const f16_t*>(reinterpret_cast<const uint8_t*>(x) + t * xs), y + g * ys);
 }
 
 float max(int64_t n, const float* x) {
@@ -478,7 +495,7 @@ constinit const Kernels kTable = {
     dot_row<float>, dot_row<f16_t>, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
     dot_w_rows<float>, dot_w_rows<f16_t>,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
-    add, mul, scale, axpy, axpy_f16, max, exp_sub_sum, gelu, mean_var,
+    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
     gemm_f32,
 };
 

@@ -246,6 +246,13 @@ void axpy_f16(int64_t n, float a, const f16_t* x, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * f16_to_f32(load_f16(x, i));
 }
 
+void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const f16_t* x, size_t xs,
+                   float* y, int64_t ys) {
+  for (int64_t t = 0; t < nk; ++t)
+    for (int64_t g = 0; g < na; ++g)
+      axpy_f16(n, a[g * as + t], reinterpret_cast<const f16_t*>(reinterpret_cast<const uint8_t*>(x) + t * xs), y + g * ys);
+}
+
 float max(int64_t n, const float* x) {
   float m = -INFINITY;
   for (int64_t i = 0; i < n; ++i) {
@@ -356,7 +363,7 @@ constinit const Kernels kTable = {
     dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
     dot_f32_rows, dot_f16_rows,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
-    add, mul, scale, axpy, axpy_f16, max, exp_sub_sum, gelu, mean_var,
+    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
     gemm_f32,
 };
 
