@@ -387,12 +387,6 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       if (token_timestamps) set_token_times(st, w, rs, req.offset_units + seek, p, &seg);
       fresh.push_back(std::move(seg));
     }
-    // max_len first: word timestamps then time the words of the segments as they will be kept.
-    fresh = wrap_segments(std::move(fresh), p.max_len, p.split_on_word, [&m](std::span<const TokenData> toks) {
-      std::vector<int32_t> ids;
-      for (const TokenData& td : toks) ids.push_back(td.id);
-      return m.tokenizer->decode(ids);
-    });
     int64_t next_seek = seek + std::max<int64_t>(r.consumed_frames, 1);
     if (p.word_timestamps) {
       // Words, refined segment bounds and the next seek from the last word (word_timing.h).
@@ -411,7 +405,21 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
         report_progress(static_cast<int>(std::min<int64_t>(100, seek * 100 / std::max<int64_t>(content, 1))));
         continue;
       }
+      // The words moved the segment bounds; token times stay inside their segment.
+      if (token_timestamps)
+        for (Segment& seg : fresh)
+          for (TokenData& td : seg.tokens) {
+            if (td.t0 < 0) continue;
+            td.t0 = std::clamp(td.t0, seg.t0, seg.t1);
+            td.t1 = std::clamp(td.t1, td.t0, seg.t1);
+          }
     }
+    // max_len last: it cuts at token times, and hands each part the words that start in it.
+    fresh = wrap_segments(std::move(fresh), p.max_len, p.split_on_word, [&m](std::span<const TokenData> toks) {
+      std::vector<int32_t> ids;
+      for (const TokenData& td : toks) ids.push_back(td.id);
+      return m.tokenizer->decode(ids);
+    });
     for (const Segment& seg : fresh) {
       for (const TokenData& td : seg.tokens) all_tokens.push_back(td.id);
       out.segments.push_back(seg);

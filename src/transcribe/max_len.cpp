@@ -1,6 +1,7 @@
 #include "transcribe/max_len.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace hark {
 
@@ -11,13 +12,29 @@ bool starts_character(const std::string& text) {
   return text.empty() || (static_cast<unsigned char>(text[0]) & 0xC0) != 0x80;
 }
 
-// The part of `s` made of tokens [begin, end), timed [t0, t1].
+size_t bytes_before(const Segment& s, size_t k) {
+  size_t n = 0;
+  for (size_t i = 0; i < k; ++i) n += s.tokens[i].text.size();
+  return n;
+}
+
+// The part of `s` made of tokens [begin, end), timed [t0, t1]. Its words (word timestamps) are
+// those that start in its bytes of the text: the words' texts and the tokens' bytes both make
+// up the segment's text.
 Segment part_of(const Segment& s, size_t begin, size_t end, int64_t t0, int64_t t1, const TokensText& text_of) {
   Segment p = s;  // the window's decoding fields (temperature, avg_logprob, ...) belong to every part
   p.tokens.assign(s.tokens.begin() + static_cast<std::ptrdiff_t>(begin), s.tokens.begin() + static_cast<std::ptrdiff_t>(end));
   p.text = text_of(p.tokens);
   p.t0 = t0;
   p.t1 = t1;
+  const size_t from = bytes_before(s, begin);
+  const size_t to = end == s.tokens.size() ? SIZE_MAX : bytes_before(s, end);
+  p.words.clear();
+  size_t at = 0;
+  for (const Word& w : s.words) {
+    if (at >= from && at < to) p.words.push_back(w);
+    at += w.text.size();
+  }
   return p;
 }
 

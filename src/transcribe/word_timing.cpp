@@ -167,6 +167,16 @@ WordOutcome WordTimer::run(const WordWindow& w, std::vector<Segment>& segments) 
       s.words.push_back({sw.word, offset_units_ + to_frames(sw.start), offset_units_ + to_frames(sw.end),
                          static_cast<float>(sw.probability)});
   }
+  // A segment left without words (its text joined a word of the segment before, as the
+  // reference merges tokens into words across segments) keeps its timestamp bounds, which the
+  // words of its neighbours may have passed: it is fitted between them so segments stay in order.
+  for (size_t i = 0; i < segments.size(); ++i) {
+    Segment& s = segments[i];
+    if (!s.words.empty()) continue;
+    if (i > 0) s.t0 = std::max(s.t0, segments[i - 1].t1);
+    if (i + 1 < segments.size()) s.t1 = std::min(s.t1, segments[i + 1].t0);
+    s.t1 = std::max(s.t0, s.t1);
+  }
   return out;
 }
 
@@ -181,7 +191,12 @@ WordOutcome WordTimer::place(const WordWindow& w, std::vector<decode::SegmentFor
   // A window that ended mid-speech goes on from its last word, not its last timestamp.
   if (!w.single_timestamp_ending) {
     const std::optional<double> end = last_end(segs);
-    if (end && *end > time_offset) out.next_seek = to_frames(*end);
+    if (end && *end > time_offset) {
+      out.next_seek = to_frames(*end);
+      // Segments after the last word (their text went into a word of an earlier segment) are
+      // heard again from the new seek: kept here, their text would come out twice.
+      while (!segs.empty() && segs.back().words.empty()) segs.pop_back();
+    }
   }
 
   const double threshold = p_.hallucination_silence_threshold;

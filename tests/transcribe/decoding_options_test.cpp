@@ -214,6 +214,16 @@ TEST_F(DecodingOptions, TokenTimestampsAndMaxLen) {
     EXPECT_EQ(joined, plain_joined);  // cutting moves no text
     EXPECT_GE(cut.segments.size(), plain.segments.size());
   }
+  // Every option at once: beam search, word timestamps (which move segment bounds), token times
+  // and max_len; token times stay inside the moved segments.
+  const Transcript all = run_twice([](TranscribeParams& p) {
+    p.beam_size = 3;
+    p.word_timestamps = true;
+    p.token_timestamps = true;
+    p.max_len = 12;
+  });
+  expect_token_times(all);
+  for (const Segment& s : all.segments) EXPECT_FALSE(s.words.empty()) << s.text;
 }
 
 TEST_F(DecodingOptions, BadValuesFailBeforeAnyCompute) {
