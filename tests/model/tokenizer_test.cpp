@@ -379,7 +379,9 @@ TEST(Tokenizer, MultilingualTextReachesWholeCharacterTokens) {
     // Every whole-character token of the text's characters comes out whole when alone.
     for (std::string_view piece : pretokenize(text)) {
       const std::vector<int32_t> one = tok.encode(piece);
-      if (tok.find(piece) >= 0) EXPECT_EQ(one, (std::vector<int32_t>{tok.find(piece)})) << piece;
+      if (tok.find(piece) >= 0) {
+        EXPECT_EQ(one, (std::vector<int32_t>{tok.find(piece)})) << piece;
+      }
     }
   }
 }
