@@ -17,7 +17,7 @@ const char* op_name(Op op) {
 }
 
 const char* unary_op_name(UnaryOp u) {
-  static const char* const kNames[] = {"relu", "sigmoid", "tanh", "sqrt"};
+  static const char* const kNames[] = {"relu", "sigmoid", "tanh", "sqrt", "round_f16"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(UnaryOp::Count));
   const auto i = static_cast<size_t>(u);
   return i < static_cast<size_t>(UnaryOp::Count) ? kNames[i] : "?";

@@ -212,6 +212,11 @@ TEST_F(OpsRef, UnaryFunctions) {
                                    std::vector<float>{-0.964027580f, 0.0f, 0.462117157f, 0.999329300f}));
   Tensor* sq = leaf(DType::F32, {3, 1, 1, 1}, {0.0f, 2.25f, 16.0f});
   EXPECT_THAT(run_ref(ops::unary(arena_, sq, UnaryOp::Sqrt)), ::testing::ElementsAre(0.0f, 1.5f, 4.0f));
+  // nearest f16: 1 + 2^-11 is halfway between 1 and 1 + 2^-10 (ties to even: 1); 1 + 3 * 2^-12
+  // rounds up; 70000 is beyond f16's range (inf)
+  Tensor* r = leaf(DType::F32, {4, 1, 1, 1}, {1.0f + 1.0f / 2048, 1.0f + 3.0f / 4096, -0.1f, 70000.0f});
+  EXPECT_THAT(run_ref(ops::unary(arena_, r, UnaryOp::RoundF16)),
+              ::testing::ElementsAre(1.0f, 1.0f + 1.0f / 1024, -0.0999755859375f, kInf));
 }
 
 TEST_F(OpsRef, PadReflectMirrorsWithoutRepeatingTheEdge) {
@@ -476,6 +481,7 @@ TEST_F(OpsCpu, UnaryFunctions) {
     Tensor* x = rand_leaf(DType::F32, {cols, 3, 1, 1}, -8, 8);
     for (UnaryOp fn : {UnaryOp::Relu, UnaryOp::Sigmoid, UnaryOp::Tanh})
       check(ops::unary(arena_, x, fn), {1e-7, 1e-6}, {1, 3});
+    check(ops::unary(arena_, x, UnaryOp::RoundF16), kExact, {2});
     check(ops::unary(arena_, rand_leaf(DType::F32, {cols, 2, 1, 1}, 0, 50), UnaryOp::Sqrt), {1e-7, 1e-6}, {2});
   }
   // strided rows: a transposed view and a slice of the first dim

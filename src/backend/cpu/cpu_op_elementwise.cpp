@@ -107,6 +107,7 @@ void op_unary(const ComputeContext& ctx, Tensor& node) {
     case UnaryOp::Sigmoid: return unary_loop(ctx, node, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
     case UnaryOp::Tanh: return unary_loop(ctx, node, [](float v) { return std::tanh(v); });
     case UnaryOp::Sqrt: return unary_loop(ctx, node, [](float v) { return std::sqrt(v); });
+    case UnaryOp::RoundF16: return unary_loop(ctx, node, [](float v) { return f16_to_f32(f32_to_f16(v)); });
     case UnaryOp::Count: break;
   }
   throw Error("cpu backend: unknown unary function " + std::to_string(node.params[0].i));

@@ -202,6 +202,7 @@ double unary_value(UnaryOp fn, double v) {
     case UnaryOp::Sigmoid: return 1.0 / (1.0 + std::exp(-v));
     case UnaryOp::Tanh: return std::tanh(v);
     case UnaryOp::Sqrt: return std::sqrt(v);
+    case UnaryOp::RoundF16: return f16_to_f32(f32_to_f16(static_cast<float>(v)));
     case UnaryOp::Count: break;
   }
   throw Error("reference: unknown unary function");
