@@ -1,0 +1,98 @@
+// The public VAD API (hark/vad.hpp): detect_speech on the shared clip gives whisper.cpp's
+// segments, a stream fed in chunks of any size gives the whole-buffer probabilities, and bad
+// input is a hark::Error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "hark/hark.hpp"
+#include "vad/vad_test_util.h"
+
+namespace hark {
+namespace {
+
+using hark::testing::error_of;
+using hark::testing::mentions;
+
+class VadApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string model = hark::testing::silero_model_path();
+    const std::string wav = hark::testing::shared_vad_path("vad-three-clips.wav");
+    if (model.empty() || wav.empty()) GTEST_SKIP() << "../shared/vad not found";
+    vad_ = VadModel::load(model);
+    samples_ = load_audio(wav);
+  }
+  std::shared_ptr<VadModel> vad_;
+  std::vector<float> samples_;
+};
+
+TEST_F(VadApi, DetectSpeechGivesTheReferenceSegments) {
+  EXPECT_EQ(vad_->model_type(), "silero-16k");
+  EXPECT_EQ(vad_->version(), "6.2.0");
+  EXPECT_EQ(vad_->frame_samples(), 512);
+  const VadResult r = vad_->detect_speech(samples_);
+  EXPECT_EQ(r.probs.size(), 547u);
+  EXPECT_EQ(r.frame_samples, 512);
+  // whisper.cpp: 32.00 691.00, 855.00 1350.00, 1418.00 1725.00 (centiseconds)
+  EXPECT_EQ(r.segments, (std::vector<VadSegment>{{32, 691}, {855, 1350}, {1418, 1725}}));
+  EXPECT_EQ(vad_segments_from_probs(r.probs), r.segments);
+  // options reach the segments: a long minimum silence joins the three
+  VadOptions o;
+  o.min_silence_duration_ms = 2000;
+  const VadResult joined = vad_->detect_speech(samples_, o);
+  EXPECT_EQ(joined.probs, r.probs);
+  ASSERT_EQ(joined.segments.size(), 1u);
+  EXPECT_EQ(joined.segments[0].t0, 32);
+}
+
+TEST_F(VadApi, StreamInAnyChunksEqualsTheWholeBuffer) {
+  const std::vector<float> whole = vad_->probabilities(samples_);
+  auto stream = vad_->stream();
+  std::vector<float> got;
+  const size_t sizes[] = {1, 7, 511, 512, 513, 1600, 4096, 3};
+  size_t at = 0;
+  for (size_t k = 0; at < samples_.size(); ++k) {
+    const size_t n = std::min(sizes[k % std::size(sizes)], samples_.size() - at);
+    for (float p : stream->push(std::span<const float>(samples_).subspan(at, n))) got.push_back(p);
+    at += n;
+    EXPECT_EQ(stream->pending_samples(), at % 512);
+  }
+  for (float p : stream->flush()) got.push_back(p);
+  EXPECT_EQ(got, whole);
+  EXPECT_EQ(stream->frames(), 547);
+  EXPECT_TRUE(stream->flush().empty());
+
+  // frame by frame after a reset, the same numbers
+  stream->reset();
+  for (size_t i = 0; i < 20; ++i)
+    EXPECT_EQ(stream->process(std::span<const float>(samples_).subspan(512 * i, 512)), whole[i]) << i;
+}
+
+TEST_F(VadApi, BadInputIsAnError) {
+  auto stream = vad_->stream();
+  EXPECT_TRUE(mentions(error_of([&] { stream->process(std::span<const float>(samples_).first(100)); }),
+                       {"frames of 512 samples, got 100"}));
+  stream->push(std::span<const float>(samples_).first(10));
+  EXPECT_TRUE(mentions(error_of([&] { stream->process(std::span<const float>(samples_).first(512)); }),
+                       {"10 pushed samples are pending"}));
+  std::vector<float> bad(1000, 0.0f);
+  bad[500] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(mentions(error_of([&] { vad_->detect_speech(bad); }), {"NaN"}));
+  VadOptions o;
+  o.threshold = -0.1f;
+  EXPECT_TRUE(mentions(error_of([&] { vad_->detect_speech(samples_, o); }), {"threshold must be in [0, 1]"}));
+  o = {};
+  o.samples_overlap = -1.0f;
+  EXPECT_TRUE(mentions(error_of([&] { vad_segments_from_probs(std::vector<float>{0.9f}, o); }), {"samples_overlap"}));
+  EXPECT_TRUE(mentions(error_of([&] { VadModel::load("/nonexistent.bin"); }), {"/nonexistent.bin", "cannot open"}));
+  EXPECT_TRUE(mentions(error_of([&] { VadModel::load(hark::testing::silero_model_path(), {0}); }), {"n_threads"}));
+  // empty audio: no frames, no segments
+  const VadResult empty = vad_->detect_speech({});
+  EXPECT_TRUE(empty.probs.empty());
+  EXPECT_TRUE(empty.segments.empty());
+}
+
+}  // namespace
+}  // namespace hark
