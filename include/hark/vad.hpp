@@ -55,7 +55,8 @@ HARK_API std::vector<VadSegment> vad_segments_from_probs(std::span<const float> 
 class VadStream;
 
 struct VadModelParams {
-  int n_threads = 1;  // the network is small: one thread is the fastest on most machines
+  int n_threads = 1;   // the network is small: one thread is the fastest on most machines
+  std::string device;  // "cpu" (default when empty) or "cpu-ref"
 };
 
 class HARK_API VadModel {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <mutex>
 
+#include "backend/device.h"
+#include "backend/registry.h"
 #include "hark/vad.hpp"
 #include "runtime/error.h"
 #include "vad/energy.h"
@@ -36,8 +38,8 @@ void check_samples(std::span<const float> samples) {
 
 class StreamImpl final : public VadStream {
  public:
-  StreamImpl(std::shared_ptr<const vad::SileroFile> file, int n_threads)
-      : vad_(std::move(file), n_threads), pending_(static_cast<size_t>(vad_.n_window())) {}
+  StreamImpl(std::shared_ptr<const vad::SileroFile> file, int n_threads, Device* device)
+      : vad_(std::move(file), n_threads, device), pending_(static_cast<size_t>(vad_.n_window())) {}
 
   std::vector<float> push(std::span<const float> samples) override {
     check_samples(samples);
@@ -101,8 +103,8 @@ class StreamImpl final : public VadStream {
 
 class ModelImpl final : public VadModel {
  public:
-  ModelImpl(std::shared_ptr<const vad::SileroFile> file, int n_threads)
-      : file_(std::move(file)), n_threads_(n_threads), vad_(file_, n_threads) {}
+  ModelImpl(std::shared_ptr<const vad::SileroFile> file, int n_threads, Device* device)
+      : file_(std::move(file)), n_threads_(n_threads), device_(device), vad_(file_, n_threads, device) {}
 
   std::string model_type() const override { return file_->hparams().model_type; }
   std::string version() const override { return file_->hparams().version_str(); }
@@ -123,11 +125,12 @@ class ModelImpl final : public VadModel {
     return vad_.detect(samples.data(), samples.size());
   }
 
-  std::unique_ptr<VadStream> stream() override { return std::make_unique<StreamImpl>(file_, n_threads_); }
+  std::unique_ptr<VadStream> stream() override { return std::make_unique<StreamImpl>(file_, n_threads_, device_); }
 
  private:
   std::shared_ptr<const vad::SileroFile> file_;
   int n_threads_;
+  Device* device_;
   std::mutex mu_;  // one network state: whole-buffer calls take turns
   vad::SileroVad vad_;
 };
@@ -147,8 +150,12 @@ std::vector<VadSegment> vad_segments_from_probs(std::span<const float> probs, co
 
 std::shared_ptr<VadModel> VadModel::load(const std::string& path, const VadModelParams& params) {
   HARK_CHECK(params.n_threads >= 1, "vad: n_threads must be >= 1, got " + std::to_string(params.n_threads));
+  const std::string name = params.device.empty() ? kCpuDeviceName : params.device;
+  Device* device = Registry::global().find(name);
+  HARK_CHECK(device != nullptr && device->type() == DeviceType::CPU,
+             "vad: unknown device '" + name + "' (the VAD runs on \"cpu\" or \"cpu-ref\")");
   std::shared_ptr<const vad::SileroFile> file = vad::SileroFile::open(path);
-  return std::make_shared<ModelImpl>(std::move(file), params.n_threads);
+  return std::make_shared<ModelImpl>(std::move(file), params.n_threads, device);
 }
 
 EnergyVadResult energy_vad(std::span<const float> samples, const EnergyVadOptions& options) {

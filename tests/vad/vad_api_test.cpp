@@ -87,7 +87,12 @@ TEST_F(VadApi, BadInputIsAnError) {
   o.samples_overlap = -1.0f;
   EXPECT_TRUE(mentions(error_of([&] { vad_segments_from_probs(std::vector<float>{0.9f}, o); }), {"samples_overlap"}));
   EXPECT_TRUE(mentions(error_of([&] { VadModel::load("/nonexistent.bin"); }), {"/nonexistent.bin", "cannot open"}));
-  EXPECT_TRUE(mentions(error_of([&] { VadModel::load(hark::testing::silero_model_path(), {0}); }), {"n_threads"}));
+  VadModelParams zero_threads;
+  zero_threads.n_threads = 0;
+  EXPECT_TRUE(mentions(error_of([&] { VadModel::load(hark::testing::silero_model_path(), zero_threads); }), {"n_threads"}));
+  VadModelParams gpu;
+  gpu.device = "gpu0";
+  EXPECT_TRUE(mentions(error_of([&] { VadModel::load(hark::testing::silero_model_path(), gpu); }), {"unknown device 'gpu0'"}));
   // empty audio: no frames, no segments
   const VadResult empty = vad_->detect_speech({});
   EXPECT_TRUE(empty.probs.empty());
