@@ -34,6 +34,25 @@ std::string shape_str(const int64_t* ne, int n_dims) {
   return s + "]";
 }
 
+TensorRecord read_tensor_record(Reader& r, const std::string& label, size_t index, int min_dims, int max_name) {
+  TensorRecord t;
+  t.offset = r.pos();
+  const std::string nth = "tensor record " + std::to_string(index);
+  t.n_dims = r.i32(nth + " n_dims");
+  const int32_t name_len = r.i32(nth + " name length");
+  t.type = r.i32(nth + " type");
+  if (t.n_dims < min_dims || t.n_dims > 4)
+    throw Error(at(label, nth + " n_dims", t.offset) + "expected " + std::to_string(min_dims) + "..4, found " +
+                std::to_string(t.n_dims));
+  if (name_len < 1 || name_len > max_name)
+    throw Error(at(label, nth + " name length", t.offset + 4) + "expected 1.." + std::to_string(max_name) +
+                ", found " + std::to_string(name_len));
+  for (int d = 0; d < t.n_dims; ++d) t.ne[static_cast<size_t>(d)] = r.i32(nth + " ne[" + std::to_string(d) + "]");
+  const uint8_t* p = r.bytes(static_cast<uint64_t>(name_len), nth + " name");
+  t.name.assign(reinterpret_cast<const char*>(p), static_cast<size_t>(name_len));
+  return t;
+}
+
 Mapping map_file(const std::string& path, bool populate, const char* kind) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(path + ": cannot open " + std::string(kind) + ": " + std::strerror(errno));

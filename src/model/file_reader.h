@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -67,5 +68,19 @@ class Reader {
   size_t pos_;
   const std::string& label_;
 };
+
+// The head of one tensor record (whisper.cpp's layout, shared by its Whisper and VAD files):
+// int32 n_dims, int32 name length, int32 type id, int32 ne[n_dims], the name; the data follows.
+struct TensorRecord {
+  uint64_t offset = 0;  // the record's first byte, for messages
+  int n_dims = 0;
+  int32_t type = 0;     // the file's type id, not checked here
+  std::array<int64_t, 4> ne{1, 1, 1, 1};  // 1 beyond n_dims
+  std::string name;
+};
+
+// Reads record number `index` at r's position; n_dims must be in min_dims..4 and the name 1 to
+// max_name bytes long (a hark::Error naming the field, its offset, expected vs found otherwise).
+TensorRecord read_tensor_record(Reader& r, const std::string& label, size_t index, int min_dims, int max_name);
 
 }  // namespace hark::file_io

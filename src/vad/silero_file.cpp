@@ -160,21 +160,12 @@ std::vector<SileroTensorEntry> parse_silero_tensors(const uint8_t* data, size_t 
   std::vector<SileroTensorEntry> entries;
   std::vector<uint64_t> seen_at(specs.size(), UINT64_MAX);
   while (!r.at_end()) {
-    const size_t rec = r.pos();
-    const std::string nth = "tensor record " + std::to_string(entries.size());
-    const int32_t n_dims = r.i32(nth + " n_dims");
-    const int32_t name_len = r.i32(nth + " name length");
-    const int32_t type_raw = r.i32(nth + " type");
-    if (n_dims < 0 || n_dims > kMaxDims)
-      throw Error(at(label, nth + " n_dims", rec) + "expected 0.." + std::to_string(kMaxDims) + ", found " +
-                  std::to_string(n_dims));
-    if (name_len < 1 || name_len > kMaxNameBytes)
-      throw Error(at(label, nth + " name length", rec + 4) + "expected 1.." + std::to_string(kMaxNameBytes) +
-                  ", found " + std::to_string(name_len));
-    std::array<int64_t, kMaxDims> ne{1, 1, 1, 1};
-    for (int d = 0; d < n_dims; ++d) ne[static_cast<size_t>(d)] = r.i32(nth + " ne[" + std::to_string(d) + "]");
-    const uint8_t* np = r.bytes(static_cast<uint64_t>(name_len), nth + " name");
-    const std::string name(reinterpret_cast<const char*>(np), static_cast<size_t>(name_len));
+    const file_io::TensorRecord t = file_io::read_tensor_record(r, label, entries.size(), 0, kMaxNameBytes);
+    const size_t rec = t.offset;
+    const int n_dims = t.n_dims;
+    const int32_t type_raw = t.type;
+    const std::array<int64_t, kMaxDims>& ne = t.ne;
+    const std::string& name = t.name;
     const std::string where = at(label, "tensor '" + printable(name) + "'", rec);
 
     auto it = index.find(name);
