@@ -82,12 +82,16 @@ CLI::App* add_vad_command(CLI::App& app, VadCommandOptions& o) {
   vad->add_flag("--json", o.json, "One JSON object per file: {file, frame_samples, segments: [{t0, t1, start, end}]}");
   vad->add_flag("--probs", o.probs, "Also print every 32 ms frame's speech probability");
   vad->add_flag("--bench", o.bench, "Time the network and print frames per second (on stderr)");
+  vad->add_flag("--upstream-context", o.upstream_context,
+                "Upstream Silero's front end (the previous frame's last 64 samples before each frame) "
+                "instead of whisper.cpp's");
   return vad;
 }
 
 int run_vad(const VadCommandOptions& o) {
   hark::VadModelParams mp;
   mp.n_threads = o.threads;
+  mp.upstream_context = o.upstream_context;
   const std::shared_ptr<hark::VadModel> model = hark::VadModel::load(o.model, mp);
   int64_t frames = 0;
   double seconds = 0.0;

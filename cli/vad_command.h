@@ -2,6 +2,7 @@
 //
 //   hark vad -vm MODEL FILE... [--threshold P] [--min-speech-ms N] [--min-silence-ms N]
 //            [--max-speech-s S] [--pad-ms N] [--overlap S] [-t N] [--json] [--probs] [--bench]
+//            [--upstream-context]
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -18,6 +19,7 @@ struct VadCommandOptions {
   bool json = false;
   bool probs = false;   // also print every frame's probability
   bool bench = false;   // time the network: frames per second over the files
+  bool upstream_context = false;
 };
 
 CLI::App* add_vad_command(CLI::App& app, VadCommandOptions& o);

@@ -466,6 +466,9 @@ typedef struct hark_vad_result hark_vad_result;   /* segments and probabilities 
 typedef struct hark_vad_context_params {
   size_t struct_size;  /* set by hark_vad_context_default_params(); see "Growing" at the top */
   int n_threads;       /* compute threads (default 1: the network is small) */
+  bool upstream_context; /* false (default): whisper.cpp's front end, whose numbers hark matches;
+                            true: the upstream Silero one (the previous frame's last 64 samples
+                            in front of each frame) */
   const char* device;  /* "cpu" (default, NULL or "") or "cpu-ref". Read during the load only. */
 } hark_vad_context_params;
 

@@ -57,6 +57,10 @@ class VadStream;
 struct VadModelParams {
   int n_threads = 1;   // the network is small: one thread is the fastest on most machines
   std::string device;  // "cpu" (default when empty) or "cpu-ref"
+  // The upstream Silero front end: each frame preceded by the previous frame's last 64 samples
+  // (the Python package's and ONNX model's way). Default false: whisper.cpp's, each frame padded
+  // by reflecting its own edges, whose probabilities hark matches.
+  bool upstream_context = false;
 };
 
 class HARK_API VadModel {

@@ -1293,6 +1293,7 @@ hark_status hark_vad_context_load(const char* model_path, const hark_vad_context
     require(p.n_threads >= 1, "params->n_threads must be >= 1, got " + std::to_string(p.n_threads));
     hark::VadModelParams mp;
     mp.n_threads = p.n_threads;
+    mp.upstream_context = p.upstream_context;
     if (p.device) mp.device = p.device;
     require(mp.device.empty() || mp.device == "cpu" || mp.device == "cpu-ref",
             "params->device: unknown device '" + mp.device + "' (the VAD runs on cpu or cpu-ref)");

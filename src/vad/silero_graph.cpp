@@ -24,7 +24,7 @@ Tensor* as_weights_see_it(TensorArena& a, Tensor* w, Tensor* x) {
 }  // namespace
 
 SileroFrameGraph build_silero_frame(TensorArena& a, const SileroWeights& w, const SileroHParams& hp, Tensor* frame,
-                                    Tensor* h, Tensor* c) {
+                                    Tensor* h, Tensor* c, Tensor* context) {
   const int64_t hidden = hp.lstm_hidden_size;
   HARK_CHECK(frame->type == DType::F32 && frame->nelements() == hp.n_window,
              "silero: frame must be f32 with " + std::to_string(hp.n_window) + " samples, got " + frame->describe());
@@ -33,7 +33,14 @@ SileroFrameGraph build_silero_frame(TensorArena& a, const SileroWeights& w, cons
 
   // STFT: the padded frame as one input channel, [1, 640]; the basis's output channels are the
   // 129 real parts, then the 129 imaginary parts.
-  Tensor* x = pad_reflect(a, reshape(a, frame, {hp.n_window}), kStftPad, kStftPad);
+  Tensor* x = reshape(a, frame, {hp.n_window});
+  if (context) {
+    HARK_CHECK(context->type == DType::F32 && context->nelements() == kStftPad,
+               "silero: context must be f32 with " + std::to_string(kStftPad) + " samples, got " + context->describe());
+    x = pad_reflect(a, concat(a, reshape(a, context, {kStftPad}), x, 0), 0, kStftPad);
+  } else {
+    x = pad_reflect(a, x, kStftPad, kStftPad);
+  }
   x = reshape(a, x, {1, x->ne[0]});
   Tensor* stft = conv1d(a, w.stft_basis, as_weights_see_it(a, w.stft_basis, x), kStftHop, 0);  // [258, 4]
   Tensor* re = slice(a, stft, 0, 0, kSileroStftBins);

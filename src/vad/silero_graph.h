@@ -6,10 +6,11 @@
 // (gates i, f, g, o from W_ih x + b_ih + W_hh h + b_hh; c' = f c + i g; h' = o tanh c') -> ReLU
 // -> 1x1 conv to one channel + bias -> sigmoid: the frame's speech probability.
 //
-// Front end as whisper.cpp's Silero runner (whose probabilities hark matches): each frame is
-// padded by reflecting its own edges, where the upstream Python model prepends the previous
-// frame's last 64 samples instead. Activations are [channels, time] (channels innermost), the
-// layout conv1d takes, so no transposes sit between the layers.
+// Two front ends give the 640 samples the STFT reads. whisper.cpp's (whose probabilities hark
+// matches, the default): the frame padded by reflecting its own edges, 64 | 64. The upstream
+// Silero package's: the previous frame's last 64 samples (n_context) in front of the frame and
+// 64 reflected behind. Activations are [channels, time] (channels innermost), the layout conv1d
+// takes, so no transposes sit between the layers.
 #pragma once
 #include "runtime/tensor.h"
 #include "vad/silero_file.h"
@@ -22,8 +23,9 @@ struct SileroFrameGraph {
   Tensor* c_new = nullptr;
 };
 
-// frame: f32 [n_window]; h, c: f32 [hidden, 1], the state before this frame.
+// frame: f32 [n_window]; h, c: f32 [hidden, 1], the state before this frame; context: nullptr
+// for whisper.cpp's front end, else f32 [n_context], the samples before the frame (upstream).
 SileroFrameGraph build_silero_frame(TensorArena& a, const SileroWeights& w, const SileroHParams& hp, Tensor* frame,
-                                    Tensor* h, Tensor* c);
+                                    Tensor* h, Tensor* c, Tensor* context = nullptr);
 
 }  // namespace hark::vad

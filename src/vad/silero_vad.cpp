@@ -11,7 +11,7 @@
 
 namespace hark::vad {
 
-SileroVad::SileroVad(std::shared_ptr<const SileroFile> model, int n_threads, Device* device)
+SileroVad::SileroVad(std::shared_ptr<const SileroFile> model, int n_threads, Device* device, bool carry_context)
     : model_(std::move(model)) {
   HARK_CHECK(model_ != nullptr, "silero: no model");
   if (device == nullptr) device = Registry::global().find(kCpuDeviceName);
@@ -26,22 +26,27 @@ SileroVad::SileroVad(std::shared_ptr<const SileroFile> model, int n_threads, Dev
   frame_ = arena_.new_tensor(DType::F32, {hp.n_window}, "silero.frame");
   h_ = arena_.new_tensor(DType::F32, {hidden}, "silero.h_state");
   c_ = arena_.new_tensor(DType::F32, {hidden}, "silero.c_state");
+  if (carry_context) context_ = arena_.new_tensor(DType::F32, {hp.n_context}, "silero.context");
   // The leaves live in the device's memory, at offsets aligned for its kernels.
   BufferType* bt = device->buffer_type();
   const size_t align = std::max<size_t>(bt->alignment(), 64);
   auto up = [align](size_t x) { return (x + align - 1) / align * align; };
   const size_t off_h = up(frame_->nbytes()), off_c = off_h + up(h_->nbytes());
-  io_ = bt->alloc(off_c + up(c_->nbytes()));
+  const size_t off_ctx = off_c + up(c_->nbytes());
+  io_ = bt->alloc(off_ctx + (context_ ? up(context_->nbytes()) : 0));
   io_->place(*frame_, 0);
   io_->place(*h_, off_h);
   io_->place(*c_, off_c);
+  if (context_) io_->place(*context_, off_ctx);
 
-  const SileroFrameGraph g = build_silero_frame(arena_, model_->weights(), hp, frame_, h_, c_);
+  const SileroFrameGraph g = build_silero_frame(arena_, model_->weights(), hp, frame_, h_, c_, context_);
   prob_ = g.prob;
   graph_.build(prob_);
   // The new state overwrites the old after everything that reads the old (graph order).
   graph_.build(ops::copy(arena_, g.h_new, h_));
   graph_.build(ops::copy(arena_, g.c_new, c_));
+  if (context_)  // the frame's tail is the next frame's context
+    graph_.build(ops::copy(arena_, ops::slice(arena_, frame_, 0, hp.n_window - hp.n_context, hp.n_window), context_));
   alloc_ = std::make_unique<GraphAllocator>(bt);
   alloc_->alloc(graph_);
   h_host_.assign(static_cast<size_t>(hidden), 0.0f);
@@ -56,6 +61,10 @@ void SileroVad::reset() {
   std::fill(c_host_.begin(), c_host_.end(), 0.0f);
   tensor_set(*h_, h_host_.data(), h_host_.size() * sizeof(float));
   tensor_set(*c_, c_host_.data(), c_host_.size() * sizeof(float));
+  if (context_) {
+    const std::vector<float> zeros(static_cast<size_t>(context_->nelements()), 0.0f);
+    tensor_set(*context_, zeros.data(), zeros.size() * sizeof(float));
+  }
 }
 
 float SileroVad::process(const float* frame) {

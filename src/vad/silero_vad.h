@@ -25,7 +25,10 @@ namespace hark::vad {
 class SileroVad {
  public:
   // device: nullptr for the CPU device. n_threads: the backend's threads (0: its default).
-  SileroVad(std::shared_ptr<const SileroFile> model, int n_threads, Device* device = nullptr);
+  // carry_context: the upstream Silero front end, each frame preceded by the previous frame's
+  // last n_context samples (zeros after a reset); false: whisper.cpp's reflection padding.
+  SileroVad(std::shared_ptr<const SileroFile> model, int n_threads, Device* device = nullptr,
+            bool carry_context = false);
   ~SileroVad();
   SileroVad(const SileroVad&) = delete;
   SileroVad& operator=(const SileroVad&) = delete;
@@ -48,6 +51,7 @@ class SileroVad {
   Tensor* frame_ = nullptr;
   Tensor* h_ = nullptr;
   Tensor* c_ = nullptr;
+  Tensor* context_ = nullptr;  // with carry_context only
   Tensor* prob_ = nullptr;
   Graph graph_;
   std::unique_ptr<GraphAllocator> alloc_;

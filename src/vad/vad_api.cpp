@@ -38,8 +38,8 @@ void check_samples(std::span<const float> samples) {
 
 class StreamImpl final : public VadStream {
  public:
-  StreamImpl(std::shared_ptr<const vad::SileroFile> file, int n_threads, Device* device)
-      : vad_(std::move(file), n_threads, device), pending_(static_cast<size_t>(vad_.n_window())) {}
+  StreamImpl(std::shared_ptr<const vad::SileroFile> file, const VadModelParams& p, Device* device)
+      : vad_(std::move(file), p.n_threads, device, p.upstream_context), pending_(static_cast<size_t>(vad_.n_window())) {}
 
   std::vector<float> push(std::span<const float> samples) override {
     check_samples(samples);
@@ -103,8 +103,8 @@ class StreamImpl final : public VadStream {
 
 class ModelImpl final : public VadModel {
  public:
-  ModelImpl(std::shared_ptr<const vad::SileroFile> file, int n_threads, Device* device)
-      : file_(std::move(file)), n_threads_(n_threads), device_(device), vad_(file_, n_threads, device) {}
+  ModelImpl(std::shared_ptr<const vad::SileroFile> file, const VadModelParams& p, Device* device)
+      : file_(std::move(file)), params_(p), device_(device), vad_(file_, p.n_threads, device, p.upstream_context) {}
 
   std::string model_type() const override { return file_->hparams().model_type; }
   std::string version() const override { return file_->hparams().version_str(); }
@@ -125,11 +125,11 @@ class ModelImpl final : public VadModel {
     return vad_.detect(samples.data(), samples.size());
   }
 
-  std::unique_ptr<VadStream> stream() override { return std::make_unique<StreamImpl>(file_, n_threads_, device_); }
+  std::unique_ptr<VadStream> stream() override { return std::make_unique<StreamImpl>(file_, params_, device_); }
 
  private:
   std::shared_ptr<const vad::SileroFile> file_;
-  int n_threads_;
+  VadModelParams params_;
   Device* device_;
   std::mutex mu_;  // one network state: whole-buffer calls take turns
   vad::SileroVad vad_;
@@ -155,7 +155,7 @@ std::shared_ptr<VadModel> VadModel::load(const std::string& path, const VadModel
   HARK_CHECK(device != nullptr && device->type() == DeviceType::CPU,
              "vad: unknown device '" + name + "' (the VAD runs on \"cpu\" or \"cpu-ref\")");
   std::shared_ptr<const vad::SileroFile> file = vad::SileroFile::open(path);
-  return std::make_shared<ModelImpl>(std::move(file), params.n_threads, device);
+  return std::make_shared<ModelImpl>(std::move(file), params, device);
 }
 
 EnergyVadResult energy_vad(std::span<const float> samples, const EnergyVadOptions& options) {

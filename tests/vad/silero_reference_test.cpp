@@ -112,18 +112,22 @@ TEST_F(SileroReference, FrameGraphCpuAgainstReferenceNodeByNode) {
   auto [frame, b0] = leaf(512, samples.data() + 512 * 250, "frame");
   auto [h, b1] = leaf(hp.lstm_hidden_size, vad.h().data(), "h");
   auto [c, b2] = leaf(hp.lstm_hidden_size, vad.c().data(), "c");
-  const SileroFrameGraph fg = build_silero_frame(arena, file_->weights(), hp, frame, h, c);
-  Graph g;
-  g.build(fg.prob);
-  g.build(fg.c_new);
+  auto [context, b3] = leaf(hp.n_context, samples.data() + 512 * 250 - hp.n_context, "context");
   auto cpu = Registry::global().find(kCpuDeviceName)->init_backend({2});
   auto ref = Registry::global().find(kReferenceDeviceName)->init_backend();
-  const CompareResult r = compare_backends(g, *cpu, *ref);
-  for (const NodeDiff& d : r.nodes) {
-    // f32 sums in another order; the f16 rounding can flip one ulp of f16 (2^-11 relative)
-    const double tol = d.node->op == Op::Unary && d.node->params[0].i == static_cast<int>(UnaryOp::RoundF16)
-                           ? 1e-3 * d.max_ref : 1e-4 * std::max(1.0, d.max_ref);
-    EXPECT_LE(d.max_abs, tol) << d.node->describe() << "\n" << r.report();
+  // whisper.cpp's front end, and the upstream one with the previous samples as context
+  for (Tensor* ctx : {static_cast<Tensor*>(nullptr), context}) {
+    const SileroFrameGraph fg = build_silero_frame(arena, file_->weights(), hp, frame, h, c, ctx);
+    Graph g;
+    g.build(fg.prob);
+    g.build(fg.c_new);
+    const CompareResult r = compare_backends(g, *cpu, *ref);
+    for (const NodeDiff& d : r.nodes) {
+      // f32 sums in another order; the f16 rounding can flip one ulp of f16 (2^-11 relative)
+      const double tol = d.node->op == Op::Unary && d.node->params[0].i == static_cast<int>(UnaryOp::RoundF16)
+                             ? 1e-3 * d.max_ref : 1e-4 * std::max(1.0, d.max_ref);
+      EXPECT_LE(d.max_abs, tol) << d.node->describe() << "\n" << r.report();
+    }
   }
 }
 

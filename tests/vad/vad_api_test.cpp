@@ -3,6 +3,7 @@
 // input is a hark::Error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -68,6 +69,30 @@ TEST_F(VadApi, StreamInAnyChunksEqualsTheWholeBuffer) {
   stream->reset();
   for (size_t i = 0; i < 20; ++i)
     EXPECT_EQ(stream->process(std::span<const float>(samples_).subspan(512 * i, 512)), whole[i]) << i;
+}
+
+// The upstream Silero front end (the previous frame's tail as context) is another input to the
+// same network: other numbers, the same speech on this clip; it carries across stream pushes
+// and restarts from zeros.
+TEST_F(VadApi, UpstreamContextFrontEnd) {
+  VadModelParams p;
+  p.upstream_context = true;
+  auto up = VadModel::load(hark::testing::silero_model_path(), p);
+  const VadResult a = up->detect_speech(samples_);
+  const VadResult ref = vad_->detect_speech(samples_);
+  ASSERT_EQ(a.probs.size(), ref.probs.size());
+  double worst = 0.0;
+  for (size_t i = 0; i < a.probs.size(); ++i) worst = std::max(worst, std::fabs(double(a.probs[i]) - ref.probs[i]));
+  EXPECT_GT(worst, 1e-2);  // the context changes what the STFT sees
+  EXPECT_EQ(a.segments, ref.segments);
+  EXPECT_EQ(up->detect_speech(samples_).probs, a.probs);  // a fresh state every call
+  auto stream = up->stream();
+  std::vector<float> got;
+  for (size_t at = 0; at < samples_.size(); at += 700)
+    for (float v : stream->push(std::span<const float>(samples_).subspan(at, std::min<size_t>(700, samples_.size() - at))))
+      got.push_back(v);
+  for (float v : stream->flush()) got.push_back(v);
+  EXPECT_EQ(got, a.probs);
 }
 
 TEST_F(VadApi, BadInputIsAnError) {
