@@ -161,35 +161,28 @@ std::vector<SileroTensorEntry> parse_silero_tensors(const uint8_t* data, size_t 
   std::vector<uint64_t> seen_at(specs.size(), UINT64_MAX);
   while (!r.at_end()) {
     const file_io::TensorRecord t = file_io::read_tensor_record(r, label, entries.size(), 0, kMaxNameBytes);
-    const size_t rec = t.offset;
-    const int n_dims = t.n_dims;
-    const int32_t type_raw = t.type;
-    const std::array<int64_t, kMaxDims>& ne = t.ne;
-    const std::string& name = t.name;
-    const std::string where = at(label, "tensor '" + printable(name) + "'", rec);
-
-    auto it = index.find(name);
+    const std::string where = at(label, "tensor '" + printable(t.name) + "'", t.offset);
+    auto it = index.find(t.name);
     if (it == index.end()) throw Error(where + "unknown tensor name; a Silero VAD model has no such tensor");
     const Spec& spec = specs[it->second];
-    if (seen_at[it->second] != UINT64_MAX)
-      throw Error(where + "duplicate tensor; it already appeared at offset " + std::to_string(seen_at[it->second]));
-    seen_at[it->second] = rec;
+    uint64_t& seen = seen_at[it->second];
+    if (seen != UINT64_MAX) throw Error(where + "duplicate tensor; it already appeared at offset " + std::to_string(seen));
+    seen = t.offset;
 
-    const bool is_f32 = type_raw == static_cast<int32_t>(DType::F32);
-    const bool is_f16 = type_raw == static_cast<int32_t>(DType::F16);
-    if (!is_f32 && !(is_f16 && spec.f16_ok))
-      throw Error(where + "type id " + std::to_string(type_raw) + " not allowed here; expected " +
+    const bool is_f32 = t.type == static_cast<int32_t>(DType::F32);
+    if (!is_f32 && !(t.type == static_cast<int32_t>(DType::F16) && spec.f16_ok))
+      throw Error(where + "type id " + std::to_string(t.type) + " not allowed here; expected " +
                   (spec.f16_ok ? "0 (f32) or 1 (f16)" : "0 (f32)"));
-    if (ne != spec.ne)
-      throw Error(where + "shape " + shape_str(ne.data(), n_dims) + " does not match the hyper-parameters: expected " +
-                  shape_str(spec.ne.data(), std::max(1, spec_dims(spec))));
+    if (t.ne != spec.ne)
+      throw Error(where + "shape " + shape_str(t.ne.data(), t.n_dims) +
+                  " does not match the hyper-parameters: expected " + shape_str(spec.ne.data(), std::max(1, spec_dims(spec))));
     const DType type = is_f32 ? DType::F32 : DType::F16;
     // The shape is the expected one, bounded by the checked hyper-parameters: no overflow.
-    const uint64_t nbytes = static_cast<uint64_t>(ne[0] * ne[1] * ne[2] * ne[3]) * (is_f32 ? 4u : 2u);
+    const uint64_t nbytes = static_cast<uint64_t>(t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]) * dtype_block_bytes(type);
     const size_t data_at = r.pos();
-    r.bytes(nbytes, "tensor '" + name + "' data (" + shape_str(ne.data(), std::max(1, n_dims)) + " " +
+    r.bytes(nbytes, "tensor '" + t.name + "' data (" + shape_str(t.ne.data(), std::max(1, t.n_dims)) + " " +
                         dtype_name(type) + ")");
-    entries.push_back({name, type, n_dims, ne, rec, data_at, nbytes});
+    entries.push_back({t.name, type, t.n_dims, t.ne, t.offset, data_at, nbytes});
   }
   for (size_t i = 0; i < specs.size(); ++i)
     if (seen_at[i] == UINT64_MAX)
