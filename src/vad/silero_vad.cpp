@@ -49,31 +49,33 @@ SileroVad::SileroVad(std::shared_ptr<const SileroFile> model, int n_threads, Dev
     graph_.build(ops::copy(arena_, ops::slice(arena_, frame_, 0, hp.n_window - hp.n_context, hp.n_window), context_));
   alloc_ = std::make_unique<GraphAllocator>(bt);
   alloc_->alloc(graph_);
-  h_host_.assign(static_cast<size_t>(hidden), 0.0f);
-  c_host_.assign(static_cast<size_t>(hidden), 0.0f);
   reset();
 }
 
 SileroVad::~SileroVad() = default;
 
 void SileroVad::reset() {
-  std::fill(h_host_.begin(), h_host_.end(), 0.0f);
-  std::fill(c_host_.begin(), c_host_.end(), 0.0f);
-  tensor_set(*h_, h_host_.data(), h_host_.size() * sizeof(float));
-  tensor_set(*c_, c_host_.data(), c_host_.size() * sizeof(float));
-  if (context_) {
-    const std::vector<float> zeros(static_cast<size_t>(context_->nelements()), 0.0f);
-    tensor_set(*context_, zeros.data(), zeros.size() * sizeof(float));
+  for (Tensor* t : {h_, c_, context_}) {
+    if (!t) continue;
+    const std::vector<float> zeros(static_cast<size_t>(t->nelements()), 0.0f);
+    tensor_set(*t, zeros.data(), zeros.size() * sizeof(float));
   }
 }
+
+static std::vector<float> read_back(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.nelements()));
+  tensor_get(t, v.data(), v.size() * sizeof(float));
+  return v;
+}
+
+std::vector<float> SileroVad::h() const { return read_back(*h_); }
+std::vector<float> SileroVad::c() const { return read_back(*c_); }
 
 float SileroVad::process(const float* frame) {
   tensor_set(*frame_, frame, static_cast<size_t>(n_window()) * sizeof(float));
   HARK_CHECK(backend_->compute(graph_) == ComputeStatus::Ok, "silero: compute aborted");
   float p = 0.0f;
   tensor_get(*prob_, &p, sizeof p);
-  tensor_get(*h_, h_host_.data(), h_host_.size() * sizeof(float));
-  tensor_get(*c_, c_host_.data(), c_host_.size() * sizeof(float));
   return p;
 }
 

@@ -40,8 +40,8 @@ class SileroVad {
   // Resets, then one probability per n_window() samples (the last frame zero-padded).
   std::vector<float> detect(const float* samples, size_t n);
 
-  const std::vector<float>& h() const { return h_host_; }  // the state after the last frame
-  const std::vector<float>& c() const { return c_host_; }
+  std::vector<float> h() const;  // the LSTM state after the last frame (read back on demand)
+  std::vector<float> c() const;
 
  private:
   std::shared_ptr<const SileroFile> model_;
@@ -55,7 +55,6 @@ class SileroVad {
   Tensor* prob_ = nullptr;
   Graph graph_;
   std::unique_ptr<GraphAllocator> alloc_;
-  std::vector<float> h_host_, c_host_;
 };
 
 }  // namespace hark::vad
