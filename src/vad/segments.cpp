@@ -102,6 +102,7 @@ void check_segment_options(const SegmentOptions& o) {
   HARK_CHECK(o.max_speech_duration_s > 0.0f,
              "vad: max_speech_duration_s must be > 0, got " + std::to_string(o.max_speech_duration_s));
   HARK_CHECK(o.speech_pad_ms >= 0, "vad: speech_pad_ms must be >= 0, got " + std::to_string(o.speech_pad_ms));
+  HARK_CHECK(o.samples_overlap >= 0.0f, "vad: samples_overlap must be >= 0, got " + std::to_string(o.samples_overlap));
 }
 
 std::vector<SampleRange> speech_ranges(const std::vector<float>& probs, int n_window, int sample_rate,

@@ -18,18 +18,15 @@
 // n_probs * n_window samples long (the padded last frame included), as whisper.cpp does.
 #pragma once
 #include <cstdint>
-#include <limits>
 #include <vector>
+
+#include "hark/vad.hpp"
 
 namespace hark::vad {
 
-struct SegmentOptions {
-  float threshold = 0.5f;
-  int min_speech_duration_ms = 250;
-  int min_silence_duration_ms = 100;
-  float max_speech_duration_s = std::numeric_limits<float>::max();  // > 100000: no limit
-  int speech_pad_ms = 30;
-};
+// The options are the public VadOptions (samples_overlap is not used here);
+// max_speech_duration_s > 100000 means no limit.
+using SegmentOptions = VadOptions;
 
 struct SampleRange {
   int64_t start = 0;  // samples
@@ -37,7 +34,8 @@ struct SampleRange {
   bool operator==(const SampleRange&) const = default;
 };
 
-// Throws hark::Error for options out of range (threshold outside [0, 1], negative durations).
+// Throws hark::Error for options out of range (threshold outside [0, 1], negative durations or
+// overlap).
 void check_segment_options(const SegmentOptions& o);
 
 std::vector<SampleRange> speech_ranges(const std::vector<float>& probs, int n_window, int sample_rate,

@@ -17,21 +17,6 @@ namespace {
 
 constexpr int kSampleRate = 16000;
 
-vad::SegmentOptions segment_options(const VadOptions& o) {
-  vad::SegmentOptions s;
-  s.threshold = o.threshold;
-  s.min_speech_duration_ms = o.min_speech_duration_ms;
-  s.min_silence_duration_ms = o.min_silence_duration_ms;
-  s.max_speech_duration_s = o.max_speech_duration_s;
-  s.speech_pad_ms = o.speech_pad_ms;
-  return s;
-}
-
-void check_options(const VadOptions& o) {
-  vad::check_segment_options(segment_options(o));
-  HARK_CHECK(o.samples_overlap >= 0.0f, "vad: samples_overlap must be >= 0, got " + std::to_string(o.samples_overlap));
-}
-
 void check_samples(std::span<const float> samples) {
   for (float v : samples) HARK_CHECK(std::isfinite(v), "vad: the samples hold NaN or infinity");
 }
@@ -111,7 +96,7 @@ class ModelImpl final : public VadModel {
   int frame_samples() const override { return file_->hparams().n_window; }
 
   VadResult detect_speech(std::span<const float> samples, const VadOptions& options) override {
-    check_options(options);
+    vad::check_segment_options(options);
     VadResult r;
     r.frame_samples = frame_samples();
     r.probs = probabilities(samples);
@@ -139,11 +124,11 @@ class ModelImpl final : public VadModel {
 
 std::vector<VadSegment> vad_segments_from_probs(std::span<const float> probs, const VadOptions& options,
                                                 int frame_samples) {
-  check_options(options);
+  vad::check_segment_options(options);
   HARK_CHECK(frame_samples > 0, "vad: frame_samples must be > 0, got " + std::to_string(frame_samples));
   const std::vector<float> p(probs.begin(), probs.end());
   std::vector<VadSegment> out;
-  for (const vad::SampleRange& r : vad::speech_ranges(p, frame_samples, kSampleRate, segment_options(options)))
+  for (const vad::SampleRange& r : vad::speech_ranges(p, frame_samples, kSampleRate, options))
     out.push_back({vad::samples_to_cs(r.start, kSampleRate), vad::samples_to_cs(r.end, kSampleRate)});
   return out;
 }
