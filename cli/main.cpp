@@ -3,6 +3,7 @@
 //   hark transcribe -m MODEL FILE... [-l LANG] [-t N] [-o txt,srt,vtt,json,csv,lrc] [--output-file BASE] ...
 //   hark info MODEL
 //   hark bench -m MODEL [-t N] [--json]
+//   hark vad -vm MODEL FILE... [--threshold P] [--min-speech-ms N] ... [--json]   (cli/vad_command.h)
 //
 // A thin layer over the public API (hark/hark.hpp) and nothing else, as every front end is.
 // Exit codes: 0 success, 1 an error while running (message on stderr as "hark: error: ..."),
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "hark/hark.hpp"
+#include "vad_command.h"
 
 namespace {
 
@@ -301,7 +303,8 @@ static std::vector<std::string> whisper_cpp_spellings(int argc, char** argv) {
         {"-nth", "--no-speech-thold"}, {"-mt", "--max-tokens"},   {"-dtw", "--dtw"},
         {"-oj", "--output-json"},    {"-ojf", "--output-json-full"}, {"-dl", "--detect-language"},
         {"-ml", "--max-len"},        {"-sow", "--split-on-word"},  {"-wt", "--word-thold"},
-        {"-tdrz", "--tinydiarize"},  {"-ocsv", "--output-csv"},    {"-olrc", "--output-lrc"}};
+        {"-tdrz", "--tinydiarize"},  {"-ocsv", "--output-csv"},    {"-olrc", "--output-lrc"},
+        {"-vm", "--vad-model"}};
     const char* long_form = nullptr;
     for (const auto& [short_form, lf] : kSpellings)
       if (a == short_form) long_form = lf;
@@ -459,6 +462,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bench->add_flag("--json", bopt.json, "Print whisper.rn's JSON array: [config, threads, encode, decode, batch, prompt]");
 
+  VadCommandOptions vopt;
+  CLI::App* vad = add_vad_command(app, vopt);
+
   try {
     std::vector<std::string> args = whisper_cpp_spellings(argc, argv);
     app.parse(args);
@@ -477,6 +483,7 @@ int main(int argc, char** argv) {
   try {
     if (transcribe->parsed()) return run_transcribe(topt);
     if (bench->parsed()) return run_bench(bopt);
+    if (vad->parsed()) return run_vad(vopt);
     return run_info(info_model);
   } catch (const std::exception& e) {
     print_error(e.what());

@@ -494,6 +494,112 @@ HARK_API hark_status hark_bench(hark_context* ctx, int n_threads, hark_bench_res
 HARK_API hark_status hark_detect_language(hark_context* ctx, const float* samples, size_t n_samples, int64_t offset_ms,
                                           int n_threads, int* lang_id, float* probability, float* probs, int n_probs);
 
+/* ---- voice activity detection ------------------------------------------------------------ */
+/* The Silero VAD (hark/vad.hpp): one speech probability per 512-sample frame (32 ms at 16 kHz)
+ * and speech segments from them, whisper.cpp's whisper_vad_* for the same model and options;
+ * and whisper.rn's energy VAD. Audio is 16 kHz mono float; times are in 10 ms units. */
+
+typedef struct hark_vad_context hark_vad_context; /* a loaded Silero VAD model */
+typedef struct hark_vad_stream hark_vad_stream;   /* one live stream's VAD state */
+typedef struct hark_vad_result hark_vad_result;   /* segments and probabilities of one buffer */
+
+typedef struct hark_vad_context_params {
+  size_t struct_size;  /* set by hark_vad_context_default_params(); see "Growing" at the top */
+  int n_threads;       /* compute threads (default 1: the network is small) */
+  bool upstream_context; /* false (default): whisper.cpp's front end, whose numbers hark matches;
+                            true: the upstream Silero one (the previous frame's last 64 samples
+                            in front of each frame) */
+  const char* device;  /* "cpu" (default, NULL or "") or "cpu-ref". Read during the load only. */
+} hark_vad_context_params;
+
+HARK_API hark_status hark_vad_context_params_init(hark_vad_context_params* params, size_t params_size);
+static inline hark_vad_context_params hark_vad_context_default_params(void) {
+  hark_vad_context_params p;
+  hark_vad_context_params_init(&p, sizeof p);
+  return p;
+}
+
+/* Maps and validates a Silero VAD model in whisper.cpp's layout. *out is freed with
+ * hark_vad_context_free. HARK_ERR_IO: cannot open; HARK_ERR_MODEL: not a valid VAD model (the
+ * message names the field, its offset, expected vs found). Any thread. */
+HARK_API hark_status hark_vad_context_load(const char* model_path, const hark_vad_context_params* params,
+                                           hark_vad_context** out);
+/* Waits for calls running on it, then frees it. Streams made from it live on. Any thread. */
+HARK_API hark_status hark_vad_context_free(hark_vad_context* ctx);
+
+/* Segment options: whisper.cpp's whisper_vad_params with its defaults. */
+typedef struct hark_vad_params {
+  size_t struct_size;           /* set by hark_vad_default_params() */
+  float threshold;              /* 0.5: P(speech) at or above which a frame starts speech */
+  int min_speech_duration_ms;   /* 250: shorter segments are dropped */
+  int min_silence_duration_ms;  /* 100: a pause (below threshold - 0.15) must last this long */
+  int speech_pad_ms;            /* 30: added on both sides of each segment */
+  float samples_overlap;        /* 0.1 s: kept around segments when speech is cut out for
+                                   transcription; does not change the segments */
+  double max_speech_duration_s; /* FLT_MAX (no limit): longer speech is cut */
+} hark_vad_params;
+
+HARK_API hark_status hark_vad_params_init(hark_vad_params* params, size_t params_size);
+static inline hark_vad_params hark_vad_default_params(void) {
+  hark_vad_params p;
+  hark_vad_params_init(&p, sizeof p);
+  return p;
+}
+
+/* The whole buffer from a fresh state (params NULL: the defaults). *out is freed with
+ * hark_vad_result_free. Any thread (calls on one context take turns). */
+HARK_API hark_status hark_vad_detect_speech(hark_vad_context* ctx, const float* samples, size_t n_samples,
+                                            const hark_vad_params* params, hark_vad_result** out);
+HARK_API hark_status hark_vad_result_free(hark_vad_result* result);
+HARK_API int hark_vad_result_n_segments(const hark_vad_result* result);             /* -1 on a bad handle */
+HARK_API int64_t hark_vad_result_segment_t0(const hark_vad_result* result, int i);  /* -1 on a bad handle or i */
+HARK_API int64_t hark_vad_result_segment_t1(const hark_vad_result* result, int i);  /* -1 on a bad handle or i */
+HARK_API int hark_vad_result_n_probs(const hark_vad_result* result);                /* -1 on a bad handle */
+/* n_probs values, one per frame of 512 samples (the last zero-padded); valid until the result is
+ * freed. NULL on a bad handle. */
+HARK_API const float* hark_vad_result_probs(const hark_vad_result* result);
+
+/* A live stream: samples in chunks of any size, each complete frame run at once with the
+ * network state carried from frame to frame (the same probabilities as hark_vad_detect_speech
+ * over the whole audio). One thread at a time per stream. */
+HARK_API hark_status hark_vad_stream_new(hark_vad_context* ctx, hark_vad_stream** out);
+HARK_API hark_status hark_vad_stream_free(hark_vad_stream* stream);
+/* Runs the frames this chunk completes; their probabilities go to probs (room for probs_cap
+ * values; n_samples / 512 + 1 is always enough) and their count to *n_probs. */
+HARK_API hark_status hark_vad_stream_push(hark_vad_stream* stream, const float* samples, size_t n_samples,
+                                          float* probs, size_t probs_cap, size_t* n_probs);
+/* Runs the pending partial frame zero-padded: *ran 1 and *prob its probability, or *ran 0 when
+ * nothing was pending. */
+HARK_API hark_status hark_vad_stream_flush(hark_vad_stream* stream, float* prob, bool* ran);
+/* A fresh state; pending samples dropped. */
+HARK_API hark_status hark_vad_stream_reset(hark_vad_stream* stream);
+
+/* whisper.rn's energy VAD over the last vad_ms of the audio (no model, no state). */
+typedef struct hark_energy_vad_params {
+  size_t struct_size; /* set by hark_energy_vad_default_params() */
+  int vad_ms;         /* 2000: the window (at least 2000) */
+  int last_ms;        /* 1000: its last part, compared with the whole */
+  float vad_thold;    /* 0.6: the last part's mean |x| must be at most this times the window's */
+  double freq_thold;  /* 100 Hz: high-pass cutoff applied first; 0: none */
+} hark_energy_vad_params;
+
+HARK_API hark_status hark_energy_vad_params_init(hark_energy_vad_params* params, size_t params_size);
+static inline hark_energy_vad_params hark_energy_vad_default_params(void) {
+  hark_energy_vad_params p;
+  hark_energy_vad_params_init(&p, sizeof p);
+  return p;
+}
+
+typedef struct hark_energy_vad_result {
+  bool detected;      /* the window is full and its end is quiet: the speaker paused */
+  float energy_all;   /* mean |x| of the high-passed window */
+  float energy_last;  /* mean |x| of its last last_ms */
+} hark_energy_vad_result;
+
+/* params NULL: the defaults. out_size = sizeof *out. Any thread. */
+HARK_API hark_status hark_energy_vad(const float* samples, size_t n_samples, const hark_energy_vad_params* params,
+                                     hark_energy_vad_result* out, size_t out_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,9 @@ enum class Kind {
   Result,          // owned by the caller, freed with hark_result_free
   BorrowedResult,  // the new segments a callback is shown; read-only, freed by the library
   Samples,         // a float buffer from hark_audio_*
+  VadContext,
+  VadStream,
+  VadResult,
 };
 
 class Handles {

@@ -1,18 +1,13 @@
 #include "model/model_file.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <bit>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <sstream>
 
+#include "model/file_reader.h"
 #include "runtime/error.h"
 
 namespace hark {
@@ -22,109 +17,13 @@ static_assert(std::endian::native == std::endian::little, "the model reader assu
 
 namespace {
 
-// Sequential reader over the file's bytes. Every read checks the bytes are there first, so a
-// truncated file is an error naming what was being read, never a read past the end.
-class Reader {
- public:
-  Reader(const uint8_t* data, size_t size, const std::string& label, size_t pos = 0)
-      : data_(data), size_(size), pos_(pos), label_(label) {}
-
-  size_t pos() const { return pos_; }
-  size_t left() const { return size_ - pos_; }
-  bool at_end() const { return pos_ == size_; }
-
-  const uint8_t* bytes(uint64_t n, const std::string& what) {
-    if (n > left()) {
-      throw Error(label_ + ": " + what + " at offset " + std::to_string(pos_) + ": needs " + std::to_string(n) +
-                  " bytes, the file has only " + std::to_string(left()) + " left (file size " +
-                  std::to_string(size_) + "; truncated?)");
-    }
-    const uint8_t* p = data_ + pos_;
-    pos_ += static_cast<size_t>(n);
-    return p;
-  }
-  int32_t i32(const std::string& what) {
-    int32_t v;
-    std::memcpy(&v, bytes(4, what), 4);
-    return v;
-  }
-  uint32_t u32(const std::string& what) {
-    uint32_t v;
-    std::memcpy(&v, bytes(4, what), 4);
-    return v;
-  }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t pos_;
-  const std::string& label_;
-};
-
-std::string at(const std::string& label, const std::string& what, uint64_t offset) {
-  return label + ": " + what + " at offset " + std::to_string(offset) + ": ";
-}
-
-// Names come from the file; unprintable bytes are escaped so a message stays one readable line.
-std::string printable(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    }
-  }
-  return out;
-}
-
-std::string shape_str(const int64_t* ne, int n_dims) {
-  std::string s = "[";
-  for (int i = 0; i < n_dims; ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
-  return s + "]";
-}
-
+using file_io::at;
+using file_io::map_file;
+using file_io::Mapping;
+using file_io::printable;
+using file_io::Reader;
+using file_io::shape_str;
 using Clock = std::chrono::steady_clock;
-
-// A read-only private mapping of a whole file, unmapped when the last owner lets go.
-struct Mapping {
-  std::shared_ptr<void> keepalive;  // owns the mapping
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-};
-
-Mapping map_file(const std::string& path, bool populate) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open model file: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw Error(path + ": cannot stat model file: " + std::strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(path + ": not a regular file");
-  }
-  if (st.st_size == 0) {
-    ::close(fd);
-    throw Error(path + ": the model file is empty (0 bytes)");
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
-  // MAP_PRIVATE + PROT_READ: the model is never written through, and a file changed on disk
-  // while mapped cannot be written back by us.
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
-  const int err = errno;
-  ::close(fd);  // the mapping keeps its own reference to the file
-  if (p == MAP_FAILED) throw Error(path + ": cannot map model file of " + std::to_string(size) + " bytes: " + std::strerror(err));
-  Mapping m;
-  m.data = static_cast<const uint8_t*>(p);
-  m.size = size;
-  m.keepalive = std::shared_ptr<void>(p, [size](void* q) { ::munmap(q, size); });
-  return m;
-}
 
 }  // namespace
 
@@ -215,23 +114,12 @@ std::vector<TensorEntry> parse_model_tensors(const uint8_t* data, size_t size, c
   std::vector<TensorEntry> entries;
   std::vector<uint64_t> seen_at(specs.size(), UINT64_MAX);  // record offset of each spec, once found
   while (!r.at_end()) {
-    const size_t rec = r.pos();
-    const std::string nth = "tensor record " + std::to_string(entries.size());
-    const int32_t n_dims = r.i32(nth + " n_dims");
-    const int32_t name_len = r.i32(nth + " name length");
-    const int32_t type_raw = r.i32(nth + " type");
-    if (n_dims < 1 || n_dims > kMaxDims) {
-      throw Error(at(label, nth + " n_dims", rec) + "expected 1.." + std::to_string(kMaxDims) + ", found " +
-                  std::to_string(n_dims));
-    }
-    if (name_len < 1 || name_len > kMaxTensorNameBytes) {
-      throw Error(at(label, nth + " name length", rec + 4) + "expected 1.." + std::to_string(kMaxTensorNameBytes) +
-                  ", found " + std::to_string(name_len));
-    }
-    std::array<int64_t, kMaxDims> ne{1, 1, 1, 1};
-    for (int d = 0; d < n_dims; ++d) ne[static_cast<size_t>(d)] = r.i32(nth + " ne[" + std::to_string(d) + "]");
-    const uint8_t* name_p = r.bytes(static_cast<uint64_t>(name_len), nth + " name");
-    const std::string name(reinterpret_cast<const char*>(name_p), static_cast<size_t>(name_len));
+    const file_io::TensorRecord t = file_io::read_tensor_record(r, label, entries.size(), 1, kMaxTensorNameBytes);
+    const size_t rec = t.offset;
+    const int n_dims = t.n_dims;
+    const int32_t type_raw = t.type;
+    const std::array<int64_t, kMaxDims>& ne = t.ne;
+    const std::string& name = t.name;
     const std::string where = at(label, "tensor '" + printable(name) + "'", rec);
 
     auto it = spec_index.find(name);

@@ -141,6 +141,20 @@ Tensor* concat(TensorArena& a, Tensor* x, Tensor* y, int dim) {
   return t;
 }
 
+Tensor* pad_reflect(TensorArena& a, Tensor* x, int left, int right) {
+  require_f32("pad_reflect", x);
+  HARK_CHECK(left >= 0 && right >= 0 && left < x->ne[0] && right < x->ne[0],
+             "pad_reflect: padding " + std::to_string(left) + " + " + std::to_string(right) +
+                 " must each be in 0.." + std::to_string(x->ne[0] - 1) + " (shorter than the rows of " +
+                 x->describe() + ")");
+  Shape ne = x->ne;
+  ne[0] += left + right;
+  Tensor* t = a.new_node(Op::PadReflect, DType::F32, ne, {x});
+  t->params[0].i = left;
+  t->params[1].i = right;
+  return t;
+}
+
 static Tensor* binary(TensorArena& a, Op op, const char* name, Tensor* x, Tensor* y) {
   require_f32(name, x);
   require_f32(name, y);
@@ -163,6 +177,14 @@ Tensor* scale(TensorArena& a, Tensor* x, float s, float bias) {
 Tensor* gelu(TensorArena& a, Tensor* x) {
   require_f32("gelu", x);
   return a.new_node(Op::Gelu, DType::F32, x->ne, {x});
+}
+
+Tensor* unary(TensorArena& a, Tensor* x, UnaryOp fn) {
+  require_f32(unary_op_name(fn), x);
+  HARK_CHECK(static_cast<int32_t>(fn) >= 0 && fn < UnaryOp::Count, "unary: unknown function");
+  Tensor* t = a.new_node(Op::Unary, DType::F32, x->ne, {x});
+  t->params[0].i = static_cast<int32_t>(fn);
+  return t;
 }
 
 Tensor* layer_norm(TensorArena& a, Tensor* x, Tensor* w, Tensor* b, float eps) {

@@ -24,12 +24,18 @@ Tensor* cont(TensorArena& a, Tensor* x);                 // contiguous copy, sam
 Tensor* copy(TensorArena& a, Tensor* src, Tensor* dst);  // src -> dst (type converted); returns a view of dst
 Tensor* get_rows(TensorArena& a, Tensor* table, Tensor* ids);  // table [D,V,...], ids i32 [N] -> f32 [D,N]
 Tensor* concat(TensorArena& a, Tensor* x, Tensor* y, int dim);
+// Rows of f32 x extended along ne[0] by reflection (PyTorch's ReflectionPad1d: the edge value is
+// not repeated, so left < ne0 and right < ne0): [ne0 + left + right, ne1, ne2, ne3].
+Tensor* pad_reflect(TensorArena& a, Tensor* x, int left, int right);
 
 // ---- element-wise ----
 Tensor* add(TensorArena& a, Tensor* x, Tensor* y);  // y broadcast: y.ne[i] == x.ne[i] or divides it
 Tensor* mul(TensorArena& a, Tensor* x, Tensor* y);
 Tensor* scale(TensorArena& a, Tensor* x, float s, float bias = 0.0f);
 Tensor* gelu(TensorArena& a, Tensor* x);
+Tensor* unary(TensorArena& a, Tensor* x, UnaryOp fn);  // fn applied to every element of f32 x
+inline Tensor* relu(TensorArena& a, Tensor* x) { return unary(a, x, UnaryOp::Relu); }
+inline Tensor* sigmoid(TensorArena& a, Tensor* x) { return unary(a, x, UnaryOp::Sigmoid); }
 
 // ---- rows ----
 // Layer norm over ne[0]; w and b (f32 [ne0]) are optional (nullptr).

@@ -10,10 +10,17 @@ const char* op_name(Op op) {
   static const char* const kNames[] = {
       "none", "reshape", "view", "permute", "transpose", "copy", "cont", "add", "mul",
       "scale", "layer_norm", "gelu", "soft_max", "im2col", "get_rows", "concat", "mul_mat",
-      "flash_attn", "argmax", "top_k"};
+      "flash_attn", "argmax", "top_k", "unary", "pad_reflect"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Op::Count));
   const auto i = static_cast<size_t>(op);
   return i < static_cast<size_t>(Op::Count) ? kNames[i] : "?";
+}
+
+const char* unary_op_name(UnaryOp u) {
+  static const char* const kNames[] = {"relu", "sigmoid", "tanh", "sqrt", "round_f16"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(UnaryOp::Count));
+  const auto i = static_cast<size_t>(u);
+  return i < static_cast<size_t>(UnaryOp::Count) ? kNames[i] : "?";
 }
 
 std::array<size_t, kMaxDims> contiguous_strides(DType type, const std::array<int64_t, kMaxDims>& ne) {

@@ -43,9 +43,17 @@ enum class Op : int32_t {
   FlashAttn,  // softmax(Q K^T * scale + mask) V in tiles, no full score matrix
   Argmax,     // per row index of the largest value -> i32 [rows]
   TopK,       // per row indices of the k largest values, largest first -> i32 [k, rows]
+  Unary,      // an element-wise function picked by params.i[0] (UnaryOp: relu, sigmoid, tanh, ...)
+  PadReflect, // ne[0] extended by params.i[0] values in front and params.i[1] behind, mirrored
   Count
 };
 const char* op_name(Op op);
+
+// The functions Op::Unary computes (params.i[0]).
+// RoundF16: the nearest f16 value (as f32), for matching a computation that rounds activations
+// to half precision before a product with f16 weights.
+enum class UnaryOp : int32_t { Relu, Sigmoid, Tanh, Sqrt, RoundF16, Count };
+const char* unary_op_name(UnaryOp u);
 inline bool op_is_view(Op op) {
   return op == Op::Reshape || op == Op::View || op == Op::Permute || op == Op::Transpose;
 }

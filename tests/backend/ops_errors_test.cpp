@@ -48,12 +48,17 @@ TEST(OpsErrors, BuildersRejectShapeMismatches) {
   EXPECT_THAT(error_of([&] { ops::flash_attn(a, q, k6, k6, mask, 1.0f); }), HasSubstr("mask"));
   EXPECT_THAT(error_of([&] { ops::top_k(a, x, 5); }), HasSubstr("top_k: k=5"));
   EXPECT_THAT(error_of([&] { ops::concat(a, x, y, 1); }), HasSubstr("differ in dim 0"));
+  // reflection cannot reach further than the row is long
+  EXPECT_THAT(error_of([&] { ops::pad_reflect(a, x, 4, 0); }), HasSubstr("pad_reflect: padding 4 + 0"));
+  EXPECT_THAT(error_of([&] { ops::pad_reflect(a, x, 0, -1); }), HasSubstr("must each be in 0..3"));
 }
 
 TEST(OpsErrors, BuildersRejectUnsupportedTypes) {
   TensorArena a;
   Tensor* h = a.new_tensor(DType::F16, {8, 2}, "h");
   EXPECT_THAT(error_of([&] { ops::gelu(a, h); }), HasSubstr("gelu needs f32 input"));
+  EXPECT_THAT(error_of([&] { ops::sigmoid(a, h); }), HasSubstr("sigmoid needs f32 input"));
+  EXPECT_THAT(error_of([&] { ops::pad_reflect(a, h, 1, 1); }), HasSubstr("pad_reflect needs f32"));
   EXPECT_THAT(error_of([&] { ops::soft_max(a, h, nullptr, 1.0f); }), HasSubstr("soft_max needs f32"));
   Tensor* q4 = a.new_tensor(DType::Q4_0, {32, 2}, "q4");
   EXPECT_THAT(error_of([&] { ops::concat(a, q4, q4, 1); }), HasSubstr("must share a plain type"));

@@ -201,6 +201,32 @@ TEST_F(OpsRef, AddMulBroadcastScaleGelu) {
               ::testing::Pointwise(::testing::FloatNear(1e-6f), std::vector<float>{-0.158655254f, 0.0f, 1.954499736f}));
 }
 
+TEST_F(OpsRef, UnaryFunctions) {
+  Tensor* x = leaf(DType::F32, {4, 1, 1, 1}, {-2.0f, 0.0f, 0.5f, 4.0f});
+  EXPECT_THAT(run_ref(ops::relu(arena_, x)), ::testing::ElementsAre(0.0f, 0.0f, 0.5f, 4.0f));
+  EXPECT_THAT(run_ref(ops::sigmoid(arena_, x)),
+              ::testing::Pointwise(::testing::FloatNear(1e-7f),
+                                   std::vector<float>{0.119202922f, 0.5f, 0.622459331f, 0.982013790f}));
+  EXPECT_THAT(run_ref(ops::unary(arena_, x, UnaryOp::Tanh)),
+              ::testing::Pointwise(::testing::FloatNear(1e-7f),
+                                   std::vector<float>{-0.964027580f, 0.0f, 0.462117157f, 0.999329300f}));
+  Tensor* sq = leaf(DType::F32, {3, 1, 1, 1}, {0.0f, 2.25f, 16.0f});
+  EXPECT_THAT(run_ref(ops::unary(arena_, sq, UnaryOp::Sqrt)), ::testing::ElementsAre(0.0f, 1.5f, 4.0f));
+  // nearest f16: 1 + 2^-11 is halfway between 1 and 1 + 2^-10 (ties to even: 1); 1 + 3 * 2^-12
+  // rounds up; 70000 is beyond f16's range (inf)
+  Tensor* r = leaf(DType::F32, {4, 1, 1, 1}, {1.0f + 1.0f / 2048, 1.0f + 3.0f / 4096, -0.1f, 70000.0f});
+  EXPECT_THAT(run_ref(ops::unary(arena_, r, UnaryOp::RoundF16)),
+              ::testing::ElementsAre(1.0f, 1.0f + 1.0f / 1024, -0.0999755859375f, kInf));
+}
+
+TEST_F(OpsRef, PadReflectMirrorsWithoutRepeatingTheEdge) {
+  // rows {1,2,3,4} and {5,6,7,8}: 2 in front mirror positions 2, 1; 3 behind mirror 2, 1, 0
+  Tensor* x = leaf(DType::F32, {4, 2, 1, 1}, {1, 2, 3, 4, 5, 6, 7, 8});
+  EXPECT_THAT(run_ref(ops::pad_reflect(arena_, x, 2, 3)),
+              ::testing::ElementsAre(3, 2, 1, 2, 3, 4, 3, 2, 1, 7, 6, 5, 6, 7, 8, 7, 6, 5));
+  EXPECT_THAT(run_ref(ops::pad_reflect(arena_, x, 0, 0)), ::testing::ElementsAre(1, 2, 3, 4, 5, 6, 7, 8));
+}
+
 TEST_F(OpsRef, LayerNorm) {
   Tensor* x = leaf(DType::F32, {4, 1, 1, 1}, {1, 2, 3, 4});  // mean 2.5, variance 1.25
   Tensor* w = leaf(DType::F32, {4, 1, 1, 1}, {1, 1, 2, 2});
@@ -448,6 +474,33 @@ TEST_F(OpsCpu, ScaleAndGelu) {
   Tensor* xt = ops::transpose(arena_, rand_leaf(DType::F32, {5, 19, 1, 1}, -6, 6));
   check(ops::scale(arena_, xt, -3.0f, 0.0f), {1e-6, 1e-6});
   check(ops::gelu(arena_, xt), {2e-6, 1e-5});
+}
+
+TEST_F(OpsCpu, UnaryFunctions) {
+  for (int64_t cols : {1, 3, 17, 512, 4099}) {
+    Tensor* x = rand_leaf(DType::F32, {cols, 3, 1, 1}, -8, 8);
+    for (UnaryOp fn : {UnaryOp::Relu, UnaryOp::Sigmoid, UnaryOp::Tanh})
+      check(ops::unary(arena_, x, fn), {1e-7, 1e-6}, {1, 3});
+    check(ops::unary(arena_, x, UnaryOp::RoundF16), kExact, {2});
+    check(ops::unary(arena_, rand_leaf(DType::F32, {cols, 2, 1, 1}, 0, 50), UnaryOp::Sqrt), {1e-7, 1e-6}, {2});
+  }
+  // strided rows: a transposed view and a slice of the first dim
+  Tensor* xt = ops::transpose(arena_, rand_leaf(DType::F32, {5, 19, 1, 1}, -6, 6));
+  for (UnaryOp fn : {UnaryOp::Relu, UnaryOp::Sigmoid, UnaryOp::Tanh}) check(ops::unary(arena_, xt, fn), {1e-7, 1e-6});
+  Tensor* gates = rand_leaf(DType::F32, {512, 1, 1, 1}, -4, 4);
+  check(ops::sigmoid(arena_, ops::slice(arena_, gates, 0, 128, 256)), {1e-7, 1e-6});
+}
+
+TEST_F(OpsCpu, PadReflect) {
+  for (int64_t cols : {2, 5, 512}) {
+    Tensor* x = rand_leaf(DType::F32, {cols, 3, 2, 1});
+    for (auto [l, r] : {std::pair{0, 1}, std::pair{1, 0}, std::pair{1, 1}}) check(ops::pad_reflect(arena_, x, l, r), kExact);
+    const int p = static_cast<int>(cols - 1);
+    check(ops::pad_reflect(arena_, x, p, p), kExact, {1, 3});
+  }
+  // the Silero front end: a 512-sample frame padded by 64 on both sides, and a strided source
+  check(ops::pad_reflect(arena_, rand_leaf(DType::F32, {512, 1, 1, 1}), 64, 64), kExact);
+  check(ops::pad_reflect(arena_, ops::transpose(arena_, rand_leaf(DType::F32, {4, 9, 1, 1})), 3, 8), kExact);
 }
 
 TEST_F(OpsCpu, LayerNorm) {

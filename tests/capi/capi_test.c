@@ -1034,6 +1034,104 @@ static void test_detect_language(hark_context* ctx, const float* audio, size_t n
   CHECK_ERR(hark_detect_language(ctx, NULL, n, 0, 0, &id, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "samples");
 }
 
+/* The Silero VAD from C: the shared model and clip (../shared/vad), whisper.cpp's segments, a
+ * stream in odd chunks equal to the whole buffer, the energy VAD, and bad arguments/handles. */
+static void test_vad(const char* not_a_model) {
+  char model[512], wav[512];
+  const char* shared = getenv("HARK_SHARED_DIR");
+  snprintf(model, sizeof model, "%s/vad/silero-v6.2.0-ggml.bin", shared && *shared ? shared : HARK_SHARED_DIR_DEFAULT);
+  snprintf(wav, sizeof wav, "%s/vad/vad-three-clips.wav", shared && *shared ? shared : HARK_SHARED_DIR_DEFAULT);
+  FILE* probe = fopen(model, "rb");
+  if (!probe) {
+    printf("vad: skipped, no %s\n", model);
+    return;
+  }
+  fclose(probe);
+
+  hark_vad_context* vctx = (hark_vad_context*)1;
+  CHECK_ERR(hark_vad_context_load(not_a_model, NULL, &vctx), HARK_ERR_MODEL, "magic");
+  CHECK(vctx == NULL);
+  CHECK_ERR(hark_vad_context_load("/nonexistent/silero.bin", NULL, &vctx), HARK_ERR_IO, "cannot open");
+  hark_vad_context_params cp = hark_vad_context_default_params();
+  CHECK(cp.n_threads == 1 && cp.device == NULL);
+  cp.n_threads = 0;
+  CHECK_ERR(hark_vad_context_load(model, &cp, &vctx), HARK_ERR_INVALID_ARGUMENT, "n_threads");
+  cp.n_threads = 1;
+  cp.device = "gpu7";
+  CHECK_ERR(hark_vad_context_load(model, &cp, &vctx), HARK_ERR_INVALID_ARGUMENT, "gpu7");
+  cp.device = NULL;
+  CHECK_OK(hark_vad_context_load(model, &cp, &vctx));
+  if (!vctx) return;
+
+  float* audio = NULL;
+  size_t n = 0;
+  CHECK_OK(hark_audio_load_file(wav, &audio, &n));
+  hark_vad_params vp = hark_vad_default_params();
+  CHECK(vp.threshold == 0.5f && vp.min_speech_duration_ms == 250 && vp.min_silence_duration_ms == 100 &&
+        vp.speech_pad_ms == 30 && fabsf(vp.samples_overlap - 0.1f) < 1e-6f && vp.max_speech_duration_s > 1e30);
+  hark_vad_result* r = NULL;
+  CHECK_OK(hark_vad_detect_speech(vctx, audio, n, &vp, &r));
+  CHECK(hark_vad_result_n_segments(r) == 3);
+  CHECK(hark_vad_result_segment_t0(r, 0) == 32 && hark_vad_result_segment_t1(r, 0) == 691);
+  CHECK(hark_vad_result_segment_t0(r, 2) == 1418 && hark_vad_result_segment_t1(r, 2) == 1725);
+  CHECK_SENTINEL(hark_vad_result_segment_t0(r, 3) == -1, "out of range");
+  const int n_probs = hark_vad_result_n_probs(r);
+  CHECK(n_probs == 547);
+  const float* probs = hark_vad_result_probs(r);
+  CHECK(probs != NULL);
+
+  /* a stream fed in chunks of 1000 samples gives the same probabilities */
+  hark_vad_stream* st = NULL;
+  CHECK_OK(hark_vad_stream_new(vctx, &st));
+  float got[600];
+  size_t n_got = 0, k = 0;
+  float buf[4];
+  CHECK_ERR(hark_vad_stream_push(st, audio, 2048, buf, 3, &k), HARK_ERR_INVALID_ARGUMENT, "probs_cap");
+  for (size_t at = 0; at < n && n_got < 600; at += 1000) {
+    const size_t len = n - at < 1000 ? n - at : 1000;
+    CHECK_OK(hark_vad_stream_push(st, audio + at, len, got + n_got, 600 - n_got, &k));
+    n_got += k;
+  }
+  bool ran = false;
+  CHECK_OK(hark_vad_stream_flush(st, got + n_got, &ran));
+  CHECK(ran);
+  n_got += ran ? 1 : 0;
+  CHECK(n_got == (size_t)n_probs);
+  int same = probs != NULL && n_got == (size_t)n_probs;
+  for (size_t i = 0; same && i < n_got; ++i) same = got[i] == probs[i];
+  CHECK(same);
+  CHECK_OK(hark_vad_stream_reset(st));
+  CHECK_OK(hark_vad_stream_free(st));
+  CHECK_ERR(hark_vad_stream_push(st, audio, 10, got, 600, &k), HARK_ERR_BAD_HANDLE, "stream");
+
+  /* bad arguments */
+  vp.threshold = 2.0f;
+  hark_vad_result* bad = NULL;
+  CHECK_ERR(hark_vad_detect_speech(vctx, audio, n, &vp, &bad), HARK_ERR_INVALID_ARGUMENT, "threshold");
+  vp = hark_vad_default_params();
+  vp.struct_size = 0;
+  CHECK_ERR(hark_vad_detect_speech(vctx, audio, n, &vp, &bad), HARK_ERR_INVALID_ARGUMENT, "struct_size");
+  CHECK_ERR(hark_vad_detect_speech(vctx, NULL, 5, NULL, &bad), HARK_ERR_INVALID_ARGUMENT, "samples");
+  CHECK_ERR(hark_vad_detect_speech((hark_vad_context*)r, audio, n, NULL, &bad), HARK_ERR_BAD_HANDLE, "hark_vad_context");
+
+  /* the energy VAD: the second after 7.9 s is the pause after the first clip */
+  hark_energy_vad_params ep = hark_energy_vad_default_params();
+  CHECK(ep.vad_ms == 2000 && ep.last_ms == 1000 && fabsf(ep.vad_thold - 0.6f) < 1e-6f && ep.freq_thold == 100.0);
+  hark_energy_vad_result er;
+  CHECK_OK(hark_energy_vad(audio, (size_t)(7.9 * 16000), &ep, &er, sizeof er));
+  CHECK(er.detected && er.energy_last < er.energy_all);
+  CHECK_OK(hark_energy_vad(audio, 5 * 16000, NULL, &er, sizeof er));
+  CHECK(!er.detected);
+  ep.last_ms = 0;
+  CHECK_ERR(hark_energy_vad(audio, n, &ep, &er, sizeof er), HARK_ERR_INVALID_ARGUMENT, "last_ms");
+
+  CHECK_OK(hark_vad_result_free(r));
+  CHECK_ERR(hark_vad_result_free(r), HARK_ERR_BAD_HANDLE, "result");
+  CHECK_OK(hark_vad_context_free(vctx));
+  CHECK_ERR(hark_vad_context_free(vctx), HARK_ERR_BAD_HANDLE, "ctx");
+  hark_audio_free(audio);
+}
+
 int main(int argc, char** argv) {
   char model[256], not_a_model[256], wav_path[256];
   const char* tmp = getenv("TMPDIR");
@@ -1069,6 +1167,7 @@ int main(int argc, char** argv) {
 
   test_library();
   test_load_errors(model, not_a_model);
+  test_vad(not_a_model);
 
   hark_context* ctx = NULL;
   hark_context_params cp = hark_context_default_params();

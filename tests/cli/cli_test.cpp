@@ -437,5 +437,35 @@ TEST_F(Cli, TokenTimestampsMaxLenTinydiarizeCsvAndLrc) {
   EXPECT_TRUE(contains(nan.err, "thold_pt") || contains(nan.err, "word-thold")) << nan.err;
 }
 
+// ---- vad -----------------------------------------------------------------------------------------
+
+TEST_F(Cli, VadPrintsWhisperCppsSegmentsAsTextAndJson) {
+  const std::string shared = testing::shared_dir();
+  const std::string model = shared + "/vad/silero-v6.2.0-ggml.bin", clip = shared + "/vad/vad-three-clips.wav";
+  if (shared.empty() || !fs::exists(model) || !fs::exists(clip)) GTEST_SKIP() << "../shared/vad not found";
+  const std::string args = " -vm " + quote(model) + " " + quote(clip);
+  const CliResult text = hark("vad" + args);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_EQ(text.out, clip + ": 3 speech segments\n[00:00:00.320 --> 00:00:06.910]\n"
+                             "[00:00:08.550 --> 00:00:13.500]\n[00:00:14.180 --> 00:00:17.250]\n");
+  const CliResult js = hark("vad --json --probs --min-silence-ms 2000 --pad-ms 0" + args);
+  ASSERT_EQ(js.code, 0) << js.err;
+  const nlohmann::json j = nlohmann::json::parse(js.out);
+  EXPECT_EQ(j["file"], clip);
+  EXPECT_EQ(j["frame_samples"], 512);
+  ASSERT_EQ(j["segments"].size(), 1u);  // the pauses (1.2 s, 0.6 s) are under 2 s
+  EXPECT_EQ(j["segments"][0]["start"], "00:00:00.350");
+  EXPECT_EQ(j["probs"].size(), 547u);
+  // --bench reports frames per second on stderr
+  const CliResult b = hark("vad --bench -t 1" + args);
+  EXPECT_TRUE(contains(b.err, "547 frames in")) << b.err;
+  // errors: a Whisper model as the VAD model, a bad option value, no model
+  const CliResult wrong = hark("vad -vm " + quote(this->model()) + " " + quote(clip));
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_TRUE(contains(wrong.err, "model type length")) << wrong.err;
+  EXPECT_EQ(hark("vad --threshold 1.5" + args).code, 2);
+  EXPECT_EQ(hark("vad " + quote(clip)).code, 2);
+}
+
 }  // namespace
 }  // namespace hark

@@ -21,7 +21,9 @@ namespace hark::testing {
 inline std::string shared_dir() {
   if (const char* env = std::getenv("HARK_SHARED_DIR"); env && *env) return env;
   std::filesystem::path here(__FILE__);  // <root>/tests/model/model_test_util.h
-  if (here.is_relative()) here = std::filesystem::current_path() / here;
+  // A relative __FILE__ ("../tests/...") is relative to the build directory, where tests run;
+  // ".." must be resolved before walking up, or the walk ends inside the build directory.
+  if (here.is_relative()) here = (std::filesystem::current_path() / here).lexically_normal();
   const std::filesystem::path dir = here.parent_path().parent_path().parent_path().parent_path() / "shared";
   std::error_code ec;
   return std::filesystem::is_directory(dir, ec) ? dir.string() : std::string();

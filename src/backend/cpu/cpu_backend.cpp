@@ -31,7 +31,7 @@ bool cpu_is_small_node(const Tensor& node) {
   switch (node.op) {
     case Op::Copy: case Op::Cont: case Op::Add: case Op::Mul: case Op::Scale: case Op::Gelu:
     case Op::LayerNorm: case Op::SoftMax: case Op::GetRows: case Op::Concat: case Op::Argmax:
-    case Op::TopK:
+    case Op::TopK: case Op::Unary: case Op::PadReflect:
       break;
     default:
       return false;  // mul_mat, flash_attn, im2col: always split over the threads

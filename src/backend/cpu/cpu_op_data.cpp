@@ -1,4 +1,4 @@
-// Data movement: Copy/Cont (with type conversion), GetRows, Concat, Im2Col.
+// Data movement: Copy/Cont (with type conversion), GetRows, Concat, Im2Col, PadReflect.
 //
 // Copy pairs the source and destination element by element in flat order (dim 0 fastest), so the
 // two may have different shapes and any strides. Work is split by ranges of that flat order, not
@@ -197,6 +197,26 @@ void op_im2col(const ComputeContext& ctx, Tensor& node) {
         const int64_t pos = start + k;
         out[k + K * c] = pos >= 0 && pos < len ? load_f32(xc + pos * x.nb[1]) : 0.0f;
       }
+    }
+  }
+}
+
+// Rows are independent: each thread mirrors its share of rows. Inside a row the middle is a
+// straight copy and only the `left` + `right` edge values are mirrored.
+void op_pad_reflect(const ComputeContext& ctx, Tensor& node) {
+  const Tensor& x = *node.src[0];
+  const int64_t left = node.params[0].i, len = x.ne[0], n = node.ne[0];
+  int64_t r0, r1;
+  ctx.range(node.nrows(), &r0, &r1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const RowIndex ri = row_index(node, r);
+    const uint8_t* xr = row_ptr(x, ri);
+    float* out = reinterpret_cast<float*>(row_ptr(node, ri));
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t pos = j - left;
+      if (pos < 0) pos = -pos;
+      if (pos >= len) pos = 2 * (len - 1) - pos;
+      out[j] = load_f32(xr + pos * x.nb[0]);
     }
   }
 }

@@ -1,12 +1,14 @@
-// Element-wise ops: Add and Mul (with y broadcast over x), Scale, Gelu.
+// Element-wise ops: Add and Mul (with y broadcast over x), Scale, Gelu, Unary.
 //
 // Threads take whole rows of the (contiguous) result. A row whose operands are dense goes to the
 // kernel table in one call; broadcast and strided operands fall back to a plain loop over the
 // row, which only views and unusual broadcasts ever reach.
+#include <algorithm>
 #include <cmath>
 
 #include "backend/cpu/cpu_op_util.h"
 #include "backend/cpu/cpu_ops.h"
+#include "runtime/error.h"
 
 namespace hark::cpu {
 
@@ -84,5 +86,45 @@ void op_scale(const ComputeContext& ctx, Tensor& node) {
 }
 
 void op_gelu(const ComputeContext& ctx, Tensor& node) { unary_rows(ctx, node, ctx.k->gelu, gelu_scalar); }
+
+// Unary functions run as plain loops: their users (the Silero VAD's gates and activations) apply
+// them to a few hundred values per frame, where a vector kernel would save nothing measurable.
+// The compiler vectorises relu and sqrt; sigmoid and tanh call libm. RoundF16 is the exception:
+// it rounds every conv input of the VAD, and the scalar conversions were a third of its time,
+// so it goes through the table's f32 -> f16 -> f32 row kernels (F16C where there is one).
+namespace {
+template <typename Each>
+void unary_loop(const ComputeContext& ctx, Tensor& node, Each each) {
+  unary_rows(
+      ctx, node,
+      [&](int64_t n, const float* x, float* y) {
+        for (int64_t j = 0; j < n; ++j) y[j] = each(x[j]);
+      },
+      each);
+}
+}  // namespace
+
+void op_unary(const ComputeContext& ctx, Tensor& node) {
+  switch (static_cast<UnaryOp>(node.params[0].i)) {
+    case UnaryOp::Relu: return unary_loop(ctx, node, [](float v) { return v > 0.0f ? v : 0.0f; });
+    case UnaryOp::Sigmoid: return unary_loop(ctx, node, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
+    case UnaryOp::Tanh: return unary_loop(ctx, node, [](float v) { return std::tanh(v); });
+    case UnaryOp::Sqrt: return unary_loop(ctx, node, [](float v) { return std::sqrt(v); });
+    case UnaryOp::RoundF16:
+      return unary_rows(
+          ctx, node,
+          [&](int64_t n, const float* x, float* y) {
+            f16_t half[256];
+            for (int64_t j = 0; j < n; j += 256) {
+              const int64_t m = std::min<int64_t>(256, n - j);
+              ctx.k->f32_to_f16_row(x + j, half, m);
+              ctx.k->f16_to_f32_row(half, y + j, m);
+            }
+          },
+          [](float v) { return f16_to_f32(f32_to_f16(v)); });
+    case UnaryOp::Count: break;
+  }
+  throw Error("cpu backend: unknown unary function " + std::to_string(node.params[0].i));
+}
 
 }  // namespace hark::cpu

@@ -28,6 +28,7 @@ bool supports(const Tensor& node) {
       return !dtype_quantized(node.type) || node.src[0]->rows_contiguous();
     case Op::Add: case Op::Mul: case Op::Scale: case Op::Gelu: case Op::LayerNorm:
     case Op::SoftMax: case Op::Argmax: case Op::TopK: case Op::Im2Col: case Op::Concat:
+    case Op::Unary: case Op::PadReflect:
       return true;
     case Op::GetRows:
       return node.src[0]->type != DType::I32;
@@ -58,6 +59,8 @@ void compute_node(const ComputeContext& ctx, Tensor& node) {
     case Op::TopK: return op_top_k(ctx, node);
     case Op::MulMat: return op_mul_mat(ctx, node);
     case Op::FlashAttn: return op_flash_attn(ctx, node);
+    case Op::Unary: return op_unary(ctx, node);
+    case Op::PadReflect: return op_pad_reflect(ctx, node);
     case Op::Count: break;
   }
   throw Error(std::string("cpu backend: unsupported op ") + op_name(node.op) + " for " + node.describe());

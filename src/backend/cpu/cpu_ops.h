@@ -41,9 +41,11 @@ void op_copy(const ComputeContext& ctx, Tensor& node);      // cpu_op_data.cpp (
 void op_get_rows(const ComputeContext& ctx, Tensor& node);
 void op_concat(const ComputeContext& ctx, Tensor& node);
 void op_im2col(const ComputeContext& ctx, Tensor& node);
+void op_pad_reflect(const ComputeContext& ctx, Tensor& node);
 void op_add(const ComputeContext& ctx, Tensor& node);       // cpu_op_elementwise.cpp (Add, Mul)
 void op_scale(const ComputeContext& ctx, Tensor& node);
 void op_gelu(const ComputeContext& ctx, Tensor& node);
+void op_unary(const ComputeContext& ctx, Tensor& node);
 void op_layer_norm(const ComputeContext& ctx, Tensor& node);  // cpu_op_rows.cpp
 void op_soft_max(const ComputeContext& ctx, Tensor& node);
 void op_argmax(const ComputeContext& ctx, Tensor& node);

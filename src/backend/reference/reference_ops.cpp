@@ -196,6 +196,37 @@ void gelu(Tensor& node) {
   });
 }
 
+double unary_value(UnaryOp fn, double v) {
+  switch (fn) {
+    case UnaryOp::Relu: return v > 0.0 ? v : 0.0;
+    case UnaryOp::Sigmoid: return 1.0 / (1.0 + std::exp(-v));
+    case UnaryOp::Tanh: return std::tanh(v);
+    case UnaryOp::Sqrt: return std::sqrt(v);
+    case UnaryOp::RoundF16: return f16_to_f32(f32_to_f16(static_cast<float>(v)));
+    case UnaryOp::Count: break;
+  }
+  throw Error("reference: unknown unary function");
+}
+
+void unary(Tensor& node) {
+  const Tensor& x = *node.src[0];
+  const auto fn = static_cast<UnaryOp>(node.params[0].i);
+  for_each_index(node.ne, [&](const Index& i) { set(node, i, unary_value(fn, get(x, i))); });
+}
+
+// out[j] = x[j - left], where positions before 0 mirror to -pos and positions past the end
+// mirror back from the last element (the edge itself appears once).
+void pad_reflect(Tensor& node) {
+  const Tensor& x = *node.src[0];
+  const int64_t left = node.params[0].i, len = x.ne[0];
+  for_each_index(node.ne, [&](const Index& i) {
+    int64_t pos = i[0] - left;
+    if (pos < 0) pos = -pos;
+    if (pos >= len) pos = 2 * (len - 1) - pos;
+    set(node, i, get(x, {pos, i[1], i[2], i[3]}));
+  });
+}
+
 // ---- rows ----
 
 template <class F>
@@ -381,7 +412,7 @@ bool supports(const Tensor& node) {
       return s[0]->type == node.type;
     case Op::Add: case Op::Mul:
       return is_f32(&node) && is_f32(s[0]) && is_f32(s[1]);
-    case Op::Scale: case Op::Gelu: case Op::Im2Col:
+    case Op::Scale: case Op::Gelu: case Op::Im2Col: case Op::Unary: case Op::PadReflect:
       return is_f32(&node) && is_f32(s[0]);
     case Op::LayerNorm:
       return is_f32(&node) && is_f32(s[0]) && (!s[1] || is_f32(s[1])) && (!s[2] || is_f32(s[2]));
@@ -421,6 +452,8 @@ void compute_node(Tensor& node) {
     case Op::TopK: return top_k(node);
     case Op::MulMat: return mul_mat(node);
     case Op::FlashAttn: return flash_attn(node);
+    case Op::Unary: return unary(node);
+    case Op::PadReflect: return pad_reflect(node);
     case Op::Count: break;
   }
   throw Error(std::string("reference backend: unsupported op ") + op_name(node.op) + " for " + node.describe());
