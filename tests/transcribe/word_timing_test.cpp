@@ -142,6 +142,26 @@ TEST_F(WordTiming, WordsFromTheScriptedAttentionAndSeekFromTheLastWord) {
   EXPECT_EQ(c.heads, (std::vector<decode::AlignmentHead>{{1, 0}, {1, 1}}));
 }
 
+// A segment whose text only continues a word of the segment before (no leading space) gets no
+// word of its own: the merged word " twothree" belongs to the earlier segment. The window ends
+// in two timestamps (not a single one), so the next one starts after the last word, and that
+// segment is decoded again from there rather than kept (kept, its text would come out twice).
+TEST_F(WordTiming, SegmentsAfterTheLastWordAreDecodedAgainNotKept) {
+  const auto first = text(" one two");
+  const auto rest = text("three");
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(rest.size(), 1u);
+  const std::vector<WindowPlan> plans = {{say({{ts(50)}, first, {ts(100), ts(110)}, rest, {ts(125), ts(130)}})}, {{}}};
+  const Transcript t = run({}, plans, {{{0, 75, 100, 125}, {15, 15, 15}}}, 10.0);
+  ASSERT_EQ(t.segments.size(), 1u);
+  EXPECT_EQ(t.segments[0].text, " one two");
+  ASSERT_EQ(t.segments[0].words.size(), 2u);
+  expect_word(t.segments[0].words[0], " one", 80, 150);
+  expect_word(t.segments[0].words[1], " twothree", 150, 250);
+  ASSERT_GE(t.windows.size(), 2u);
+  EXPECT_EQ(t.windows[1].t0, 250);  // "three" is heard again from here
+}
+
 // Punctuation joins the words the reference's way; every word's text together is the segment's.
 TEST_F(WordTiming, PunctuationMergedAndWordsMakeUpTheText) {
   const auto words = text(" \"Hi,\" she said.");
