@@ -39,6 +39,9 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   double seconds = 30.0;
   hark::TranscribeParams tp;
+  // No fallback unless asked: a random-weight --preset model falls back on every window, which
+  // would measure six decodes of each window.
+  tp.temperature_inc = 0.0f;
   auto* m = app.add_option("-m,--model", model, "Whisper model (ggml .bin)");
   auto* p = app.add_option("--preset", preset, "Write a seeded test model of this size instead: micro, tiny, base, "
                                                "small, medium, large, large-v3, large-v3-turbo (.en for English-only)");
@@ -59,6 +62,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--best-of", tp.best_of, "Candidates sampled at temperature > 0")->check(CLI::Range(1, 64))->capture_default_str();
   app.add_option("--temperature", tp.temperature, "Temperature (> 0: best-of sampling)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--temperature-inc", tp.temperature_inc, "Temperature fallback step (0: no fallback)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   try {

@@ -361,7 +361,7 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   transcribe->add_option("--temperature-inc", dp.temperature_inc,
-                         "Fallback step up to 1.0 when a window's text is repetitive or unsure (-tpi; 0: none; whisper.cpp: 0.2)")
+                         "Fallback step up to 1.0 when a window's text is repetitive or unsure (-tpi; 0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   transcribe->add_flag("--no-fallback", topt.no_fallback, "No temperature fallback (-nf; as --temperature-inc 0)");

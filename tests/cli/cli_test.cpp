@@ -143,17 +143,17 @@ TEST_F(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(hark("").code, 2);  // no subcommand
   EXPECT_EQ(hark("--bogus").code, 2);
   EXPECT_EQ(hark("frobnicate").code, 2);
-  CliResult r = hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " --bogus");
+  CliResult r = hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " --bogus");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--bogus")) << r.err;
-  EXPECT_EQ(hark("transcribe " + quote(wav())).code, 2);   // no model
-  EXPECT_EQ(hark("transcribe -m " + quote(model())).code, 2);  // no input
-  r = hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " -o srt,docx");
+  EXPECT_EQ(hark("transcribe -nf " + quote(wav())).code, 2);   // no model
+  EXPECT_EQ(hark("transcribe -nf -m " + quote(model())).code, 2);  // no input
+  r = hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " -o srt,docx");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "docx")) << r.err;
-  EXPECT_EQ(hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " -t many").code, 2);
-  EXPECT_EQ(hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " --offset-ms -5").code, 2);
-  r = hark("transcribe -m " + quote(model()) + " a.wav b.wav --output-file x");
+  EXPECT_EQ(hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " -t many").code, 2);
+  EXPECT_EQ(hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " --offset-ms -5").code, 2);
+  r = hark("transcribe -nf -m " + quote(model()) + " a.wav b.wav --output-file x");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--output-file")) << r.err;
   EXPECT_EQ(hark("info").code, 2);
@@ -163,7 +163,7 @@ TEST_F(Cli, HelpAndVersionSucceed) {
   CliResult r = hark("--help");
   EXPECT_EQ(r.code, 0);
   EXPECT_TRUE(contains(r.out, "transcribe")) << r.out;
-  r = hark("transcribe --help");
+  r = hark("transcribe -nf --help");
   EXPECT_EQ(r.code, 0);
   EXPECT_TRUE(contains(r.out, "--output-file")) << r.out;
   r = hark("--version");
@@ -176,7 +176,7 @@ TEST_F(Cli, HelpAndVersionSucceed) {
 TEST_F(Cli, TranscribeANonAudioFileNamesIt) {
   const fs::path text = dir() / "notes.txt";
   std::ofstream(text) << "these are not audio samples\n";
-  const CliResult r = hark("transcribe -m " + quote(model()) + " -o srt " + quote(text.string()));
+  const CliResult r = hark("transcribe -nf -m " + quote(model()) + " -o srt " + quote(text.string()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, "hark: error: ")) << r.err;
   EXPECT_TRUE(contains(r.err, text.string())) << r.err;
@@ -185,13 +185,13 @@ TEST_F(Cli, TranscribeANonAudioFileNamesIt) {
 
 TEST_F(Cli, TranscribeWithAMissingModelNamesIt) {
   const std::string missing = (dir() / "absent.bin").string();
-  const CliResult r = hark("transcribe -m " + quote(missing) + " " + quote(wav()));
+  const CliResult r = hark("transcribe -nf -m " + quote(missing) + " " + quote(wav()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, missing)) << r.err;
 }
 
 TEST_F(Cli, TranscribePrintsSegmentsAndWritesEveryFormat) {
-  const CliResult r = hark("transcribe -m " + quote(model()) + " -t 2 " + quote(wav()) + " -o txt,srt -o vtt -o json -o srt");
+  const CliResult r = hark("transcribe -nf -m " + quote(model()) + " -t 2 " + quote(wav()) + " -o txt,srt -o vtt -o json -o srt");
   ASSERT_EQ(r.code, 0) << r.err;
 
   // Console: one "[hh:mm:ss.mmm --> hh:mm:ss.mmm]  text" line a segment.
@@ -228,7 +228,7 @@ TEST_F(Cli, TranscribePrintsSegmentsAndWritesEveryFormat) {
 TEST_F(Cli, QuietOutputFileAndNoTimestamps) {
   const fs::path base = dir() / "out" / "talk";
   fs::create_directories(base.parent_path());
-  const CliResult r = hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " -q --no-timestamps -o txt --output-file " +
+  const CliResult r = hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " -q --no-timestamps -o txt --output-file " +
                      quote(base.string()));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");  // quiet: nothing but the transcript
@@ -241,7 +241,7 @@ TEST_F(Cli, QuietOutputFileAndNoTimestamps) {
 
 TEST_F(Cli, FailedWritesLeaveNoFile) {
   const fs::path base = dir() / "missing-folder" / "talk";
-  const CliResult r = hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " -q -o srt --output-file " +
+  const CliResult r = hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " -q -o srt --output-file " +
                      quote(base.string()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, base.string() + ".srt")) << r.err;
@@ -252,7 +252,7 @@ TEST_F(Cli, FailedWritesLeaveNoFile) {
   const fs::path clash = dir() / "clash";
   fs::create_directories(clash.string() + ".srt");
   std::ofstream(clash.string() + ".txt") << "earlier run\n";
-  const CliResult r2 = hark("transcribe -m " + quote(model()) + " " + quote(wav()) + " -q -o srt,txt --output-file " +
+  const CliResult r2 = hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " -q -o srt,txt --output-file " +
                             quote(clash.string()));
   EXPECT_EQ(r2.code, 1);
   EXPECT_TRUE(contains(r2.err, clash.string() + ".srt")) << r2.err;
@@ -264,7 +264,7 @@ TEST_F(Cli, FailedWritesLeaveNoFile) {
 TEST_F(Cli, OneBadFileDoesNotStopTheOthers) {
   const fs::path bad = dir() / "broken.wav";
   std::ofstream(bad) << "RIFF but not really";
-  const CliResult r = hark("transcribe -m " + quote(model()) + " -q -o txt " + quote(bad.string()) + " " + quote(wav()));
+  const CliResult r = hark("transcribe -nf -m " + quote(model()) + " -q -o txt " + quote(bad.string()) + " " + quote(wav()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, bad.string())) << r.err;
   EXPECT_FALSE(fs::exists(bad.string() + ".txt"));
@@ -300,22 +300,22 @@ TEST_F(Cli, BenchPrintsFourFiguresAndWhisperRnsJson) {
 }
 
 TEST_F(Cli, ProcessorsAndDeviceFlagsAreAccepted) {
-  const CliResult one = hark("transcribe -q -t 2 -m " + quote(model()) + " " + quote(wav()));
+  const CliResult one = hark("transcribe -nf -q -t 2 -m " + quote(model()) + " " + quote(wav()));
   ASSERT_EQ(one.code, 0) << one.err;
   // whisper.cpp's spellings: -ng, -nfa; -p 2 on 4 s of audio makes two 2 s parts.
-  const CliResult r = hark("transcribe -q -p 2 -ng -nfa -t 2 -m " + quote(model()) + " " + quote(wav()));
+  const CliResult r = hark("transcribe -nf -q -p 2 -ng -nfa -t 2 -m " + quote(model()) + " " + quote(wav()));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(r.out.empty());
-  EXPECT_EQ(hark("transcribe -p 0 -m " + quote(model()) + " " + quote(wav())).code, 2);
+  EXPECT_EQ(hark("transcribe -nf -p 0 -m " + quote(model()) + " " + quote(wav())).code, 2);
 }
 
 TEST_F(Cli, DecodingFlagsWithWhisperCppSpellings) {
   const std::string m = " -m " + quote(model()) + " " + quote(wav());
-  const CliResult a = hark("transcribe -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + quote("[0-9]+") +
+  const CliResult a = hark("transcribe -nf -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + quote("[0-9]+") +
                            " --suppress-tokens 11,13 -mc 8 --prompt " + quote("a glossary") +
                            " --carry-initial-prompt -nth 0.7 -lpt -1.5 --max-initial-ts 0.5 --max-tokens 20" + m);
   ASSERT_EQ(a.code, 0) << a.err;
-  const CliResult b = hark("transcribe -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + quote("[0-9]+") +
+  const CliResult b = hark("transcribe -nf -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + quote("[0-9]+") +
                            " --suppress-tokens 11,13 -mc 8 --prompt " + quote("a glossary") +
                            " --carry-initial-prompt -nth 0.7 -lpt -1.5 --max-initial-ts 0.5 --max-tokens 20" + m);
   EXPECT_EQ(a.out, b.out) << "same seed, same text";
@@ -323,25 +323,25 @@ TEST_F(Cli, DecodingFlagsWithWhisperCppSpellings) {
                  "--max-tokens 20" + m).code, 0);
   EXPECT_EQ(hark("transcribe -q -tpi 0.5 --best-of 2 --length-penalty 0.5 --max-tokens 20" + m).code, 0);
   // bad values: usage errors (2) where CLI11 checks them, clear run errors otherwise
-  EXPECT_EQ(hark("transcribe -tp -1" + m).code, 2);
-  EXPECT_EQ(hark("transcribe -bo 0" + m).code, 2);
+  EXPECT_EQ(hark("transcribe -nf -tp -1" + m).code, 2);
+  EXPECT_EQ(hark("transcribe -nf -bo 0" + m).code, 2);
   // beam search: whisper.cpp's -bs, OpenAI's --patience
-  EXPECT_EQ(hark("transcribe -q -bs 3 --patience 1.5 --max-tokens 12" + m).code, 0);
-  EXPECT_EQ(hark("transcribe -bs 0" + m).code, 2);
-  EXPECT_EQ(hark("transcribe --patience 0" + m).code, 2);
-  const CliResult bad = hark("transcribe --suppress-regex " + quote("([") + m);
+  EXPECT_EQ(hark("transcribe -nf -q -bs 3 --patience 1.5 --max-tokens 12" + m).code, 0);
+  EXPECT_EQ(hark("transcribe -nf -bs 0" + m).code, 2);
+  EXPECT_EQ(hark("transcribe -nf --patience 0" + m).code, 2);
+  const CliResult bad = hark("transcribe -nf --suppress-regex " + quote("([") + m);
   EXPECT_NE(bad.code, 0);
   EXPECT_TRUE(contains(bad.err, "suppress_regex")) << bad.err;
 }
 
 TEST_F(Cli, DetectLanguageNamesEachFilesLanguage) {
-  const CliResult r = hark("transcribe -dl -q -m " + quote(model()) + " " + quote(wav()));
+  const CliResult r = hark("transcribe -nf -dl -q -m " + quote(model()) + " " + quote(wav()));
   ASSERT_EQ(r.code, 0) << r.err;
   // "FILE: auto-detected language: xx (p = 0.123456)", and no transcript.
   EXPECT_TRUE(contains(r.out, wav() + ": auto-detected language: ")) << r.out;
   EXPECT_TRUE(contains(r.out, "(p = 0.")) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
-  const CliResult past = hark("transcribe --detect-language --offset-ms 60000 -m " + quote(model()) + " " + quote(wav()));
+  const CliResult past = hark("transcribe -nf --detect-language --offset-ms 60000 -m " + quote(model()) + " " + quote(wav()));
   EXPECT_EQ(past.code, 1);
   EXPECT_TRUE(contains(past.err, "past the end")) << past.err;
 }
@@ -350,7 +350,7 @@ TEST_F(Cli, WordTimestampsAndJsonCompactOrFull) {
   const fs::path base = dir() / "words";
   const std::string m = " -m " + quote(model()) + " " + quote(wav()) + " --output-file " + quote(base.string());
   // -oj: no tokens; words with --word-timestamps (the model's own heads).
-  const CliResult a = hark("transcribe -q --max-tokens 20 --word-timestamps --hallucination-silence-threshold 2 -oj" + m);
+  const CliResult a = hark("transcribe -nf -q --max-tokens 20 --word-timestamps --hallucination-silence-threshold 2 -oj" + m);
   ASSERT_EQ(a.code, 0) << a.err;
   nlohmann::json j = nlohmann::json::parse(read_file(base.string() + ".json"));
   bool any_words = false;
@@ -368,17 +368,17 @@ TEST_F(Cli, WordTimestampsAndJsonCompactOrFull) {
   }
   EXPECT_TRUE(any_words) << j.dump(1);
   // -ojf: the tokens too; whisper.cpp's -dtw spelling with a preset that fits (top-n of 1 layer).
-  const CliResult b = hark("transcribe -q --max-tokens 20 -dtw top-n --dtw-n-top 1 -ojf" + m);
+  const CliResult b = hark("transcribe -nf -q --max-tokens 20 -dtw top-n --dtw-n-top 1 -ojf" + m);
   ASSERT_EQ(b.code, 0) << b.err;
   j = nlohmann::json::parse(read_file(base.string() + ".json"));
   ASSERT_FALSE(j["segments"].empty());
   EXPECT_TRUE(j["segments"][0].contains("tokens"));
   EXPECT_TRUE(j["segments"][0].contains("words"));
   // A preset for another decoder shape, an unknown one: clear errors naming them.
-  const CliResult c = hark("transcribe -dtw large.v3" + m);
+  const CliResult c = hark("transcribe -nf -dtw large.v3" + m);
   EXPECT_EQ(c.code, 1);
   EXPECT_TRUE(contains(c.err, "large.v3")) << c.err;
-  const CliResult d = hark("transcribe -dtw huge" + m);
+  const CliResult d = hark("transcribe -nf -dtw huge" + m);
   EXPECT_EQ(d.code, 1);
   EXPECT_TRUE(contains(d.err, "unknown preset 'huge'")) << d.err;
   fs::remove(base.string() + ".json");
@@ -388,7 +388,7 @@ TEST_F(Cli, TokenTimestampsMaxLenTinydiarizeCsvAndLrc) {
   const std::string m = " -m " + quote(model()) + " " + quote(wav());
   const std::string base = wav();
   // whisper.cpp's spellings: -ml -sow -wt -tdrz -ocsv -olrc
-  const CliResult r = hark("transcribe -q -ml 8 -sow -wt 0.05 -tdrz --max-tokens 20 -ocsv -olrc -o json" + m);
+  const CliResult r = hark("transcribe -nf -q -ml 8 -sow -wt 0.05 -tdrz --max-tokens 20 -ocsv -olrc -o json" + m);
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string csv = read_file(base + ".csv"), lrc = read_file(base + ".lrc");
   EXPECT_EQ(csv.rfind("start,end,text\n", 0), 0u) << csv;
@@ -404,7 +404,7 @@ TEST_F(Cli, TokenTimestampsMaxLenTinydiarizeCsvAndLrc) {
   }
   for (const char* ext : {".csv", ".lrc", ".json"}) fs::remove(base + ext);
   // --token-timestamps alone: the tokens are timed, the segments as without it.
-  const CliResult t = hark("transcribe -q --token-timestamps --max-tokens 20 -o json" + m);
+  const CliResult t = hark("transcribe -nf -q --token-timestamps --max-tokens 20 -o json" + m);
   ASSERT_EQ(t.code, 0) << t.err;
   const nlohmann::json tj = nlohmann::json::parse(read_file(base + ".json"));
   for (const auto& seg : tj["segments"])
@@ -422,17 +422,17 @@ TEST_F(Cli, TokenTimestampsMaxLenTinydiarizeCsvAndLrc) {
     w.write(a.data(), a.size());
     w.close();
     const std::string args = " -q -t 2 --max-tokens 48 -m " + quote(tdrz_model) + " " + quote(speech);
-    const CliResult on = hark("transcribe -tdrz" + args);
+    const CliResult on = hark("transcribe -nf -tdrz" + args);
     ASSERT_EQ(on.code, 0) << on.err;
     EXPECT_TRUE(contains(on.out, " [SPEAKER_TURN]\n")) << on.out;
-    const CliResult off = hark("transcribe" + args);
+    const CliResult off = hark("transcribe -nf" + args);
     ASSERT_EQ(off.code, 0) << off.err;
     EXPECT_FALSE(contains(off.out, "SPEAKER_TURN")) << off.out;
   }
   // bad values
-  EXPECT_EQ(hark("transcribe -ml -1" + m).code, 2);
-  EXPECT_EQ(hark("transcribe -wt 1.5" + m).code, 2);
-  const CliResult nan = hark("transcribe -wt nan" + m);
+  EXPECT_EQ(hark("transcribe -nf -ml -1" + m).code, 2);
+  EXPECT_EQ(hark("transcribe -nf -wt 1.5" + m).code, 2);
+  const CliResult nan = hark("transcribe -nf -wt nan" + m);
   EXPECT_NE(nan.code, 0);
   EXPECT_TRUE(contains(nan.err, "thold_pt") || contains(nan.err, "word-thold")) << nan.err;
 }

@@ -25,6 +25,7 @@
 #include "transcribe/job_control.h"
 #include "transcribe/loaded_model.h"
 #include "transcribe/long_form.h"
+#include "transcribe/test_params.h"
 
 namespace hark::testing {
 namespace {
@@ -162,7 +163,7 @@ TEST_F(Policy, FirstTokenIsATimestampNoLaterThanMaxInitial) {
   r = run_plans({}, {late});
   EXPECT_EQ(fed_back(*r.model, 0)[0], ts(30));
   // max_initial_timestamp 3 s allows it
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.max_initial_timestamp = 3.0f;
   r = run_plans(p, {late});
   EXPECT_EQ(fed_back(*r.model, 0)[0], ts(100));
@@ -228,7 +229,7 @@ TEST_F(Policy, TimestampForcedWhenTheirMassBeatsTheBestText) {
   // log(1450 * e^0.5) ~ 7.8 > 6: a timestamp must come
   WindowPlan p1{cat({{ts(0)}, a, a, a, {ts(100)}}), 6.0f};
   for (int i = 0; i <= 1500; ++i) p1.extra[ts(i)] = 0.5f;
-  TranscribeParams once;
+  TranscribeParams once = testing::fast_params();
   once.temperature_inc = 0.0f;
   auto r = run_plans(once, {p1});
   auto fb = fed_back(*r.model, 0);
@@ -248,7 +249,7 @@ TEST_F(Policy, NoTimestampsTokenIsNeverSampled) {
   const auto a = words(" one");
   auto r = run_plans({}, {{cat({{ts(0), st().no_timestamps}, a, {ts(100)}})}});
   for (int32_t id : fed_back(*r.model, 0)) EXPECT_NE(id, st().no_timestamps);
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.timestamps = false;
   r = run_plans(p, {{cat({{st().no_timestamps}, a})}});
   // the start sequence ends with <|notimestamps|>; it is never sampled, nor any timestamp
@@ -260,7 +261,7 @@ TEST_F(Policy, NoTimestampsTokenIsNeverSampled) {
 }
 
 TEST_F(Policy, BlankAndEndOfTextSuppressedAtTheStart) {
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.timestamps = false;
   const int32_t space = ml().tokenizer->find(" ");
   ASSERT_GE(space, 0);
@@ -343,7 +344,7 @@ TEST_F(Policy, PreviousTextIsTheNextPrompt) {
   ASSERT_FALSE(starts.empty());
   EXPECT_EQ(starts[0].tokens, cat({{st().prev}, a, b, {st().sot}}));
   // no_context: nothing before <|startoftranscript|>
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.no_context = true;
   r = run_plans(p, plans, 40.0);
   starts = r.model->pass_starts(1);
@@ -364,7 +365,7 @@ TEST_F(Policy, PreviousTextIsTheNextPrompt) {
 TEST_F(Policy, InitialPromptAndCarry) {
   const auto a = words(" one"), c = words(" three");
   const std::vector<WindowPlan> plans = {{cat({{ts(0)}, a, {ts(100), ts(100)}, c})}, {cat({{ts(0)}, c, {ts(1400)}})}};
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.initial_prompt = "Glossary";
   const auto g = words(" Glossary");
   auto r = run_plans(p, plans, 40.0);
@@ -387,7 +388,7 @@ TEST_F(Policy, InitialPromptAndCarry) {
 TEST_F(Policy, PromptCappedAtHalfTheTextContextMinusOne) {
   std::string text;
   for (int i = 0; i < 300; ++i) text += " w" + std::to_string(i);
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.initial_prompt = text;
   const auto all = words(" " + text);
   ASSERT_GT(all.size(), 223u);
@@ -407,7 +408,7 @@ TEST_F(Policy, PromptCappedAtHalfTheTextContextMinusOne) {
 TEST_F(Policy, CarriedPromptStaysInFrontWhenThePreviousTextOverflows) {
   std::string text;
   for (int i = 0; i < 40; ++i) text += " w" + std::to_string(i);
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.initial_prompt = text;
   p.carry_initial_prompt = true;
   const auto g = words(" " + text);
@@ -461,7 +462,7 @@ TEST_F(Policy, NoSpeechWindowIsSkippedOnlyWhenTheTextIsUnsure) {
 }
 
 TEST_F(Policy, AutoLanguageOnMultilingualModels) {
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.language = "auto";
   WindowPlan de{cat({{ts(0)}, words(" eins"), {ts(100)}})};
   de.language = 2;  // "de"
@@ -481,7 +482,7 @@ TEST_F(Policy, AutoLanguageOnMultilingualModels) {
 }
 
 TEST_F(Policy, EnglishOnlyModelsTakeNoLanguageTokens) {
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.language = "auto";
   const auto r = run_plans(p, {{cat({{ts(0, en())}, words(" one", en()), {ts(100, en())}})}}, 10.0, en());
   EXPECT_EQ(r.t.language, "en");
@@ -494,7 +495,7 @@ TEST_F(Policy, EnglishOnlyModelsTakeNoLanguageTokens) {
 }
 
 TEST_F(Policy, LanguageIsEmptyWhenDetectionNeverRan) {
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.language = "auto";
   p.on_encoder_begin = [] { return false; };
   Run r;
@@ -513,7 +514,7 @@ TEST_F(Policy, LanguageIsEmptyWhenDetectionNeverRan) {
 TEST_F(Policy, TokenCapPerWindow) {
   std::vector<int32_t> many = {ts(0)};
   for (int i = 0; i < 50; ++i) many.push_back(words(" w" + std::to_string(i))[0]);
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.max_tokens_per_window = 5;
   p.temperature_inc = 0.0f;  // no fallback: exactly one pass
   const auto r = run_plans(p, {{many}});
@@ -531,7 +532,7 @@ TEST_F(Policy, TokenCapPerWindow) {
 
 TEST_F(Policy, SingleSegmentMakesOneSegmentPerWindow) {
   const auto a = words(" one"), b = words(" two"), c = words(" three");
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.single_segment = true;
   const auto r = run_plans(p, {{cat({{ts(0)}, a, {ts(100), ts(100)}, b, {ts(200), ts(200)}, c})}}, 40.0);
   ASSERT_GE(r.t.windows.size(), 2u);
@@ -547,7 +548,7 @@ TEST_F(Policy, SingleSegmentMakesOneSegmentPerWindow) {
 TEST_F(Policy, SuppressTokensRegexAndNonSpeech) {
   const auto a = words(" one"), b = words(" two");
   const std::vector<WindowPlan> plans = {{cat({{ts(0)}, a, {ts(100)}})}};
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.temperature_inc = 0.0f;
   p.suppress_tokens = {a[0]};
   auto r = run_plans(p, plans);
@@ -575,7 +576,7 @@ TEST_F(Policy, SuppressTokensRegexAndNonSpeech) {
 TEST_F(Policy, BadValuesAreErrorsBeforeAnyCompute) {
   const std::vector<float> a = audio(1.0);
   auto bad = [&](auto set, std::initializer_list<std::string> words) {
-    TranscribeParams p;
+    TranscribeParams p = testing::fast_params();
     set(p);
     EXPECT_TRUE(mentions(error_of([&] { check_request(ml(), a, p); }), words));
   };
@@ -596,7 +597,7 @@ TEST_F(Policy, FallbackOnLowLogprob) {
   const auto a = words(" one");
   // unsure at every temperature: all six are tried, the last kept
   WindowPlan unsure{cat({{ts(0)}, a, {ts(100)}}), 4.0f};
-  TranscribeParams fb;
+  TranscribeParams fb = testing::fast_params();
   fb.temperature_inc = 0.2f;  // OpenAI's temperatures 0, 0.2, ... 1.0
   auto r = run_plans(fb, {unsure});
   EXPECT_EQ(r.model->pass_starts(0).size(), 6u);
@@ -614,7 +615,7 @@ TEST_F(Policy, FallbackOnLowLogprob) {
   EXPECT_FLOAT_EQ(r.t.segments[0].temperature, 0.4f);
   EXPECT_GT(r.t.segments[0].avg_logprob, -1.0);
   // temperature_inc 0 (hark's default): no fallback
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.temperature_inc = 0.0f;
   r = run_plans(p, {unsure});
   EXPECT_EQ(r.model->pass_starts(0).size(), 1u);
@@ -630,7 +631,7 @@ TEST_F(Policy, FallbackOnCompressionRatio) {
   rep.push_back(ts(500));
   const std::vector<int32_t> plain = cat({{ts(0)}, words(" a quick brown fox"), {ts(100)}});
   auto script = plan_script(st(), [&](const ScriptedModel::Call& c) { return WindowPlan{c.pass == 0 ? rep : plain}; });
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.temperature_inc = 0.2f;
   p.best_of = 2;
   auto r = run(ml(), p, script);
@@ -654,7 +655,7 @@ TEST_F(Policy, NoPromptAfterAFallbackAboveHalf) {
     if (call.window == 0) return WindowPlan{cat({{ts(0)}, a, {ts(100), ts(100)}, c}), call.pass >= 3 ? 20.0f : 3.0f};
     return WindowPlan{cat({{ts(0)}, c, {ts(100)}})};
   });
-  TranscribeParams fb;
+  TranscribeParams fb = testing::fast_params();
   fb.temperature_inc = 0.2f;
   auto r = run(ml(), fb, script, 40.0);
   ASSERT_FALSE(r.t.segments.empty());
@@ -733,7 +734,7 @@ TEST_F(Policy, SeededSamplingRepeatsThroughTheLoop) {
     }
     return l;
   };
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.temperature = 0.8f;
   p.seed = 7;
   const auto r1 = run(ml(), p, script);
@@ -802,7 +803,7 @@ TEST_F(Policy, TokenTimesComeFromTheTimestampProbabilitiesAtEachStep) {
   // Step 1 (" Hello") follows the opening timestamp: timestamps are ruled out there, its hint is
   // not seen. Step 2 (" world") sees <|1.20|> as likely: it starts there.
   const auto script = [&] { return with_timestamp_hints(st(), plan, {{1, ts(30)}, {2, ts(60)}}); };
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.token_timestamps = true;
   const auto r = run(ml(), p, script());
   ASSERT_EQ(r.t.segments.size(), 1u);
@@ -821,7 +822,7 @@ TEST_F(Policy, TokenTimesComeFromTheTimestampProbabilitiesAtEachStep) {
   EXPECT_EQ(off.t.segments[0].tokens[0].t0, -1);
   EXPECT_EQ(off.t.segments[0].tokens[1].t1, -1);
   // max_len turns them on and cuts at them.
-  TranscribeParams ml6;
+  TranscribeParams ml6 = testing::fast_params();
   ml6.max_len = 6;
   const auto cut = run(ml(), ml6, script());
   ASSERT_EQ(cut.t.segments.size(), 2u);
@@ -840,7 +841,7 @@ TEST_F(Policy, SpeakerTurnEndsTheSegmentWithTinydiarizeAndIsSuppressedWithout) {
     const std::vector<int32_t> fed = fed_back(*run.model, 0);
     return std::count(fed.begin(), fed.end(), turn);
   };
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.tdrz_enable = true;
   const auto r = run_plans(p, plans);
   ASSERT_EQ(r.t.segments.size(), 2u);
@@ -868,7 +869,7 @@ TEST_F(Policy, TokenTimestampOptionsAreCheckedBeforeAnyCompute) {
            {[](TranscribeParams& q) { q.thold_pt = NAN; }, "thold_pt"},
            {[](TranscribeParams& q) { q.thold_ptsum = NAN; }, "thold_ptsum"},
            {[](TranscribeParams& q) { q.max_len = -1; }, "max_len"}}) {
-    TranscribeParams q;
+    TranscribeParams q = testing::fast_params();
     set(q);
     try {
       check_request(ml(), a, q);

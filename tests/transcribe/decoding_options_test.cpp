@@ -52,7 +52,7 @@ class DecodingOptions : public testing::MicroModelTest {
   Transcript run_twice(const std::function<void(TranscribeParams&)>& set, double seconds = 4.0) {
     static std::unique_ptr<Context> ctx;
     if (!ctx) ctx = load(2);
-    TranscribeParams p;
+    TranscribeParams p = testing::fast_params();
     p.max_tokens_per_window = 24;  // keeps the random model's windows short
     set(p);
     const std::vector<float> a = tones(seconds);
@@ -240,7 +240,7 @@ TEST_F(DecodingOptions, BadValuesFailBeforeAnyCompute) {
            {[](TranscribeParams& p) { p.temperature_inc = NAN; }, "temperature_inc"},
            {[](TranscribeParams& p) { p.thold_pt = 2.0f; }, "thold_pt"},
            {[](TranscribeParams& p) { p.max_len = -3; }, "max_len"}}) {
-    TranscribeParams p;
+    TranscribeParams p = testing::fast_params();
     set(p);
     bool encoder_ran = false;
     p.on_encoder_begin = [&] {

@@ -32,13 +32,13 @@ class Jobs : public testing::MicroModelTest {};
 TEST_F(Jobs, TwoJobsOnOneContextGiveTheTextsTheyGiveAlone) {
   auto ctx = load(2);
   const std::vector<float> a = tones(40.0, 180.0), b = tones(25.0, 260.0);
-  const std::string alone_a = text_of(ctx->transcribe(a)), alone_b = text_of(ctx->transcribe(b));
+  const std::string alone_a = text_of(ctx->transcribe(a, testing::fast_params())), alone_b = text_of(ctx->transcribe(b, testing::fast_params()));
   ASSERT_FALSE(alone_a.empty());
   ASSERT_FALSE(alone_b.empty());
   for (int round = 0; round < 2; ++round) {
     std::string got_a, got_b;
-    std::thread ta([&] { got_a = text_of(ctx->transcribe(a)); });
-    std::thread tb([&] { got_b = text_of(ctx->transcribe(b)); });
+    std::thread ta([&] { got_a = text_of(ctx->transcribe(a, testing::fast_params())); });
+    std::thread tb([&] { got_b = text_of(ctx->transcribe(b, testing::fast_params())); });
     ta.join();
     tb.join();
     EXPECT_EQ(got_a, alone_a) << "round " << round;
@@ -49,10 +49,10 @@ TEST_F(Jobs, TwoJobsOnOneContextGiveTheTextsTheyGiveAlone) {
 TEST_F(Jobs, TwoContextsSideBySide) {
   auto c1 = load(2), c2 = load(2);
   const std::vector<float> a = tones(20.0);
-  const std::string alone = text_of(c1->transcribe(a));
+  const std::string alone = text_of(c1->transcribe(a, testing::fast_params()));
   std::string r1, r2;
-  std::thread t1([&] { r1 = text_of(c1->transcribe(a)); });
-  std::thread t2([&] { r2 = text_of(c2->transcribe(a)); });
+  std::thread t1([&] { r1 = text_of(c1->transcribe(a, testing::fast_params())); });
+  std::thread t2([&] { r2 = text_of(c2->transcribe(a, testing::fast_params())); });
   t1.join();
   t2.join();
   EXPECT_EQ(r1, alone);
@@ -64,21 +64,21 @@ TEST_F(Jobs, AStateOfOnesOwnGivesTheSameTextAndReportsItsBytes) {
   const std::vector<float> a = tones(12.0);
   const std::unique_ptr<State> st = ctx->new_state(1);
   EXPECT_GT(st->bytes(), 0u);
-  EXPECT_EQ(text_of(st->transcribe(a)), text_of(ctx->transcribe(a)));
+  EXPECT_EQ(text_of(st->transcribe(a, testing::fast_params())), text_of(ctx->transcribe(a, testing::fast_params())));
   // A state keeps the model alive after its context is gone.
   ctx.reset();
-  EXPECT_FALSE(text_of(st->transcribe(a)).empty());
+  EXPECT_FALSE(text_of(st->transcribe(a, testing::fast_params())).empty());
 }
 
 TEST_F(Jobs, EveryTranscriptionIsAJobWithItsOwnId) {
   auto ctx = load(1);
-  const Transcript t1 = ctx->transcribe(tones(2.0));
-  const Transcript t2 = ctx->transcribe(tones(2.0));
+  const Transcript t1 = ctx->transcribe(tones(2.0), testing::fast_params());
+  const Transcript t2 = ctx->transcribe(tones(2.0), testing::fast_params());
   EXPECT_GT(t1.job_id, 0);
   EXPECT_GT(t2.job_id, t1.job_id);
   const std::shared_ptr<Job> job = jobs::create();
   EXPECT_EQ(jobs::get(job->id()), job);
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.job = job;
   EXPECT_EQ(ctx->transcribe(tones(2.0), p).job_id, job->id());
   EXPECT_FALSE(job->running());
@@ -92,7 +92,7 @@ TEST_F(Jobs, AJobAbortedBeforeItStartsDoesNothing) {
   auto ctx = load(1);
   const std::shared_ptr<Job> job = jobs::create();
   job->abort();
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.job = job;
   int progress_calls = 0;
   p.on_progress = [&](int) { ++progress_calls; };
@@ -108,14 +108,14 @@ TEST_F(Jobs, AJobAbortedBeforeItStartsDoesNothing) {
 TEST_F(Jobs, AbortAtRandomMomentsAlwaysReturnsWithTheSegmentsDoneSoFar) {
   auto ctx = load(2);
   const std::vector<float> audio = tones(65.0);
-  const Transcript full = ctx->transcribe(audio);
+  const Transcript full = ctx->transcribe(audio, testing::fast_params());
   ASSERT_GE(full.segments.size(), 2u);
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> delay_us(0, 400000);
   int n_aborted = 0;
   for (int run = 0; run < 12; ++run) {
     const std::shared_ptr<Job> job = jobs::create();
-    TranscribeParams p;
+    TranscribeParams p = testing::fast_params();
     p.job = job;
     std::atomic<bool> returned{false};
     std::chrono::steady_clock::time_point aborted_at;
@@ -139,7 +139,7 @@ TEST_F(Jobs, AbortAtRandomMomentsAlwaysReturnsWithTheSegmentsDoneSoFar) {
     jobs::remove(job->id());
   }
   EXPECT_GT(n_aborted, 0) << "no run was stopped: the test proved nothing";
-  EXPECT_EQ(text_of(ctx->transcribe(audio)), text_of(full));
+  EXPECT_EQ(text_of(ctx->transcribe(audio, testing::fast_params())), text_of(full));
 }
 
 TEST_F(Jobs, AbortAllStopsFourRunningJobs) {
@@ -152,7 +152,7 @@ TEST_F(Jobs, AbortAllStopsFourRunningJobs) {
   std::atomic<int> started{0};
   for (int i = 0; i < 4; ++i)
     threads.emplace_back([&, i] {
-      TranscribeParams p;
+      TranscribeParams p = testing::fast_params();
       p.job = js[static_cast<size_t>(i)];
       p.n_threads = 1;
       p.on_encoder_begin = [&] {
@@ -176,10 +176,10 @@ TEST_F(Jobs, AbortAllStopsFourRunningJobs) {
 TEST_F(Jobs, AJobRemovedWhileRunningRunsToTheEnd) {
   auto ctx = load(2);
   const std::vector<float> audio = tones(35.0);
-  const std::string alone = text_of(ctx->transcribe(audio));
+  const std::string alone = text_of(ctx->transcribe(audio, testing::fast_params()));
   const std::shared_ptr<Job> job = jobs::create();
   const int id = job->id();
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.job = job;
   p.on_encoder_begin = [&] {
     jobs::remove(id);  // from inside the job: the registry forgets it, the job goes on
@@ -195,7 +195,7 @@ TEST_F(Jobs, AJobRemovedWhileRunningRunsToTheEnd) {
 TEST_F(Jobs, CallbacksThatThrowStopTheJobAndTheirExceptionReachesTheCaller) {
   auto ctx = load(2);
   const std::vector<float> audio = tones(65.0);
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.on_new_segments = [](const NewSegments&) { throw std::runtime_error("segment callback failed"); };
   EXPECT_THROW(
       {
@@ -218,14 +218,14 @@ TEST_F(Jobs, CallbacksThatThrowStopTheJobAndTheirExceptionReachesTheCaller) {
   p.on_progress = [](int) { throw 42; };
   EXPECT_THROW(ctx->transcribe(audio, p), int);
   // The context is still whole.
-  EXPECT_FALSE(ctx->transcribe(tones(3.0)).aborted);
+  EXPECT_FALSE(ctx->transcribe(tones(3.0), testing::fast_params()).aborted);
 }
 
 TEST_F(Jobs, EncoderBeginCanCancelAndShouldAbortStops) {
   auto ctx = load(2);
   const std::vector<float> audio = tones(65.0);
   int windows = 0;
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.on_encoder_begin = [&] { return ++windows < 2; };
   int last_progress = -1;
   p.on_progress = [&](int pct) { last_progress = pct; };
@@ -239,7 +239,7 @@ TEST_F(Jobs, ParallelPartsComeBackInOrderWithTheTimesOfTheWholeAudio) {
   auto ctx = load(2);
   const double seconds = 64.0;
   const std::vector<float> audio = tones(seconds);
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.n_processors = 2;
   int last_progress = -1, seen = 0;
   int64_t last_t0 = -1;
@@ -267,7 +267,7 @@ TEST_F(Jobs, ParallelPartsComeBackInOrderWithTheTimesOfTheWholeAudio) {
   for (size_t i = 1; i < t.segments.size(); ++i) EXPECT_GE(t.segments[i].t0, t.segments[i - 1].t0);
   for (const Segment& s : t.segments) EXPECT_LE(s.t1, 6400);
   // The second half alone, transcribed from its start, has the same text as the second part.
-  TranscribeParams half;
+  TranscribeParams half = testing::fast_params();
   half.offset_ms = 32000;
   const Transcript h = ctx->transcribe(audio, half);
   std::string tail;
@@ -293,7 +293,7 @@ TEST_F(Jobs, LogCallbackHearsTheLoadAndNothingIsPrintedWithoutOne) {
   load(1);
   EXPECT_EQ(lines.size(), n);
   ::testing::internal::CaptureStderr();
-  load(1)->transcribe(tones(2.0));
+  load(1)->transcribe(tones(2.0), testing::fast_params());
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
@@ -316,7 +316,7 @@ TEST_F(Jobs, DeviceChoiceFallsBackToTheCpuWithAReason) {
 
 TEST_F(Jobs, BadParamsAreClearErrors) {
   auto ctx = load(1);
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.n_processors = 0;
   try {
     ctx->transcribe(tones(1.0), p);
@@ -345,12 +345,12 @@ TEST_F(Jobs, BenchGivesFinitePositiveFiguresForEveryField) {
   }
   EXPECT_EQ(b.to_json().front(), '[');
   // The context still transcribes after a bench (the bench ran on a state of its own).
-  EXPECT_FALSE(ctx->transcribe(tones(3.0)).aborted);
+  EXPECT_FALSE(ctx->transcribe(tones(3.0), testing::fast_params()).aborted);
 }
 
 TEST_F(Jobs, JobsMadeForACallLeaveTheRegistryWithIt) {
   auto ctx = load(1);
-  const Transcript t = ctx->transcribe(tones(2.0));
+  const Transcript t = ctx->transcribe(tones(2.0), testing::fast_params());
   EXPECT_EQ(jobs::get(t.job_id), nullptr);
 }
 
@@ -361,7 +361,7 @@ TEST_F(Jobs, PlainAttentionGivesTheSameText) {
   auto plain = Context::load(file_->path(), cp);
   auto fused = load(2);
   const std::vector<float> a = tones(20.0);
-  EXPECT_EQ(text_of(plain->transcribe(a)), text_of(fused->transcribe(a)));
+  EXPECT_EQ(text_of(plain->transcribe(a, testing::fast_params())), text_of(fused->transcribe(a, testing::fast_params())));
 }
 
 }  // namespace
@@ -376,7 +376,7 @@ TEST_F(Jobs, AbortDuringTheSpectrogramOfLongAudioReturnsAtOnce) {
   auto ctx = load(2);
   const std::vector<float> audio = tones(40 * 60.0);  // 40 minutes
   const std::shared_ptr<Job> job = jobs::create();
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.job = job;
   int progress_calls = 0;
   p.on_progress = [&](int) { ++progress_calls; };

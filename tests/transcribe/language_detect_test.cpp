@@ -35,7 +35,7 @@ TEST_F(LanguageDetect, AgreesWithAutoTranscriptionAtTheSameOffset) {
     DetectLanguageParams dp;
     dp.offset_ms = offset_ms;
     const LanguageDetection d = ctx->detect_language(audio, dp);
-    TranscribeParams tp;
+    TranscribeParams tp = testing::fast_params();
     tp.language = "auto";
     tp.offset_ms = offset_ms;
     tp.max_tokens_per_window = 4;  // only the language is compared

@@ -10,6 +10,7 @@
 #include "hark/hark.hpp"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
+#include "transcribe/test_params.h"
 
 namespace hark::testing {
 

@@ -28,7 +28,7 @@ TEST(Tinydiarize, TurnsEndSegmentsOnATdrzModel) {
   const std::unique_ptr<Context> ctx = Context::load(file.path(), cp);
   const std::vector<float> audio = speech_like_tones(30.0);
 
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.max_tokens_per_window = 48;
   p.tdrz_enable = true;
   std::vector<Segment> live;  // what on_new_segments saw: the same segments, marks included
@@ -76,7 +76,7 @@ TEST(Tinydiarize, AModelWithoutTheTurnTokenIsRefusedBeforeAnyCompute) {
     }
   }
   const std::unique_ptr<Context> ctx = Context::load(file.path());
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.tdrz_enable = true;
   bool encoder_ran = false;
   p.on_encoder_begin = [&] { return encoder_ran = true; };

@@ -44,7 +44,7 @@ TEST_F(Transcribe, SameTextTwiceAndAtAnyThreadCount) {
   for (int threads : {1, 2, 3}) {
     auto ctx = load(threads);
     for (int run = 0; run < (threads == 2 ? 2 : 1); ++run) {
-      const Transcript t = ctx->transcribe(audio);
+      const Transcript t = ctx->transcribe(audio, testing::fast_params());
       std::string all;
       for (const Segment& s : t.segments)
         all += std::to_string(s.t0) + "-" + std::to_string(s.t1) + ":" + s.text + "\n";
@@ -60,7 +60,7 @@ TEST_F(Transcribe, TimestampsObeyTheRulesAndWindowsCoverLongAudio) {
   const double seconds = 95.0;
   const std::vector<float> audio = synth_audio(seconds);
   int last_progress = -1, segments_seen = 0;
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.on_progress = [&](int pct) {
     EXPECT_GE(pct, last_progress);
     last_progress = pct;
@@ -97,7 +97,7 @@ TEST_F(Transcribe, TimestampsObeyTheRulesAndWindowsCoverLongAudio) {
 TEST_F(Transcribe, OffsetAndDurationShiftTheTimes) {
   auto ctx = load();
   const std::vector<float> audio = synth_audio(20.0);
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.offset_ms = 5000;
   p.duration_ms = 8000;
   const Transcript t = ctx->transcribe(audio, p);
@@ -113,7 +113,7 @@ TEST_F(Transcribe, OffsetAndDurationShiftTheTimes) {
 TEST_F(Transcribe, ProgressReachesHundredWhenATooShortTailIsLeftOut) {
   auto ctx = load();
   int last = -1;
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.on_progress = [&](int pct) { last = pct; };
   p.timestamps = false;  // each window is consumed whole, so the second one holds 5 frames
   const Transcript t = ctx->transcribe(synth_audio(30.05), p);
@@ -124,7 +124,7 @@ TEST_F(Transcribe, ProgressReachesHundredWhenATooShortTailIsLeftOut) {
 
 TEST_F(Transcribe, NoTimestampsGivesOneSegmentPerWindow) {
   auto ctx = load();
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.timestamps = false;
   const Transcript t = ctx->transcribe(synth_audio(10.0), p);
   ASSERT_EQ(t.windows.size(), 1u);
@@ -137,12 +137,12 @@ TEST_F(Transcribe, AbortStopsTheJobAndTheContextStaysUsable) {
   auto ctx = load();
   const std::vector<float> audio = synth_audio(95.0);
   int calls = 0;
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.should_abort = [&] { return ++calls > 50; };
   const Transcript aborted = ctx->transcribe(audio, p);
   EXPECT_TRUE(aborted.aborted);
   EXPECT_LT(aborted.windows.size(), 4u);
-  const Transcript again = ctx->transcribe(synth_audio(5.0));
+  const Transcript again = ctx->transcribe(synth_audio(5.0), testing::fast_params());
   EXPECT_FALSE(again.aborted);
   EXPECT_EQ(again.windows.size(), 1u);
 }
@@ -157,7 +157,7 @@ TEST_F(Transcribe, BadRequestsGetClearErrors) {
     }
     return "(no error)";
   };
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   EXPECT_NE(message({}, p).find("no audio"), std::string::npos);
   std::vector<float> nan_audio = synth_audio(2.0);
   nan_audio[12345] = std::numeric_limits<float>::quiet_NaN();

@@ -26,7 +26,7 @@ class WordTimestamps : public testing::MicroModelTest {};
 
 TEST_F(WordTimestamps, WordsInOrderMakeUpTheirSegmentsDeterministically) {
   auto ctx = load(2);
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.max_tokens_per_window = 24;
   p.word_timestamps = true;
   const double seconds = 8.0;
@@ -67,7 +67,7 @@ TEST_F(WordTimestamps, WordsInOrderMakeUpTheirSegmentsDeterministically) {
 
 TEST_F(WordTimestamps, BadPresetIsAnErrorBeforeAnyCompute) {
   auto ctx = load(1);
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.word_timestamps = true;
   p.dtw_preset = "tiny";  // 4 x 6 heads; the micro model is 2 x 2
   int progress_calls = 0;

@@ -18,6 +18,7 @@
 #include "transcribe/job_control.h"
 #include "transcribe/loaded_model.h"
 #include "transcribe/long_form.h"
+#include "transcribe/test_params.h"
 #include "transcribe/word_timing.h"
 
 namespace hark::testing {
@@ -121,7 +122,7 @@ TEST_F(WordTiming, WordsFromTheScriptedAttentionAndSeekFromTheLastWord) {
   const auto words = text(" one two three");
   ASSERT_EQ(words.size(), 3u);
   ScriptedModel* sm = nullptr;
-  const Transcript t = run({}, {{say({{ts(50)}, words})}, {{}}}, {{{0, 75, 100, 125}, {15, 15, 15}}}, 10.0, &sm);
+  const Transcript t = run(testing::fast_params(), {{say({{ts(50)}, words})}, {{}}}, {{{0, 75, 100, 125}, {15, 15, 15}}}, 10.0, &sm);
   ASSERT_EQ(t.segments.size(), 1u);
   const Segment& s = t.segments[0];
   EXPECT_EQ(s.text, " one two three");
@@ -152,7 +153,7 @@ TEST_F(WordTiming, SegmentsAfterTheLastWordAreDecodedAgainNotKept) {
   ASSERT_EQ(first.size(), 2u);
   ASSERT_EQ(rest.size(), 1u);
   const std::vector<WindowPlan> plans = {{say({{ts(50)}, first, {ts(100), ts(110)}, rest, {ts(125), ts(130)}})}, {{}}};
-  const Transcript t = run({}, plans, {{{0, 75, 100, 125}, {15, 15, 15}}}, 10.0);
+  const Transcript t = run(testing::fast_params(), plans, {{{0, 75, 100, 125}, {15, 15, 15}}}, 10.0);
   ASSERT_EQ(t.segments.size(), 1u);
   EXPECT_EQ(t.segments[0].text, " one two");
   ASSERT_EQ(t.segments[0].words.size(), 2u);
@@ -167,7 +168,7 @@ TEST_F(WordTiming, PunctuationMergedAndWordsMakeUpTheText) {
   const auto words = text(" \"Hi,\" she said.");
   std::vector<int> starts;
   for (size_t k = 0; k <= words.size(); ++k) starts.push_back(static_cast<int>(k) * 20);
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.suppress_nst = false;  // the quote is one of OpenAI's non-speech symbols
   const Transcript t = run(p, {{say({{ts(0)}, words, {ts(150)}})}, {{}}},
                            {{starts, std::vector<float>(words.size(), 15.0f)}}, 10.0);
@@ -192,7 +193,7 @@ TEST_F(WordTiming, HallucinationBetweenSilencesIsCutAndSkipped) {
   ASSERT_EQ(hal.size(), 2u);
   const std::vector<WindowPlan> plans = {{say({{ts(50)}, real, {ts(125), ts(400)}, hal, {ts(450)}})}, {{}}};
   const std::vector<Placement> places = {{{0, 75, 100, 400, 405, 410}, {15, 15, 15, 0, 0}}};
-  const Transcript keep = run({}, plans, places, 20.0);
+  const Transcript keep = run(testing::fast_params(), plans, places, 20.0);
   ASSERT_EQ(keep.segments.size(), 2u);
   EXPECT_EQ(keep.segments[1].text, " la la");
   EXPECT_EQ(keep.segments[1].t0, 800);
@@ -200,7 +201,7 @@ TEST_F(WordTiming, HallucinationBetweenSilencesIsCutAndSkipped) {
   for (const Word& w : keep.segments[1].words) EXPECT_LT(w.p, 0.15f);
   EXPECT_EQ(keep.segments[0].t1, 250);  // the last word's end pulled back to the segment's (2.5 s)
 
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.hallucination_silence_threshold = 2.0f;
   const Transcript cut = run(p, plans, places, 20.0);
   ASSERT_EQ(cut.segments.size(), 1u);
@@ -216,7 +217,7 @@ TEST_F(WordTiming, LeadingHallucinationAfterSilenceDropsTheWindow) {
   const auto real = text(" one two three");
   const std::vector<WindowPlan> plans = {{say({{ts(400)}, hal, {ts(450)}})}, {say({{ts(0)}, real, {ts(100)}})}, {{}}};
   const std::vector<Placement> places = {{{0, 405, 410}, {0, 0}}, {{0, 25, 50, 75}, {15, 15, 15}}};
-  TranscribeParams p;
+  TranscribeParams p = testing::fast_params();
   p.hallucination_silence_threshold = 2.0f;
   p.max_initial_timestamp = -1.0f;  // the window may open at 8 s
   const Transcript t = run(p, plans, places, 20.0);
@@ -247,7 +248,7 @@ TEST_F(WordTiming, AnomalyScoreAsTheReference) {
 
 TEST_F(WordTiming, BadValuesFailBeforeAnyCompute) {
   auto err = [](const std::function<void(TranscribeParams&)>& set) {
-    TranscribeParams p;
+    TranscribeParams p = testing::fast_params();
     p.word_timestamps = true;
     set(p);
     return error_of([&] { resolve_alignment_heads(m(), p); });
@@ -258,7 +259,7 @@ TEST_F(WordTiming, BadValuesFailBeforeAnyCompute) {
   EXPECT_TRUE(mentions(err([](auto& p) { p.dtw_preset = "custom"; p.dtw_heads = "1,0 2,1"; }), {"(2,1)", "layers 0..1"}));
   EXPECT_TRUE(mentions(err([](auto& p) { p.dtw_preset = "custom"; p.dtw_heads = "1;0"; }), {"expected ','"}));
   EXPECT_TRUE(mentions(err([](auto& p) { p.hallucination_silence_threshold = NAN; }), {"hallucination_silence_threshold"}));
-  TranscribeParams ok;
+  TranscribeParams ok = testing::fast_params();
   ok.word_timestamps = true;
   ok.dtw_preset = "top-n";
   ok.dtw_n_top = 2;
