@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -313,6 +314,44 @@ TEST(RealtimeSources, MissingCaptureDeviceSaysSo) {
   }
   EXPECT_THROW(list_capture_devices(), Error);
   ::unsetenv("PULSE_SERVER");
+}
+
+}  // namespace
+}  // namespace hark::testing
+
+namespace hark::testing {
+namespace {
+
+// Partial results come at a bounded rate: never before audio_min_sec, and at least partial_sec
+// of new audio apart within a slice; a slice's last word is always a final.
+TEST_F(RealtimeTest, PartialsAreBoundedAndEachSliceEndsFinal) {
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.partial_sec = 0.5;
+  Events ev;
+  auto src = open_push_source(false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  const std::vector<float> audio = speech_like_tones(4.5);
+  for (size_t pos = 0; pos < audio.size(); pos += 1600) {
+    src->push(std::span<const float>(audio).subspan(pos, std::min<size_t>(1600, audio.size() - pos)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  src->finish();
+  rt->wait();
+  std::map<int, int64_t> last_partial_end;
+  for (const RealtimeEvent& e : ev.all) {
+    if (e.slices.empty()) continue;
+    const RealtimeSlice& s = e.slices.back();
+    if (s.final) continue;
+    EXPECT_GE(s.t1 - s.t0, 50) << "a partial before audio_min_sec";
+    if (last_partial_end.count(s.index)) {
+      EXPECT_GE(s.t1 - last_partial_end[s.index], 50);
+    }
+    last_partial_end[s.index] = s.t1;
+  }
+  const std::vector<RealtimeSlice> finals = ev.finals();
+  ASSERT_EQ(finals.size(), 3u);
+  EXPECT_EQ(ev.all.back().slices.size(), 3u);
 }
 
 }  // namespace
