@@ -120,7 +120,8 @@ class Transcriber final : public RealtimeTranscriber {
       const size_t put = ring_.write(s);
       s = s.subspan(put);
       if (s.empty()) break;
-      if (live_ || stop_requested_) {
+      if (stop_requested_) break;  // capture is over: the rest of this chunk was never "captured"
+      if (live_) {
         dropped_ += s.size();
         break;
       }
