@@ -4,6 +4,7 @@
 //   hark info MODEL
 //   hark bench -m MODEL [-t N] [--json]
 //   hark vad -vm MODEL FILE... [--threshold P] [--min-speech-ms N] ... [--json]   (cli/vad_command.h)
+//   hark stream -m MODEL [--capture default|DEVICE|-] [--file F] [--slice-sec S] ... [--json]   (cli/stream_command.h)
 //
 // A thin layer over the public API (hark/hark.hpp) and nothing else, as every front end is.
 // Exit codes: 0 success, 1 an error while running (message on stderr as "hark: error: ..."),
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "hark/hark.hpp"
+#include "stream_command.h"
 #include "vad_command.h"
 
 namespace {
@@ -465,6 +467,9 @@ int main(int argc, char** argv) {
   VadCommandOptions vopt;
   CLI::App* vad = add_vad_command(app, vopt);
 
+  StreamCommandOptions sopt;
+  CLI::App* stream = add_stream_command(app, sopt);
+
   try {
     std::vector<std::string> args = whisper_cpp_spellings(argc, argv);
     app.parse(args);
@@ -484,6 +489,7 @@ int main(int argc, char** argv) {
     if (transcribe->parsed()) return run_transcribe(topt);
     if (bench->parsed()) return run_bench(bopt);
     if (vad->parsed()) return run_vad(vopt);
+    if (stream->parsed()) return run_stream(sopt, g_interrupted);
     return run_info(info_model);
   } catch (const std::exception& e) {
     print_error(e.what());

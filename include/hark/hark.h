@@ -600,6 +600,64 @@ typedef struct hark_energy_vad_result {
 HARK_API hark_status hark_energy_vad(const float* samples, size_t n_samples, const hark_energy_vad_params* params,
                                      hark_energy_vad_result* out, size_t out_size);
 
+/* ---- realtime: a stream of pushed audio transcribed in slices (hark/realtime.hpp) ------------ */
+typedef struct hark_stream hark_stream; /* one live transcription: free it before its context */
+
+/* whisper.rn's TranscribeRealtimeEvent; every pointer is valid during the callback only. */
+typedef struct hark_stream_event {
+  int job_id;
+  int code;                 /* 0 ok; -1 transcription failed, -2 capture ring overflow, -3 source or recording failed */
+  const char* error;        /* "" when code is 0 */
+  bool is_capturing;
+  bool is_stopped_by_action; /* the last event after hark_stream_stop() */
+  bool slice_final;          /* the slice below is closed: its text will not change */
+  int slice_index;
+  const char* result;        /* that slice's text */
+  double process_time_ms;
+  double recording_time_ms;
+  int64_t dropped_samples;   /* lost to ring overflow so far */
+  const char* json;          /* the whole event, every slice with its segments, as one line of JSON */
+} hark_stream_event;
+
+typedef void (*hark_stream_event_callback)(const hark_stream_event* event, void* user_data);
+
+typedef struct hark_stream_params {
+  size_t struct_size;        /* set by hark_stream_default_params() */
+  double audio_sec;          /* 30: realtimeAudioSec, capture ends after this much audio */
+  double audio_slice_sec;    /* 0: realtimeAudioSliceSec (0: audio_sec) */
+  double audio_min_sec;      /* 1: realtimeAudioMinSec */
+  double partial_sec;        /* 1: partial results at most every this much new audio; 0 none */
+  const char* audio_output_path; /* NULL: no recording; else a WAV (f32) of everything pushed */
+  bool use_vad;              /* false: whisper.rn's energy VAD ends slices at pauses */
+  bool live;                 /* true: audio that finds the ring full is dropped (reported); false: push waits */
+  int vad_ms;                /* 2000 */
+  float vad_thold;           /* 0.6 */
+  float vad_freq_thold;      /* 100 */
+  const char* vad_model_path; /* NULL, or a Silero VAD model instead of the energy VAD */
+  const char* language;      /* "en" */
+  int n_threads;             /* 0: the context's */
+  hark_stream_event_callback on_event; /* runs on the stream's own thread */
+  void* user_data;
+} hark_stream_params;
+
+HARK_API hark_status hark_stream_params_init(hark_stream_params* params, size_t params_size);
+static inline hark_stream_params hark_stream_default_params(void) {
+  hark_stream_params p;
+  hark_stream_params_init(&p, sizeof p);
+  return p;
+}
+
+/* Starts transcribing what hark_stream_push() delivers. */
+HARK_API hark_status hark_stream_create(hark_context* ctx, const hark_stream_params* params, hark_stream** out);
+/* 16 kHz mono float, any chunk size; any thread. */
+HARK_API hark_status hark_stream_push(hark_stream* stream, const float* samples, size_t n_samples);
+/* Ends capture; what was pushed is still transcribed, the last event says is_stopped_by_action. Returns at once. */
+HARK_API hark_status hark_stream_stop(hark_stream* stream);
+/* Until the last event has been delivered (after stop, or once audio_sec was pushed). */
+HARK_API hark_status hark_stream_wait(hark_stream* stream);
+/* Stops, waits, frees. Not from the stream's own callback. */
+HARK_API hark_status hark_stream_free(hark_stream* stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -382,3 +382,5 @@ HARK_API std::string to_lrc(const Transcript& t);
 HARK_API std::string format_segment_line(const Segment& s);
 
 }  // namespace hark
+
+#include "hark/realtime.hpp"  // streaming transcription of live audio

@@ -18,6 +18,7 @@ enum class Kind {
   VadContext,
   VadStream,
   VadResult,
+  Stream,
 };
 
 class Handles {

@@ -148,6 +148,7 @@ const char* kind_name(Kind k) {
     case Kind::VadContext: return "hark_vad_context (from hark_vad_context_load)";
     case Kind::VadStream: return "hark_vad_stream (from hark_vad_stream_new)";
     case Kind::VadResult: return "hark_vad_result (from hark_vad_detect_speech)";
+    case Kind::Stream: return "hark_stream (from hark_stream_create)";
   }
   return "handle";
 }
@@ -1531,6 +1532,144 @@ hark_status hark_energy_vad(const float* samples, size_t n_samples, const hark_e
     v.energy_all = r.energy_all;
     v.energy_last = r.energy_last;
     write_out(out, out_size, kEnergyVadResultV1, v);
+  });
+}
+
+}  // extern "C"
+
+// ---- realtime streams ------------------------------------------------------------------------
+
+struct hark_stream {
+  std::shared_ptr<hark::PushSource> source;
+  std::unique_ptr<hark::RealtimeTranscriber> impl;
+  hark_stream_event_callback on_event = nullptr;
+  void* user_data = nullptr;
+  hark::capi::Activity activity;
+};
+
+namespace {
+
+constexpr size_t kStreamParamsV1 = offsetof(hark_stream_params, user_data) + sizeof(void*);
+static_assert(sizeof(hark_stream_params) == kStreamParamsV1, "must end on a pointer-sized field");
+
+hark_stream_params stream_defaults() {
+  const hark::RealtimeOptions o;
+  hark_stream_params p;
+  std::memset(static_cast<void*>(&p), 0, sizeof p);
+  p.struct_size = sizeof p;
+  p.audio_sec = o.audio_sec;
+  p.audio_slice_sec = o.audio_slice_sec;
+  p.audio_min_sec = o.audio_min_sec;
+  p.partial_sec = o.partial_sec;
+  p.use_vad = o.use_vad;
+  p.live = true;
+  p.vad_ms = o.vad_ms;
+  p.vad_thold = o.vad_thold;
+  p.vad_freq_thold = o.vad_freq_thold;
+  p.language = "en";
+  return p;
+}
+
+// The C view of an event, on the stream's thread; its strings live until the callback returns.
+void deliver(const hark_stream* s, const hark::RealtimeEvent& e) {
+  if (!s->on_event) return;
+  const std::string json = hark::to_json(e);
+  bool final = false;
+  for (const hark::RealtimeSlice& sl : e.slices)
+    if (sl.index == e.slice_index) final = sl.final;
+  hark_stream_event c;
+  std::memset(static_cast<void*>(&c), 0, sizeof c);
+  c.job_id = e.job_id;
+  c.code = e.code;
+  c.error = e.error.c_str();
+  c.is_capturing = e.is_capturing;
+  c.is_stopped_by_action = e.is_stopped_by_action;
+  c.slice_final = final;
+  c.slice_index = e.slice_index;
+  c.result = e.data.result.c_str();
+  c.process_time_ms = e.process_time_ms;
+  c.recording_time_ms = e.recording_time_ms;
+  c.dropped_samples = e.dropped_samples;
+  c.json = json.c_str();
+  CallbackScope scope(s);
+  s->on_event(&c, s->user_data);
+}
+
+}  // namespace
+
+extern "C" {
+
+hark_status hark_stream_params_init(hark_stream_params* params, size_t params_size) {
+  return guarded("hark_stream_params_init", HARK_ERR_INTERNAL,
+                 [&] { init_params(params, params_size, kStreamParamsV1, stream_defaults(), "hark_stream_params"); });
+}
+
+hark_status hark_stream_create(hark_context* ctx, const hark_stream_params* params, hark_stream** out) {
+  return guarded("hark_stream_create", HARK_ERR_FAILED, [&] {
+    require_out(out);
+    std::optional<Lease> l;
+    lease(ctx, Kind::Context, "ctx", l);
+    const hark_stream_params p = read_params(params, kStreamParamsV1, stream_defaults(), "hark_stream_default_params");
+    hark::RealtimeOptions o;
+    o.audio_sec = p.audio_sec;
+    o.audio_slice_sec = p.audio_slice_sec;
+    o.audio_min_sec = p.audio_min_sec;
+    o.partial_sec = p.partial_sec;
+    if (p.audio_output_path) o.audio_output_path = p.audio_output_path;
+    o.use_vad = p.use_vad;
+    o.vad_ms = p.vad_ms;
+    o.vad_thold = p.vad_thold;
+    o.vad_freq_thold = p.vad_freq_thold;
+    if (p.vad_model_path) o.vad_model_path = p.vad_model_path;
+    o.n_threads = p.n_threads;
+    auto tp = std::make_shared<hark::TranscribeParams>();
+    if (p.language) tp->language = p.language;
+    o.transcribe = tp;
+    auto s = std::make_unique<hark_stream>();
+    s->on_event = p.on_event;
+    s->user_data = p.user_data;
+    s->source = hark::open_push_source(p.live);
+    const hark_stream* raw = s.get();
+    s->impl = hark::RealtimeTranscriber::start(*ctx->impl, s->source, o,
+                                               [raw](const hark::RealtimeEvent& e) { deliver(raw, e); });
+    handles().add(s.get(), Kind::Stream);
+    *out = s.release();
+  });
+}
+
+hark_status hark_stream_push(hark_stream* stream, const float* samples, size_t n_samples) {
+  return guarded("hark_stream_push", HARK_ERR_INVALID_ARGUMENT, [&] {
+    std::optional<Lease> l;
+    lease(stream, Kind::Stream, "stream", l);
+    require(samples != nullptr || n_samples == 0, "samples is NULL");
+    if (n_samples) stream->source->push(std::span<const float>(samples, n_samples));
+  });
+}
+
+hark_status hark_stream_stop(hark_stream* stream) {
+  return guarded("hark_stream_stop", HARK_ERR_INTERNAL, [&] {
+    std::optional<Lease> l;
+    lease(stream, Kind::Stream, "stream", l);
+    stream->impl->stop();
+  });
+}
+
+hark_status hark_stream_wait(hark_stream* stream) {
+  return guarded("hark_stream_wait", HARK_ERR_INTERNAL, [&] {
+    std::optional<Lease> l;
+    lease(stream, Kind::Stream, "stream", l);
+    require(std::find(t_in_callback_of.begin(), t_in_callback_of.end(), static_cast<const void*>(stream)) ==
+                t_in_callback_of.end(),
+            "hark_stream_wait from the stream's own callback would wait for itself");
+    stream->impl->wait();
+  });
+}
+
+hark_status hark_stream_free(hark_stream* stream) {
+  return guarded("hark_stream_free", HARK_ERR_INTERNAL, [&] {
+    close_and_wait(stream, Kind::Stream, "stream");
+    stream->impl.reset();  // stops and waits for the last event
+    delete stream;
   });
 }
 

@@ -1142,6 +1142,66 @@ static void test_vad(const char* not_a_model) {
   hark_audio_free(audio);
 }
 
+/* ---- realtime stream: pushed audio in odd chunks, stop mid-slice, the events' shape ---------- */
+typedef struct StreamWatch {
+  pthread_mutex_t mu;
+  int n_events, n_final, last_code, last_stopped, last_capturing, saw_json;
+  double last_recording_ms;
+} StreamWatch;
+
+static void on_stream_event(const hark_stream_event* e, void* ud) {
+  StreamWatch* w = (StreamWatch*)ud;
+  pthread_mutex_lock(&w->mu);
+  ++w->n_events;
+  if (e->slice_final && e->slice_index + 1 > w->n_final) w->n_final = e->slice_index + 1; /* the closing event repeats the last */
+  w->last_code = e->code;
+  w->last_stopped = e->is_stopped_by_action;
+  w->last_capturing = e->is_capturing;
+  w->last_recording_ms = e->recording_time_ms;
+  if (e->json && strstr(e->json, "\"isStoppedByAction\"") && e->result && e->error) w->saw_json = 1;
+  pthread_mutex_unlock(&w->mu);
+}
+
+static void test_stream(hark_context* ctx, const float* audio, size_t n) {
+  StreamWatch w;
+  memset(&w, 0, sizeof w);
+  pthread_mutex_init(&w.mu, NULL);
+  hark_stream_params p = hark_stream_default_params();
+  CHECK(p.audio_sec == 30 && p.audio_min_sec == 1 && p.vad_ms == 2000 && !p.use_vad);
+  p.audio_slice_sec = 1.0;
+  p.audio_min_sec = 0.5;
+  p.partial_sec = 0;
+  p.live = false;
+  p.on_event = on_stream_event;
+  p.user_data = &w;
+  hark_stream* s = NULL;
+  CHECK_OK(hark_stream_create(ctx, &p, &s));
+  if (!s) return;
+  size_t pushed = 0, k = 1;
+  const size_t upto = n < 40000 ? n : 40000; /* 2.5 s: two full slices and half of one */
+  while (pushed < upto) {
+    const size_t c = upto - pushed < k ? upto - pushed : k;
+    CHECK_OK(hark_stream_push(s, audio + pushed, c));
+    pushed += c;
+    k = k * 5 % 3001 + 1;
+  }
+  CHECK_OK(hark_stream_stop(s));
+  CHECK_OK(hark_stream_wait(s));
+  CHECK(w.n_final == (upto > 32000 ? 3 : (int)((upto + 15999) / 16000)));
+  CHECK(w.last_code == 0);
+  CHECK(w.last_stopped == 1 && w.last_capturing == 0);
+  CHECK(w.last_recording_ms == (double)upto / 16.0);
+  CHECK(w.saw_json);
+  CHECK(hark_stream_push(NULL, audio, 1) == HARK_ERR_BAD_HANDLE);
+  CHECK_OK(hark_stream_free(s));
+  CHECK(hark_stream_stop(s) == HARK_ERR_BAD_HANDLE);
+  hark_stream_params bad = hark_stream_default_params();
+  bad.struct_size = 3;
+  hark_stream* s2 = NULL;
+  CHECK(hark_stream_create(ctx, &bad, &s2) != HARK_OK && s2 == NULL);
+  pthread_mutex_destroy(&w.mu);
+}
+
 int main(int argc, char** argv) {
   g_quick = quick_params();
   char model[256], not_a_model[256], wav_path[256];
@@ -1203,6 +1263,7 @@ int main(int argc, char** argv) {
     test_bad_handles(ctx, audio, n);
     test_aborts(ctx, model);
     test_bench(ctx);
+    test_stream(ctx, audio, n);
     if (mi.multilingual) test_detect_language(ctx, audio, n);
     CHECK_OK(hark_context_free(ctx));
     CHECK_ERR(hark_context_free(ctx), HARK_ERR_BAD_HANDLE, "ctx");

@@ -1,0 +1,28 @@
+// `hark stream`: live transcription of a capture device, stdin (raw s16le 16 kHz mono) or a file
+// played at real-time speed, in slices (whisper.rn's transcribeRealtime).
+//
+//   hark stream -m MODEL [--capture default|DEVICE|-] [--file F] [--slice-sec S] [--min-sec S]
+//               [--max-sec S] [--vad energy|MODEL] [--save out.wav] [--json] [--list-devices]
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <string>
+
+struct StreamCommandOptions {
+  std::string model;
+  std::string capture = "default";  // a device, "default", or "-" for stdin
+  std::string file;                 // instead of capture: played at --speed x real time
+  double speed = 1.0;
+  double slice_sec = 10, min_sec = 1, max_sec = 300, partial_sec = 1;
+  std::string vad;   // "energy" or a Silero model path
+  std::string save;  // WAV of everything captured
+  std::string language = "en";
+  int threads = 0;
+  bool json = false;
+  bool list_devices = false;
+};
+
+CLI::App* add_stream_command(CLI::App& app, StreamCommandOptions& o);
+// Exit code. Stops (finishing the open slice) once `interrupted` turns true.
+int run_stream(const StreamCommandOptions& o, const std::atomic<bool>& interrupted);

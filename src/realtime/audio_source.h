@@ -1,0 +1,38 @@
+// Audio sources: the shared machinery of those that produce audio on a thread of their own (a
+// file played in real time, PCM from a descriptor, a capture device). The public interface is
+// hark::AudioSource (include/hark/realtime.hpp); bindings use PushSource instead.
+#pragma once
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "hark/realtime.hpp"
+
+namespace hark::realtime {
+
+// A source whose run() loop delivers samples on its own thread. stop() asks the loop to end and
+// joins it (unless called from that very thread, e.g. from a sample callback: then it only asks).
+// A derived class must call stop() in its destructor, before its own members go away.
+class ThreadedSource : public AudioSource {
+ public:
+  void start(SampleSink on_samples, EndSink on_end) override;
+  void stop() override;
+
+ protected:
+  // Delivers samples until the stream ends ("") or fails (a message); returns soon after
+  // stopping() turns true (within ~100 ms: blocking reads must use timeouts).
+  virtual std::string run(const SampleSink& sink) = 0;
+  bool stopping() const { return stop_.load(); }
+
+ private:
+  std::mutex mu_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  bool started_ = false;
+};
+
+// The capture device source (capture_pulse.cpp, or the stub when built without PulseAudio).
+std::shared_ptr<AudioSource> open_pulse_source(const std::string& device);
+
+}  // namespace hark::realtime

@@ -1,0 +1,51 @@
+// Slicer: decides where live audio is cut into slices. A slice closes when it reaches its full
+// length, or (with a VAD) at a pause once it holds at least the minimum audio. Pauses are looked
+// for only at fixed points of the slice (every kCheckSamples), so the cuts depend on the audio
+// alone, never on how it was chunked or how fast it arrived: the same audio gives the same slices.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "hark/vad.hpp"
+
+namespace hark::realtime {
+
+struct SlicerConfig {
+  size_t slice_samples = 0;
+  size_t min_samples = 0;
+  bool energy_vad = false;
+  EnergyVadOptions energy;
+  std::shared_ptr<VadModel> silero;  // instead of the energy VAD
+  float silero_threshold = 0.5f;
+  size_t silero_silence_samples = 8000;
+};
+
+class Slicer {
+ public:
+  static constexpr size_t kCheckSamples = 1600;  // 100 ms
+  explicit Slicer(SlicerConfig config);
+
+  // Takes samples into the open slice, up to where it closes; returns how many it took.
+  size_t append(std::span<const float> samples);
+  bool closed() const { return closed_; }
+  std::span<const float> slice() const { return slice_; }
+  int64_t start_sample() const { return start_; }
+  // With a Silero model: some frame of this slice was speech. Without one: always true.
+  bool had_speech() const { return !cfg_.silero || speech_; }
+  // Begins the next slice where this one ended.
+  void next();
+
+ private:
+  bool pause_found();
+  SlicerConfig cfg_;
+  std::unique_ptr<VadStream> stream_;
+  std::vector<float> slice_;
+  int64_t start_ = 0;
+  bool closed_ = false;
+  bool speech_ = false;
+  size_t silence_run_ = 0;  // samples of non-speech frames since the last speech frame
+};
+
+}  // namespace hark::realtime

@@ -1,0 +1,361 @@
+// The streaming transcriber on the micro model: slices and their final text, stop() mid-slice,
+// chunking and delivery speed that must not change the result, overflow that must be reported,
+// and the recording (sample-exact, a valid WAV even after kill -9).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "audio/audio.h"
+#include "transcribe/micro_model.h"
+
+namespace hark::testing {
+namespace {
+
+// Collects events on the worker thread; the test reads them after wait().
+struct Events {
+  std::mutex mu;
+  std::vector<RealtimeEvent> all;
+  RealtimeTranscriber::EventSink sink() {
+    return [this](const RealtimeEvent& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      all.push_back(e);
+    };
+  }
+  // The final slices of the last event.
+  std::vector<RealtimeSlice> finals() const {
+    std::vector<RealtimeSlice> out;
+    for (const RealtimeSlice& s : all.back().slices)
+      if (s.final) out.push_back(s);
+    return out;
+  }
+};
+
+std::string temp_path(const std::string& tag) {
+  const char* tmp = std::getenv("TMPDIR");
+  return std::string(tmp && *tmp ? tmp : "/tmp") + "/hark-rt-" + std::to_string(::getpid()) + "-" + tag;
+}
+
+RealtimeOptions slice_options() {
+  RealtimeOptions o;
+  o.audio_sec = 60;
+  o.audio_slice_sec = 2;
+  o.audio_min_sec = 0.5;
+  o.partial_sec = 0;  // partials depend on timing; the finals under test do not
+  auto p = std::make_shared<TranscribeParams>();
+  p->max_tokens_per_window = 8;  // random weights: keep each slice's decode short
+  o.transcribe = p;
+  return o;
+}
+
+// What the streaming transcriber must give: each 2 s slice transcribed with the one before's text as prompt.
+std::vector<std::string> by_slices(Context& ctx, const std::vector<float>& audio, const RealtimeOptions& o) {
+  auto state = ctx.new_state();
+  std::vector<std::string> texts;
+  std::string prompt;
+  const size_t n = size_t(o.audio_slice_sec * kSampleRate);
+  for (size_t pos = 0; pos < audio.size(); pos += n) {
+    TranscribeParams p = *o.transcribe;
+    p.initial_prompt = prompt;
+    const Transcript t = state->transcribe(std::span<const float>(audio).subspan(pos, std::min(n, audio.size() - pos)), p);
+    texts.push_back(t.text());
+    prompt = texts.back();
+  }
+  return texts;
+}
+
+class RealtimeTest : public MicroModelTest {};
+
+TEST_F(RealtimeTest, FileInFastModeGivesTheSlicesTextAndEndsOnItsOwn) {
+  const std::vector<float> audio = speech_like_tones(5.0);
+  const std::string wav = temp_path("in.wav");
+  {
+    audio::WavWriter w(wav, kSampleRate, 1, audio::WavWriter::Format::kFloat32);
+    w.write(audio.data(), audio.size());
+  }
+  auto ctx = load();
+  const RealtimeOptions o = slice_options();
+  Events ev;
+  auto rt = RealtimeTranscriber::start(*ctx, open_file_source(wav, 0.0), o, ev.sink());
+  rt->wait();
+  std::remove(wav.c_str());
+  ASSERT_FALSE(ev.all.empty());
+  const RealtimeEvent& last = ev.all.back();
+  EXPECT_FALSE(last.is_capturing);
+  EXPECT_FALSE(last.is_stopped_by_action);
+  EXPECT_EQ(last.code, 0) << last.error;
+  EXPECT_DOUBLE_EQ(last.recording_time_ms, 5000.0);
+  const std::vector<RealtimeSlice> finals = ev.finals();
+  const std::vector<std::string> want = by_slices(*ctx, audio, o);
+  ASSERT_EQ(finals.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(finals[i].index, int(i));
+    EXPECT_EQ(finals[i].data.result, want[i]) << "slice " << i;
+    EXPECT_EQ(finals[i].t0, int64_t(i) * 200);
+    for (const Segment& s : finals[i].data.segments) EXPECT_GE(s.t0, finals[i].t0);  // recording time
+  }
+  EXPECT_EQ(finals.back().t1, 500);
+  bool some_text = false;  // the comparison above means something only when there is text
+  for (const std::string& t : want) some_text = some_text || !t.empty();
+  EXPECT_TRUE(some_text);
+  EXPECT_FALSE(to_json(last).empty());
+}
+
+TEST_F(RealtimeTest, OddChunksAndGapsGiveTheSameFinals) {
+  const std::vector<float> audio = speech_like_tones(5.0);
+  auto ctx = load();
+  const RealtimeOptions o = slice_options();
+  Events ev;
+  auto src = open_push_source(/*live=*/false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  const size_t sizes[] = {1, 7, 333, 4097, 160, 12345, 2};
+  size_t pos = 0;
+  for (int i = 0; pos < audio.size(); ++i) {
+    const size_t n = std::min(sizes[i % 7], audio.size() - pos);
+    src->push(std::span<const float>(audio).subspan(pos, n));
+    pos += n;
+    if (i % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // gaps in delivery
+  }
+  src->finish();
+  rt->wait();
+  const std::vector<RealtimeSlice> finals = ev.finals();
+  const std::vector<std::string> want = by_slices(*ctx, audio, o);
+  ASSERT_EQ(finals.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(finals[i].data.result, want[i]) << "slice " << i;
+  EXPECT_EQ(ev.all.back().dropped_samples, 0);
+}
+
+TEST_F(RealtimeTest, StopMidSliceFinishesTheSliceAndSaysSo) {
+  const std::vector<float> audio = speech_like_tones(1.5);
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.partial_sec = 0.5;  // partials allowed: stop must still end with a final
+  Events ev;
+  auto src = open_push_source();
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  src->push(audio);
+  rt->stop();
+  rt->wait();
+  EXPECT_FALSE(rt->running());
+  const RealtimeEvent& last = ev.all.back();
+  EXPECT_TRUE(last.is_stopped_by_action);
+  EXPECT_FALSE(last.is_capturing);
+  ASSERT_EQ(last.slices.size(), 1u);
+  EXPECT_TRUE(last.slices[0].final);
+  EXPECT_EQ(last.slices[0].t1, 150);  // all audio pushed before stop() is in the slice
+  EXPECT_DOUBLE_EQ(last.recording_time_ms, 1500.0);
+  auto state = ctx->new_state();
+  EXPECT_EQ(last.slices[0].data.result, state->transcribe(audio, *o.transcribe).text());
+  for (const RealtimeEvent& e : ev.all) EXPECT_EQ(e.code, 0) << e.error;
+}
+
+TEST_F(RealtimeTest, MaxAudioSecEndsCapture) {
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.audio_sec = 1.0;  // realtimeAudioSec
+  Events ev;
+  auto src = open_push_source(false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  src->push(speech_like_tones(3.0));
+  rt->wait();  // ends without stop()
+  EXPECT_DOUBLE_EQ(ev.all.back().recording_time_ms, 1000.0);
+  EXPECT_FALSE(ev.all.back().is_stopped_by_action);
+}
+
+TEST_F(RealtimeTest, RingOverflowIsReported) {
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.ring_sec = 0.1;
+  const std::string wav = temp_path("overflow.wav");
+  o.audio_output_path = wav;
+  Events ev;
+  auto src = open_push_source(/*live=*/true);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  const std::vector<float> audio = speech_like_tones(3.0);
+  src->push(audio);  // 3 s at once into a 0.1 s ring: most of it cannot fit
+  src->finish();
+  rt->wait();
+  bool reported = false;
+  for (const RealtimeEvent& e : ev.all)
+    if (e.code == kCodeOverflow) reported = e.error.find("overflow") != std::string::npos;
+  EXPECT_TRUE(reported);
+  EXPECT_GE(ev.all.back().dropped_samples, int64_t(audio.size() - 1600));
+  EXPECT_EQ(load_audio(wav), audio);  // the recording keeps what transcription had to drop
+  std::remove(wav.c_str());
+}
+
+TEST_F(RealtimeTest, SavedWavIsSampleExact) {
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  const std::string wav = temp_path("saved.wav");
+  o.audio_output_path = wav;
+  std::vector<float> audio = speech_like_tones(2.5);
+  audio[100] = 1.0f;  // full scale and tiny values survive too
+  audio[101] = -1.0f;
+  audio[102] = 1e-9f;
+  Events ev;
+  auto src = open_push_source(false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  for (size_t pos = 0; pos < audio.size(); pos += 999)
+    src->push(std::span<const float>(audio).subspan(pos, std::min<size_t>(999, audio.size() - pos)));
+  rt->stop();
+  rt->wait();
+  EXPECT_EQ(load_audio(wav), audio);
+  std::remove(wav.c_str());
+}
+
+// The RIFF and data sizes a WAV's header gives agree with the file's length.
+void expect_consistent_header(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  std::vector<unsigned char> b(1 << 20);
+  b.resize(std::fread(b.data(), 1, b.size(), f));
+  std::fclose(f);
+  ASSERT_GE(b.size(), 44u);
+  auto u32 = [&](size_t at) { return uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 | uint32_t(b[at + 2]) << 16 | uint32_t(b[at + 3]) << 24; };
+  EXPECT_EQ(std::memcmp(b.data(), "RIFF", 4), 0);
+  EXPECT_EQ(u32(4), b.size() - 8);
+  for (size_t at = 12; at + 8 <= b.size(); at += 8 + u32(at + 4)) {
+    if (std::memcmp(&b[at], "data", 4) == 0) {
+      EXPECT_EQ(at + 8 + u32(at + 4), b.size()) << "data chunk size";
+      return;
+    }
+  }
+  ADD_FAILURE() << "no data chunk";
+}
+
+TEST_F(RealtimeTest, SavedWavIsValidAfterKill9) {
+  const std::string wav = temp_path("killed.wav");
+  const std::vector<float> audio = speech_like_tones(2.3);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // records, says so, and waits to be killed
+    ::close(ready[0]);
+    try {
+      auto ctx = load(1);
+      RealtimeOptions o = slice_options();
+      o.audio_output_path = wav;
+      auto src = open_push_source(false);
+      auto rt = RealtimeTranscriber::start(*ctx, src, o, nullptr);
+      for (size_t pos = 0; pos < audio.size(); pos += 1234)
+        src->push(std::span<const float>(audio).subspan(pos, std::min<size_t>(1234, audio.size() - pos)));
+      const char c = 'r';
+      if (::write(ready[1], &c, 1) != 1) ::_exit(2);
+      for (;;) ::pause();
+    } catch (...) {
+      ::_exit(3);
+    }
+  }
+  ::close(ready[1]);
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1) << "the child failed before recording";
+  ::close(ready[0]);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  expect_consistent_header(wav);
+  EXPECT_EQ(load_audio(wav), audio);
+  std::remove(wav.c_str());
+}
+
+TEST(RealtimeSources, Pcm16FromADescriptorInOddByteCounts) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::vector<int16_t> pcm = {0, 1, -1, 32767, -32768, 1234, -4321};
+  for (int i = 0; i < 3000; ++i) pcm.push_back(int16_t(i * 7));
+  auto src = open_pcm16_fd_source(fds[0]);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<float> got;
+  bool ended = false;
+  std::string end_error = "unset";
+  src->start(
+      [&](std::span<const float> s) {
+        std::lock_guard<std::mutex> lock(mu);
+        got.insert(got.end(), s.begin(), s.end());
+      },
+      [&](const std::string& e) {
+        std::lock_guard<std::mutex> lock(mu);
+        ended = true;
+        end_error = e;
+        cv.notify_all();
+      });
+  const auto* bytes = reinterpret_cast<const char*>(pcm.data());
+  const size_t n = pcm.size() * 2;
+  for (size_t pos = 0, k = 1; pos < n; pos += k, k = k * 3 % 1001 + 1)
+    ASSERT_EQ(::write(fds[1], bytes + pos, std::min(k, n - pos)), ssize_t(std::min(k, n - pos)));
+  ::close(fds[1]);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return ended; });
+  }
+  src->stop();
+  ::close(fds[0]);
+  EXPECT_EQ(end_error, "");
+  ASSERT_EQ(got.size(), pcm.size());
+  for (size_t i = 0; i < pcm.size(); ++i) EXPECT_EQ(got[i], float(pcm[i]) / 32768.0f) << i;
+}
+
+TEST(RealtimeSources, MissingCaptureDeviceSaysSo) {
+  // No sound server at this address: opening the default device must fail with a reason.
+  ::setenv("PULSE_SERVER", "unix:/nonexistent/hark-no-server", 1);
+  try {
+    open_capture_source("default");
+    ADD_FAILURE() << "opened a capture device with no sound server";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no capture device"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(list_capture_devices(), Error);
+  ::unsetenv("PULSE_SERVER");
+}
+
+}  // namespace
+}  // namespace hark::testing
+
+namespace hark::testing {
+namespace {
+
+// Partial results come at a bounded rate: never before audio_min_sec, and at least partial_sec
+// of new audio apart within a slice; a slice's last word is always a final.
+TEST_F(RealtimeTest, PartialsAreBoundedAndEachSliceEndsFinal) {
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.partial_sec = 0.5;
+  Events ev;
+  auto src = open_push_source(false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  const std::vector<float> audio = speech_like_tones(4.5);
+  for (size_t pos = 0; pos < audio.size(); pos += 1600) {
+    src->push(std::span<const float>(audio).subspan(pos, std::min<size_t>(1600, audio.size() - pos)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  src->finish();
+  rt->wait();
+  std::map<int, int64_t> last_partial_end;
+  for (const RealtimeEvent& e : ev.all) {
+    if (e.slices.empty()) continue;
+    const RealtimeSlice& s = e.slices.back();
+    if (s.final) continue;
+    EXPECT_GE(s.t1 - s.t0, 50) << "a partial before audio_min_sec";
+    if (last_partial_end.count(s.index)) {
+      EXPECT_GE(s.t1 - last_partial_end[s.index], 50);
+    }
+    last_partial_end[s.index] = s.t1;
+  }
+  const std::vector<RealtimeSlice> finals = ev.finals();
+  ASSERT_EQ(finals.size(), 3u);
+  EXPECT_EQ(ev.all.back().slices.size(), 3u);
+}
+
+}  // namespace
+}  // namespace hark::testing

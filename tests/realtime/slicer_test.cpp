@@ -1,0 +1,90 @@
+// Where live audio is cut: full-length slices, pauses found by the energy or the Silero VAD, and
+// cuts that do not depend on how the audio was chunked.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "hark/hark.hpp"
+#include "realtime/slicer.h"
+#include "vad/vad_test_util.h"
+
+namespace hark::realtime {
+namespace {
+
+// The lengths of the slices the audio is cut into, fed in chunks of the given sizes (cycled).
+std::vector<size_t> cut(const SlicerConfig& c, const std::vector<float>& audio, std::vector<size_t> chunks) {
+  Slicer s(c);
+  std::vector<size_t> lengths;
+  size_t pos = 0;
+  for (size_t i = 0; pos < audio.size(); ++i) {
+    const size_t n = std::min(chunks[i % chunks.size()], audio.size() - pos);
+    for (size_t off = 0; off < n;) {
+      off += s.append(std::span<const float>(audio).subspan(pos + off, n - off));
+      if (s.closed()) {
+        lengths.push_back(s.slice().size());
+        s.next();
+      }
+    }
+    pos += n;
+  }
+  if (!s.slice().empty()) lengths.push_back(s.slice().size());
+  return lengths;
+}
+
+std::vector<float> tone(double seconds, float amp) {
+  std::vector<float> a(size_t(seconds * 16000));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = amp * float(std::sin(2 * M_PI * 300.0 * double(i) / 16000));
+  return a;
+}
+
+TEST(Slicer, FullLengthSlicesWhateverTheChunks) {
+  SlicerConfig c;
+  c.slice_samples = 16000;
+  c.min_samples = 8000;
+  const std::vector<float> audio = tone(3.3, 0.3f);
+  const std::vector<size_t> want = {16000, 16000, 16000, 4800};
+  EXPECT_EQ(cut(c, audio, {1}), want);
+  EXPECT_EQ(cut(c, audio, {7, 4099, 333}), want);
+  EXPECT_EQ(cut(c, audio, {100000}), want);
+}
+
+TEST(Slicer, EnergyVadEndsASliceAtAPause) {
+  std::vector<float> audio = tone(3.0, 0.3f);
+  const std::vector<float> quiet(24000, 0.0f);
+  audio.insert(audio.end(), quiet.begin(), quiet.end());
+  const std::vector<float> more = tone(3.0, 0.3f);
+  audio.insert(audio.end(), more.begin(), more.end());
+  SlicerConfig c;
+  c.slice_samples = 160000;
+  c.min_samples = 16000;
+  c.energy_vad = true;
+  const std::vector<size_t> a = cut(c, audio, {512});
+  ASSERT_GE(a.size(), 2u);
+  EXPECT_GT(a[0], 48000u);  // after the speech
+  EXPECT_LE(a[0], 72000u);  // within the pause
+  EXPECT_EQ(a[0] % Slicer::kCheckSamples, 0u);
+  EXPECT_EQ(cut(c, audio, {3, 5000, 77}), a);  // the same cuts for other chunks
+  c.energy_vad = false;
+  EXPECT_EQ(cut(c, audio, {512}), std::vector<size_t>{audio.size()});
+}
+
+TEST(Slicer, SileroEndsASliceAfterSpeechAndAPause) {
+  const std::string model = testing::silero_model_path();
+  const std::string clip = testing::shared_vad_path("vad-three-clips.wav");
+  if (model.empty() || clip.empty()) GTEST_SKIP() << "../shared/vad/ (Silero model and clip) is not there";
+  const std::vector<float> audio = load_audio(clip);
+  SlicerConfig c;
+  c.slice_samples = audio.size() + 1;
+  c.min_samples = 16000;
+  c.silero = VadModel::load(model);
+  c.silero_silence_samples = 8000;
+  const std::vector<size_t> a = cut(c, audio, {1000});
+  ASSERT_GE(a.size(), 2u) << "no pause found";
+  const VadResult r = c.silero->detect_speech(audio);
+  ASSERT_FALSE(r.segments.empty());
+  EXPECT_GT(int64_t(a[0]), r.segments[0].t0 * 160);  // the first cut comes after the first speech
+  EXPECT_EQ(cut(c, audio, {333, 4096}), a);
+}
+
+}  // namespace
+}  // namespace hark::realtime
