@@ -18,6 +18,7 @@ struct StreamCommandOptions {
   std::string vad;   // "energy" or a Silero model path
   std::string save;  // WAV of everything captured
   std::string language = "en";
+  bool no_fallback = false;  // whisper.cpp's -nf: each slice decoded once, at temperature 0
   int threads = 0;
   bool json = false;
   bool list_devices = false;

@@ -86,7 +86,7 @@ TEST_F(PulseCaptureTest, StreamRecordsAndTranscribesWhatIsPlayedIntoANullSink) {
   }
   // hark records the sink's monitor; once its WAV exists capture is about to start, so the clip
   // is played a moment later, and hark ends itself after --max-sec.
-  const std::string run = env + "sh -c '\"$0\" stream -m \"$1\" --capture hark_null.monitor --max-sec 4.5 "
+  const std::string run = env + "sh -c '\"$0\" stream -nf -m \"$1\" --capture hark_null.monitor --max-sec 4.5 "
                                 "--slice-sec 5 --min-sec 0.5 --save \"$2/rec.wav\" --json >\"$2/events.txt\" "
                                 "2>\"$2/stream.err\" & hp=$!; "
                                 "for i in $(seq 100); do [ -f \"$2/rec.wav\" ] && break; sleep 0.05; done; sleep 0.3; "

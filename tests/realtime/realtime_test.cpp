@@ -49,7 +49,7 @@ RealtimeOptions slice_options() {
   o.audio_slice_sec = 2;
   o.audio_min_sec = 0.5;
   o.partial_sec = 0;  // partials depend on timing; the finals under test do not
-  auto p = std::make_shared<TranscribeParams>();
+  auto p = std::make_shared<TranscribeParams>(testing::fast_params());
   p->max_tokens_per_window = 8;  // random weights: keep each slice's decode short
   o.transcribe = p;
   return o;

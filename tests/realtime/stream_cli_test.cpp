@@ -36,7 +36,7 @@ TEST_F(StreamCliTest, StdinPcmWithJsonPrintsOneEventPerLine) {
     }
   }
   int rc = -1;
-  const std::string out = run_capture(std::string("'") + HARK_CLI_PATH + "' stream -m '" + file_->path() +
+  const std::string out = run_capture(std::string("'") + HARK_CLI_PATH + "' stream -nf -m '" + file_->path() +
                                           "' --capture - --slice-sec 1 --min-sec 0.5 --partial-sec 0 --json < '" +
                                           raw + "'",
                                       &rc);
@@ -60,7 +60,7 @@ TEST_F(StreamCliTest, StdinPcmWithJsonPrintsOneEventPerLine) {
 TEST_F(StreamCliTest, NoSuchCaptureDeviceIsAClearError) {
   int rc = -1;
   const std::string out = run_capture("PULSE_SERVER=unix:/nonexistent/hark '" + std::string(HARK_CLI_PATH) +
-                                          "' stream -m '" + file_->path() + "' --capture nosuch 2>&1",
+                                          "' stream -nf -m '" + file_->path() + "' --capture nosuch 2>&1",
                                       &rc);
   EXPECT_NE(rc, 0);
   EXPECT_NE(out.find("no capture device"), std::string::npos) << out;
