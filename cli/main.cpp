@@ -91,7 +91,12 @@ std::string timings_line(const std::string& file, const hark::Timings& tm) {
                 "(%d tokens, %.2f ms/token), total %.0f ms, real-time factor %.3f",
                 file.c_str(), tm.audio_seconds, tm.load_ms, tm.mel_ms, tm.encode_ms, tm.n_windows, tm.decode_ms,
                 tm.n_decode_tokens, tm.decode_ms_per_token(), tm.total_ms, tm.real_time_factor());
-  return buf;
+  std::string line = buf;
+  if (tm.vad_ms > 0) {  // --vad: what finding the speech cost
+    std::snprintf(buf, sizeof buf, "; vad %.0f ms", tm.vad_ms);
+    line += buf;
+  }
+  return line;
 }
 
 struct TranscribeOptions {
@@ -207,6 +212,9 @@ int run_transcribe(const TranscribeOptions& o) {
         p.max_len = d.max_len;
         p.split_on_word = d.split_on_word;
         p.tdrz_enable = d.tdrz_enable;
+        p.vad = d.vad;
+        p.vad_model_path = d.vad_model_path;
+        p.vad_params = d.vad_params;
       }
       p.initial_prompt = o.prompt;
       p.should_abort = [] { return g_interrupted.load(); };
@@ -304,7 +312,9 @@ static std::vector<std::string> whisper_cpp_spellings(int argc, char** argv) {
         {"-oj", "--output-json"},    {"-ojf", "--output-json-full"}, {"-dl", "--detect-language"},
         {"-ml", "--max-len"},        {"-sow", "--split-on-word"},  {"-wt", "--word-thold"},
         {"-tdrz", "--tinydiarize"},  {"-ocsv", "--output-csv"},    {"-olrc", "--output-lrc"},
-        {"-vm", "--vad-model"}};
+        {"-vm", "--vad-model"},      {"-vt", "--vad-threshold"},   {"-vspd", "--vad-min-speech-duration-ms"},
+        {"-vsd", "--vad-min-silence-duration-ms"}, {"-vmsd", "--vad-max-speech-duration-s"},
+        {"-vp", "--vad-speech-pad-ms"}, {"-vo", "--vad-samples-overlap"}};
     const char* long_form = nullptr;
     for (const auto& [short_form, lf] : kSpellings)
       if (a == short_form) long_form = lf;
@@ -447,6 +457,30 @@ int main(int argc, char** argv) {
                          "With word timestamps: skip silences longer than this (seconds) around a suspected "
                          "hallucination (0: off)")
       ->check(CLI::NonNegativeNumber);
+  // VAD-assisted transcription: whisper.cpp's flags and defaults.
+  transcribe->add_flag("--vad", dp.vad, "Transcribe only the speech the Silero VAD finds (needs --vad-model)");
+  transcribe->add_option("--vad-model", dp.vad_model_path, "Silero VAD model in whisper.cpp's format (-vm)");
+  hark::VadOptions& vo = dp.vad_params;
+  transcribe->add_option("--vad-threshold", vo.threshold, "Speech probability that starts speech (-vt)")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+  transcribe->add_option("--vad-min-speech-duration-ms", vo.min_speech_duration_ms, "Shorter speech is dropped (-vspd)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  transcribe->add_option("--vad-min-silence-duration-ms", vo.min_silence_duration_ms,
+                         "A pause must last this long to end speech (-vsd)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  transcribe->add_option("--vad-max-speech-duration-s", vo.max_speech_duration_s,
+                         "Longer speech is cut (-vmsd; default: no limit)")
+      ->check(CLI::PositiveNumber);
+  transcribe->add_option("--vad-speech-pad-ms", vo.speech_pad_ms, "Added on both sides of the speech (-vp)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  transcribe->add_option("--vad-samples-overlap", vo.samples_overlap,
+                         "Seconds of audio kept after each stretch of speech (-vo)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   transcribe->add_flag("--output-json", topt.output_json, "Write a .json without the tokens (-oj)");
   transcribe->add_flag("--output-json-full", topt.output_json_full, "Write a .json with the tokens (-ojf; as -o json)");
 
