@@ -460,27 +460,11 @@ int main(int argc, char** argv) {
   // VAD-assisted transcription: whisper.cpp's flags and defaults.
   transcribe->add_flag("--vad", dp.vad, "Transcribe only the speech the Silero VAD finds (needs --vad-model)");
   transcribe->add_option("--vad-model", dp.vad_model_path, "Silero VAD model in whisper.cpp's format (-vm)");
-  hark::VadOptions& vo = dp.vad_params;
-  transcribe->add_option("--vad-threshold", vo.threshold, "Speech probability that starts speech (-vt)")
-      ->check(CLI::Range(0.0f, 1.0f))
-      ->capture_default_str();
-  transcribe->add_option("--vad-min-speech-duration-ms", vo.min_speech_duration_ms, "Shorter speech is dropped (-vspd)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  transcribe->add_option("--vad-min-silence-duration-ms", vo.min_silence_duration_ms,
-                         "A pause must last this long to end speech (-vsd)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  transcribe->add_option("--vad-max-speech-duration-s", vo.max_speech_duration_s,
-                         "Longer speech is cut (-vmsd; default: no limit)")
-      ->check(CLI::PositiveNumber);
-  transcribe->add_option("--vad-speech-pad-ms", vo.speech_pad_ms, "Added on both sides of the speech (-vp)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  transcribe->add_option("--vad-samples-overlap", vo.samples_overlap,
-                         "Seconds of audio kept after each stretch of speech (-vo)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  // whisper.cpp's spellings; the short ones (-vt, -vspd, -vsd, -vmsd, -vp, -vo) are renamed above.
+  add_vad_options(transcribe, dp.vad_params,
+                  {"--vad-threshold", "--vad-min-speech-duration-ms", "--vad-min-silence-duration-ms",
+                   "--vad-max-speech-duration-s", "--vad-speech-pad-ms", "--vad-samples-overlap",
+                   "Seconds of audio kept after each stretch of speech"});
   transcribe->add_flag("--output-json", topt.output_json, "Write a .json without the tokens (-oj)");
   transcribe->add_flag("--output-json-full", topt.output_json_full, "Write a .json with the tokens (-ojf; as -o json)");
 

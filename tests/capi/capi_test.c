@@ -1034,19 +1034,27 @@ static void test_detect_language(hark_context* ctx, const float* audio, size_t n
   CHECK_ERR(hark_detect_language(ctx, NULL, n, 0, 0, &id, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "samples");
 }
 
+/* The shared Silero model and speech clip (../shared/vad, or $HARK_SHARED_DIR/vad) into model and
+ * wav (size bytes each); 0, saying that `what` is skipped, when the model is not there. */
+static int shared_vad_files(char* model, char* wav, size_t size, const char* what) {
+  const char* shared = getenv("HARK_SHARED_DIR");
+  if (!shared || !*shared) shared = HARK_SHARED_DIR_DEFAULT;
+  snprintf(model, size, "%s/vad/silero-v6.2.0-ggml.bin", shared);
+  snprintf(wav, size, "%s/vad/vad-three-clips.wav", shared);
+  FILE* probe = fopen(model, "rb");
+  if (!probe) {
+    printf("%s: skipped, no %s\n", what, model);
+    return 0;
+  }
+  fclose(probe);
+  return 1;
+}
+
 /* The Silero VAD from C: the shared model and clip (../shared/vad), whisper.cpp's segments, a
  * stream in odd chunks equal to the whole buffer, the energy VAD, and bad arguments/handles. */
 static void test_vad(const char* not_a_model) {
   char model[512], wav[512];
-  const char* shared = getenv("HARK_SHARED_DIR");
-  snprintf(model, sizeof model, "%s/vad/silero-v6.2.0-ggml.bin", shared && *shared ? shared : HARK_SHARED_DIR_DEFAULT);
-  snprintf(wav, sizeof wav, "%s/vad/vad-three-clips.wav", shared && *shared ? shared : HARK_SHARED_DIR_DEFAULT);
-  FILE* probe = fopen(model, "rb");
-  if (!probe) {
-    printf("vad: skipped, no %s\n", model);
-    return;
-  }
-  fclose(probe);
+  if (!shared_vad_files(model, wav, sizeof model, "vad")) return;
 
   hark_vad_context* vctx = (hark_vad_context*)1;
   CHECK_ERR(hark_vad_context_load(not_a_model, NULL, &vctx), HARK_ERR_MODEL, "magic");
@@ -1137,15 +1145,7 @@ static void test_vad(const char* not_a_model) {
  * an empty result, and bad VAD settings are refused before any compute. */
 static void test_vad_transcribe(hark_context* ctx, const char* not_a_model) {
   char model[512], wav[512];
-  const char* shared = getenv("HARK_SHARED_DIR");
-  snprintf(model, sizeof model, "%s/vad/silero-v6.2.0-ggml.bin", shared && *shared ? shared : HARK_SHARED_DIR_DEFAULT);
-  snprintf(wav, sizeof wav, "%s/vad/vad-three-clips.wav", shared && *shared ? shared : HARK_SHARED_DIR_DEFAULT);
-  FILE* probe = fopen(model, "rb");
-  if (!probe) {
-    printf("vad transcribe: skipped, no %s\n", model);
-    return;
-  }
-  fclose(probe);
+  if (!shared_vad_files(model, wav, sizeof model, "vad transcribe")) return;
   float* clip = NULL;
   size_t n_clip = 0;
   CHECK_OK(hark_audio_load_file(wav, &clip, &n_clip));

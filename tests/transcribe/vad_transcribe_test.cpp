@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "transcribe/micro_model.h"
@@ -191,37 +193,25 @@ TEST_F(VadTranscribeTest, BadSettingsFailBeforeAnyCompute) {
     }
     EXPECT_FALSE(encoded) << what;
   };
-  TranscribeParams p = vad_params();
-  p.vad_params.threshold = 1.5f;
-  expect_refused(p, "threshold");
-  p = vad_params();
-  p.vad_params.threshold = -0.1f;
-  expect_refused(p, "threshold");
-  p = vad_params();
-  p.vad_params.min_speech_duration_ms = -1;
-  expect_refused(p, "min_speech_duration_ms");
-  p = vad_params();
-  p.vad_params.min_silence_duration_ms = -5;
-  expect_refused(p, "min_silence_duration_ms");
-  p = vad_params();
-  p.vad_params.speech_pad_ms = -30;
-  expect_refused(p, "speech_pad_ms");
-  p = vad_params();
-  p.vad_params.max_speech_duration_s = 0.0f;
-  expect_refused(p, "max_speech_duration_s");
-  p = vad_params();
-  p.vad_params.samples_overlap = -0.1f;
-  expect_refused(p, "samples_overlap");
-  p = vad_params();
-  p.vad_model_path.clear();
-  expect_refused(p, "vad_model_path");
-  p = vad_params();
-  p.vad_model_path = "/nonexistent/silero.bin";
-  expect_refused(p, "/nonexistent/silero.bin");
-  // A file that is not a VAD model (the Whisper model itself).
-  p = vad_params();
-  p.vad_model_path = file_->path();
-  expect_refused(p, file_->path().c_str());
+  const std::string whisper_model = file_->path();
+  const std::pair<std::function<void(TranscribeParams&)>, std::string> cases[] = {
+      {[](TranscribeParams& p) { p.vad_params.threshold = 1.5f; }, "threshold"},
+      {[](TranscribeParams& p) { p.vad_params.threshold = -0.1f; }, "threshold"},
+      {[](TranscribeParams& p) { p.vad_params.min_speech_duration_ms = -1; }, "min_speech_duration_ms"},
+      {[](TranscribeParams& p) { p.vad_params.min_silence_duration_ms = -5; }, "min_silence_duration_ms"},
+      {[](TranscribeParams& p) { p.vad_params.speech_pad_ms = -30; }, "speech_pad_ms"},
+      {[](TranscribeParams& p) { p.vad_params.max_speech_duration_s = 0.0f; }, "max_speech_duration_s"},
+      {[](TranscribeParams& p) { p.vad_params.samples_overlap = -0.1f; }, "samples_overlap"},
+      {[](TranscribeParams& p) { p.vad_model_path.clear(); }, "vad_model_path"},
+      {[](TranscribeParams& p) { p.vad_model_path = "/nonexistent/silero.bin"; }, "/nonexistent/silero.bin"},
+      // A file that is not a VAD model (the Whisper model itself).
+      {[&](TranscribeParams& p) { p.vad_model_path = whisper_model; }, whisper_model},
+  };
+  for (const auto& [set, what] : cases) {
+    TranscribeParams p = vad_params();
+    set(p);
+    expect_refused(p, what.c_str());
+  }
   // VAD off: the options are not looked at.
   TranscribeParams off;
   off.vad_params.threshold = 7.0f;
