@@ -77,6 +77,10 @@ class VadTranscribeTest : public MicroModelTest {
         EXPECT_TRUE(inside(rs, tok.t0)) << "token start " << tok.t0;
         EXPECT_TRUE(inside(rs, tok.t1)) << "token end " << tok.t1;
       }
+      for (const Word& w : s.words) {
+        EXPECT_TRUE(inside(rs, w.t0)) << "word start " << w.t0;
+        EXPECT_TRUE(inside(rs, w.t1)) << "word end " << w.t1;
+      }
     }
     for (size_t i = 1; i < t.segments.size(); ++i) EXPECT_GE(t.segments[i].t0, t.segments[i - 1].t0);
   }
@@ -131,8 +135,12 @@ TEST_F(VadTranscribeTest, OffsetAndProcessors) {
   auto ctx = load();
   TranscribeParams p = vad_params();
   p.offset_ms = 50000;  // inside the second silence: only the second clip remains
+  p.word_timestamps = true;  // words are mapped too
   const Transcript t = ctx->transcribe(audio_, p);
   expect_inside(t, regions(p, p.offset_ms));
+  size_t n_words = 0;
+  for (const Segment& s : t.segments) n_words += s.words.size();
+  EXPECT_GT(n_words, 0u);
   for (const Segment& s : t.segments) EXPECT_GE(s.t0, 5000);
 
   TranscribeParams q = vad_params();
