@@ -3,6 +3,7 @@
 //   bench_transcribe -m MODEL [-f AUDIO] [-t THREADS] [--runs N]
 //   bench_transcribe --preset tiny [--type q5_0] [--seed N] [-t THREADS]
 //   ... [--beam-size 5] [--best-of 5 --temperature 0.5]   (the search: beams at T = 0, best-of at T > 0)
+//   ... [--vad-model silero-v6.2.0-ggml.bin]              (VAD-assisted: only the speech is transcribed)
 //
 // With --preset, a model with seeded random weights is written to a temporary file first (the
 // real format and sizes, so the speed is the real model's; the text is nonsense, and a random
@@ -67,6 +68,8 @@ int main(int argc, char** argv) {
   app.add_option("--temperature-inc", tp.temperature_inc, "Temperature fallback step (0: no fallback)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--vad-model", tp.vad_model_path,
+                 "VAD-assisted: transcribe only the speech this Silero model finds (whisper.cpp's --vad -vm)");
   try {
     app.parse(argc, argv);
     if (model.empty() && preset.empty()) throw CLI::RequiredError("-m or --preset");
@@ -89,6 +92,7 @@ int main(int argc, char** argv) {
     hark::ContextParams cp;
     cp.n_threads = threads;
     const std::unique_ptr<hark::Context> ctx = hark::Context::load(model, cp);
+    tp.vad = !tp.vad_model_path.empty();
 
     hark::Transcript best;
     double best_ms = std::numeric_limits<double>::infinity();
@@ -112,6 +116,8 @@ int main(int argc, char** argv) {
         {"beam_size", tp.beam_size},
         {"best_of", tp.best_of},
         {"temperature", tp.temperature},
+        {"vad", tp.vad},
+        {"vad_ms", tm.vad_ms},
         {"load_ms", tm.load_ms > 0 ? tm.load_ms : ctx->info().load_ms},
         {"mel_ms", tm.mel_ms},
         {"encode_ms", tm.encode_ms},

@@ -93,7 +93,12 @@ std::string timings_line(const std::string& file, const hark::Timings& tm) {
                 "(%d tokens, %.2f ms/token), total %.0f ms, real-time factor %.3f",
                 file.c_str(), tm.audio_seconds, tm.load_ms, tm.mel_ms, tm.encode_ms, tm.n_windows, tm.decode_ms,
                 tm.n_decode_tokens, tm.decode_ms_per_token(), tm.total_ms, tm.real_time_factor());
-  return buf;
+  std::string line = buf;
+  if (tm.vad_ms > 0) {  // --vad: what finding the speech cost
+    std::snprintf(buf, sizeof buf, "; vad %.0f ms", tm.vad_ms);
+    line += buf;
+  }
+  return line;
 }
 
 struct TranscribeOptions {
@@ -209,6 +214,9 @@ int run_transcribe(const TranscribeOptions& o) {
         p.max_len = d.max_len;
         p.split_on_word = d.split_on_word;
         p.tdrz_enable = d.tdrz_enable;
+        p.vad = d.vad;
+        p.vad_model_path = d.vad_model_path;
+        p.vad_params = d.vad_params;
       }
       p.initial_prompt = o.prompt;
       p.should_abort = [] { return g_interrupted.load(); };
@@ -306,7 +314,9 @@ static std::vector<std::string> whisper_cpp_spellings(int argc, char** argv) {
         {"-oj", "--output-json"},    {"-ojf", "--output-json-full"}, {"-dl", "--detect-language"},
         {"-ml", "--max-len"},        {"-sow", "--split-on-word"},  {"-wt", "--word-thold"},
         {"-tdrz", "--tinydiarize"},  {"-ocsv", "--output-csv"},    {"-olrc", "--output-lrc"},
-        {"-vm", "--vad-model"}};
+        {"-vm", "--vad-model"},      {"-vt", "--vad-threshold"},   {"-vspd", "--vad-min-speech-duration-ms"},
+        {"-vsd", "--vad-min-silence-duration-ms"}, {"-vmsd", "--vad-max-speech-duration-s"},
+        {"-vp", "--vad-speech-pad-ms"}, {"-vo", "--vad-samples-overlap"}};
     const char* long_form = nullptr;
     for (const auto& [short_form, lf] : kSpellings)
       if (a == short_form) long_form = lf;
@@ -449,6 +459,14 @@ int main(int argc, char** argv) {
                          "With word timestamps: skip silences longer than this (seconds) around a suspected "
                          "hallucination (0: off)")
       ->check(CLI::NonNegativeNumber);
+  // VAD-assisted transcription: whisper.cpp's flags and defaults.
+  transcribe->add_flag("--vad", dp.vad, "Transcribe only the speech the Silero VAD finds (needs --vad-model)");
+  transcribe->add_option("--vad-model", dp.vad_model_path, "Silero VAD model in whisper.cpp's format (-vm)");
+  // whisper.cpp's spellings; the short ones (-vt, -vspd, -vsd, -vmsd, -vp, -vo) are renamed above.
+  add_vad_options(transcribe, dp.vad_params,
+                  {"--vad-threshold", "--vad-min-speech-duration-ms", "--vad-min-silence-duration-ms",
+                   "--vad-max-speech-duration-s", "--vad-speech-pad-ms", "--vad-samples-overlap",
+                   "Seconds of audio kept after each stretch of speech"});
   transcribe->add_flag("--output-json", topt.output_json, "Write a .json without the tokens (-oj)");
   transcribe->add_flag("--output-json-full", topt.output_json_full, "Write a .json with the tokens (-ojf; as -o json)");
 

@@ -55,29 +55,31 @@ std::string to_json(const std::string& file, const hark::VadResult& r, bool prob
 
 }  // namespace
 
+void add_vad_options(CLI::App* cmd, hark::VadOptions& v, const VadOptionNames& n) {
+  cmd->add_option(n.threshold, v.threshold, "Speech probability at or above which a frame starts speech")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+  cmd->add_option(n.min_speech, v.min_speech_duration_ms, "Shorter segments are dropped")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option(n.min_silence, v.min_silence_duration_ms, "A pause must last this long to end speech")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option(n.max_speech, v.max_speech_duration_s, "Longer speech is cut (default: no limit)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option(n.pad, v.speech_pad_ms, "Added on both sides of each segment")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option(n.overlap, v.samples_overlap, n.overlap_help)->check(CLI::NonNegativeNumber)->capture_default_str();
+}
+
 CLI::App* add_vad_command(CLI::App& app, VadCommandOptions& o) {
   CLI::App* vad = app.add_subcommand("vad", "Find the speech in audio files (Silero VAD, whisper.cpp's model)");
   vad->add_option("--vad-model", o.model, "Silero VAD model in whisper.cpp's format (-vm)")->required();
   vad->add_option("files", o.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3")->required();
-  hark::VadOptions& v = o.vad;
-  vad->add_option("--threshold", v.threshold, "Speech probability at or above which a frame starts speech")
-      ->check(CLI::Range(0.0f, 1.0f))
-      ->capture_default_str();
-  vad->add_option("--min-speech-ms", v.min_speech_duration_ms, "Shorter segments are dropped")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  vad->add_option("--min-silence-ms", v.min_silence_duration_ms, "A pause must last this long to end speech")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  vad->add_option("--max-speech-s", v.max_speech_duration_s, "Longer speech is cut (default: no limit)")
-      ->check(CLI::PositiveNumber);
-  vad->add_option("--pad-ms", v.speech_pad_ms, "Added on both sides of each segment")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  vad->add_option("--overlap", v.samples_overlap,
-                  "Seconds kept around segments when speech is cut out for transcription (not used here)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  add_vad_options(vad, o.vad,
+                  {"--threshold", "--min-speech-ms", "--min-silence-ms", "--max-speech-s", "--pad-ms", "--overlap",
+                   "Seconds kept around segments when speech is cut out for transcription (not used here)"});
   vad->add_option("-t,--threads", o.threads, "Compute threads")->check(CLI::Range(1, 1024))->capture_default_str();
   vad->add_flag("--json", o.json, "One JSON object per file: {file, frame_samples, segments: [{t0, t1, start, end}]}");
   vad->add_flag("--probs", o.probs, "Also print every 32 ms frame's speech probability");

@@ -23,5 +23,19 @@ struct VadCommandOptions {
 };
 
 CLI::App* add_vad_command(CLI::App& app, VadCommandOptions& o);
+
+// The flags of the segment options (VadOptions, with its checks and defaults), under the names a
+// command gives them, in VadOptions' order: threshold, min speech, min silence, max speech, pad,
+// overlap. `hark vad` and `hark transcribe --vad` spell them differently.
+struct VadOptionNames {
+  const char* threshold;
+  const char* min_speech;
+  const char* min_silence;
+  const char* max_speech;
+  const char* pad;
+  const char* overlap;
+  const char* overlap_help;
+};
+void add_vad_options(CLI::App* cmd, hark::VadOptions& v, const VadOptionNames& names);
 // Exit code; throws hark::Error for a model or file that cannot be read.
 int run_vad(const VadCommandOptions& o);

@@ -296,6 +296,20 @@ typedef struct hark_transcribe_params {
   float patience;                    /* beam search: round(beam_size * patience) finished candidates
                                         (> 0). Default 1. (beam_size + patience: 8 bytes, no tail
                                         padding for a later field to fall into.) */
+  /* ---- VAD-assisted transcription (whisper.cpp's vad, vad_model_path, vad_params; TranscribeParams
+   * in hark.hpp): the Silero VAD finds the speech, only the speech is transcribed, and every time in
+   * the result is on the original audio's timeline. No speech: an empty result. The VAD model is
+   * loaded once per context and path. Added after beam search; ends on a pointer. ---- */
+  bool vad;                          /* Default false */
+  float vad_threshold;               /* in [0, 1]: P(speech) that starts speech. Default 0.5 */
+  int vad_min_speech_duration_ms;    /* >= 0: shorter speech is dropped. Default 250 */
+  int vad_min_silence_duration_ms;   /* >= 0: a pause must last this long to end speech. Default 100 */
+  int vad_speech_pad_ms;             /* >= 0: added on both sides of the speech. Default 30 */
+  float vad_samples_overlap;         /* >= 0 seconds of audio kept after each stretch of speech. Default 0.1 */
+  double vad_max_speech_duration_s;  /* > 0: longer speech is cut. Default FLT_MAX (no limit) */
+  const char* vad_model_path;        /* the Silero model (ggml-silero-*.bin); required with vad.
+                                        Before any compute, a file that cannot be opened is HARK_ERR_IO,
+                                        one that is not a VAD model HARK_ERR_FAILED. */
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.

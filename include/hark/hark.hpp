@@ -115,6 +115,7 @@ struct Segment {
 struct Timings {
   // load_ms: the model's load (once per Context); total_ms: this transcribe call, load excluded.
   double load_ms = 0, mel_ms = 0, encode_ms = 0, decode_ms = 0, total_ms = 0;
+  double vad_ms = 0;        // TranscribeParams::vad: finding the speech (the VAD network and the cut)
   int n_windows = 0;        // encoder runs
   // Tokens chosen, each from one decoder step's logits: every candidate (best_of) and every
   // fallback pass counted; prefix passes and language detection are not tokens.
@@ -283,6 +284,15 @@ struct TranscribeParams {
   // window's last segment reaches on_new_segments with the next window's (which may open with the
   // turn that ends it).
   bool tdrz_enable = false;
+
+  // ---- VAD-assisted transcription (whisper.cpp's vad, vad_model_path, vad_params) ----
+  // The Silero VAD finds the speech; only the speech is transcribed (laid end to end, 0.1 s of
+  // silence at each join, vad_params.samples_overlap seconds of context after each stretch), and
+  // every time in the Transcript (segments, tokens, words, windows) is mapped back to the audio
+  // given. No speech: an empty transcript. The model is loaded once per Context and path.
+  bool vad = false;
+  std::string vad_model_path;  // the Silero model in whisper.cpp's format (ggml-silero-*.bin)
+  VadOptions vad_params;       // its threshold, durations, padding and samples_overlap
 
   std::shared_ptr<Job> job;  // run as this job (see jobs::create); nullptr: a new one
 

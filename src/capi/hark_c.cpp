@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cfloat>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -255,9 +256,8 @@ constexpr size_t kTranscribeParamsV1 = offsetof(hark_transcribe_params, abort_us
 // No tail padding: when a field is appended, name the new last field here.
 static_assert(sizeof(hark_context_params) == offsetof(hark_context_params, device) + sizeof(const char*),
               "hark_context_params must end on a pointer-sized field");
-// (beam_size and patience together are 8 bytes, so the struct still has no tail padding.)
-static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, patience) + sizeof(float),
-              "hark_transcribe_params must end without tail padding");
+static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, vad_model_path) + sizeof(const char*),
+              "hark_transcribe_params must end on a pointer-sized field");
 
 template <typename P>
 void init_params(P* params, size_t size, size_t v1, const P& defaults, const char* name) {
@@ -360,7 +360,29 @@ hark_transcribe_params transcribe_defaults() {
   p.tdrz_enable = d.tdrz_enable;
   p.beam_size = d.beam_size;
   p.patience = d.patience;
+  p.vad = d.vad;
+  p.vad_threshold = d.vad_params.threshold;
+  p.vad_min_speech_duration_ms = d.vad_params.min_speech_duration_ms;
+  p.vad_min_silence_duration_ms = d.vad_params.min_silence_duration_ms;
+  p.vad_speech_pad_ms = d.vad_params.speech_pad_ms;
+  p.vad_samples_overlap = d.vad_params.samples_overlap;
+  p.vad_max_speech_duration_s = d.vad_params.max_speech_duration_s;
+  p.vad_model_path = nullptr;
   return p;
+}
+
+// The C structs' VAD options (hark_vad_params, hark_transcribe_params' vad_* fields) as the C++
+// ones; the C maximum is a double, so a value beyond float's range means "no limit" as FLT_MAX does.
+hark::VadOptions vad_options(float threshold, int min_speech_ms, int min_silence_ms, int pad_ms, float overlap,
+                             double max_speech_s) {
+  hark::VadOptions o;
+  o.threshold = threshold;
+  o.min_speech_duration_ms = min_speech_ms;
+  o.min_silence_duration_ms = min_silence_ms;
+  o.speech_pad_ms = pad_ms;
+  o.samples_overlap = overlap;
+  o.max_speech_duration_s = static_cast<float>(std::min<double>(max_speech_s, FLT_MAX));
+  return o;
 }
 
 // ---- transcription ----------------------------------------------------------------------------
@@ -409,6 +431,20 @@ void check_params(const hark_transcribe_params& p, bool multilingual) {
                                            std::to_string(p.suppress_tokens[k]) + ", not a token id");
   require(!std::isnan(p.hallucination_silence_threshold),
           "params->hallucination_silence_threshold must not be NaN (<= 0: off)");
+  if (p.vad) {
+    require(p.vad_model_path && *p.vad_model_path, "params->vad_model_path is NULL or empty but vad is on");
+    require(p.vad_threshold >= 0.0f && p.vad_threshold <= 1.0f,
+            "params->vad_threshold must be in [0, 1], got " + std::to_string(p.vad_threshold));
+    require(p.vad_min_speech_duration_ms >= 0, "params->vad_min_speech_duration_ms must be >= 0, got " +
+                                                   std::to_string(p.vad_min_speech_duration_ms));
+    require(p.vad_min_silence_duration_ms >= 0, "params->vad_min_silence_duration_ms must be >= 0, got " +
+                                                    std::to_string(p.vad_min_silence_duration_ms));
+    require(p.vad_speech_pad_ms >= 0, "params->vad_speech_pad_ms must be >= 0, got " + std::to_string(p.vad_speech_pad_ms));
+    require(std::isfinite(p.vad_samples_overlap) && p.vad_samples_overlap >= 0.0f,
+            "params->vad_samples_overlap must be finite and >= 0, got " + std::to_string(p.vad_samples_overlap));
+    require(p.vad_max_speech_duration_s > 0.0, "params->vad_max_speech_duration_s must be > 0, got " +
+                                                   std::to_string(p.vad_max_speech_duration_s));
+  }
   require(p.thold_pt >= 0.0f && p.thold_pt <= 1.0f, "params->thold_pt must be in [0, 1], got " + std::to_string(p.thold_pt));
   require(p.thold_ptsum >= 0.0f && p.thold_ptsum <= 1.0f,
           "params->thold_ptsum must be in [0, 1], got " + std::to_string(p.thold_ptsum));
@@ -493,6 +529,10 @@ hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner
   c.tdrz_enable = p.tdrz_enable;
   c.beam_size = p.beam_size;
   c.patience = p.patience;
+  c.vad = p.vad;
+  if (p.vad_model_path) c.vad_model_path = p.vad_model_path;
+  c.vad_params = vad_options(p.vad_threshold, p.vad_min_speech_duration_ms, p.vad_min_silence_duration_ms,
+                             p.vad_speech_pad_ms, p.vad_samples_overlap, p.vad_max_speech_duration_s);
   if (p.progress_callback)
     c.on_progress = [cb = p.progress_callback, ud = p.progress_user_data, owner](int percent) {
       CallbackScope scope(owner);
@@ -547,11 +587,16 @@ struct CallJob {
   CallJob& operator=(const CallJob&) = delete;
 };
 
+void check_file_readable(const char* path, const char* arg);
+
 // The common end of every transcribe call: owner already leased, params read and checked.
 template <typename Run>
 void run_job(Lease& lease, const void* owner, const hark_transcribe_params& p, const float* samples, size_t n,
              hark_result** out, Run&& run) {
   check_samples(samples, n, p.offset_ms, "params->offset_ms");
+  // A VAD model that cannot be opened is HARK_ERR_IO, as for hark_vad_context_load; one that is
+  // not a VAD model fails in the run (HARK_ERR_FAILED, the loader's message), before any compute.
+  if (p.vad) check_file_readable(p.vad_model_path, "params->vad_model_path");
   CallJob job(p.job_id);
   hark::TranscribeParams c = to_cpp(p, owner, job.job->id());
   c.job = job.job;
@@ -1399,14 +1444,9 @@ hark_status hark_vad_detect_speech(hark_vad_context* ctx, const float* samples, 
     lease(ctx, Kind::VadContext, "ctx", l);
     require_vad_samples(samples, n_samples);
     const hark_vad_params p = read_params(params, kVadParamsV1, vad_defaults(), "hark_vad_default_params");
-    hark::VadOptions o;
-    o.threshold = p.threshold;
-    o.min_speech_duration_ms = p.min_speech_duration_ms;
-    o.min_silence_duration_ms = p.min_silence_duration_ms;
-    o.speech_pad_ms = p.speech_pad_ms;
-    o.samples_overlap = p.samples_overlap;
     require(p.max_speech_duration_s > 0.0, "params->max_speech_duration_s must be > 0");
-    o.max_speech_duration_s = static_cast<float>(std::min<double>(p.max_speech_duration_s, o.max_speech_duration_s));
+    const hark::VadOptions o = vad_options(p.threshold, p.min_speech_duration_ms, p.min_silence_duration_ms,
+                                           p.speech_pad_ms, p.samples_overlap, p.max_speech_duration_s);
     auto r = std::make_unique<hark_vad_result>();
     r->r = phase(HARK_ERR_INVALID_ARGUMENT, [&] { return ctx->impl->detect_speech(samples_span(samples, n_samples), o); });
     handles().add(r.get(), Kind::VadResult);

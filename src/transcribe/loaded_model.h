@@ -12,6 +12,7 @@
 #include "hark/hark.hpp"
 #include "model/model_file.h"
 #include "model/tokenizer.h"
+#include "transcribe/vad_cache.h"
 
 namespace hark {
 
@@ -26,6 +27,9 @@ struct LoadedModel {
   DeviceChoice device_choice;
   bool flash_attn = true;
   int n_threads = 1;  // the default per job
+  // VAD models of VAD-assisted jobs, by path: shared by the Context and its states, which never
+  // change the Whisper model but may add a VAD model here (the cache locks itself).
+  std::shared_ptr<VadModelCache> vad_models = std::make_shared<VadModelCache>();
 
   // Maps the file and resolves the device from the params. Throws hark::Error.
   static std::shared_ptr<const LoadedModel> load(const std::string& path, const ContextParams& params);

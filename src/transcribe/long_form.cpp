@@ -15,6 +15,7 @@
 #include "transcribe/language_detect.h"
 #include "transcribe/word_timing.h"
 #include "transcribe/max_len.h"
+#include "vad/segments.h"
 
 namespace hark {
 
@@ -166,6 +167,13 @@ JobRequest check_request(const LoadedModel& m, std::span<const float> samples, c
   }
   HARK_CHECK(!p.translate || st.n_languages > 0, "transcribe: translate needs a multilingual model");
   check_decoding(m, p, &r);
+  if (p.vad) {
+    HARK_CHECK(!p.vad_model_path.empty(), "transcribe: vad needs vad_model_path, a Silero VAD model in whisper.cpp's "
+                                          "format (e.g. ggml-silero-v6.2.0.bin)");
+    vad::check_segment_options(p.vad_params);
+    HARK_CHECK(std::isfinite(p.vad_params.samples_overlap),
+               "transcribe: vad samples_overlap must be finite, got " + num(p.vad_params.samples_overlap));
+  }
   r.alignment_heads = resolve_alignment_heads(m, p);
   if (!p.initial_prompt.empty()) r.prompt = m.tokenizer->encode(" " + p.initial_prompt);
   r.n_threads = p.n_threads > 0 ? p.n_threads : m.n_threads;

@@ -6,6 +6,7 @@
 
 #include "runtime/error.h"
 #include "transcribe/language_detect.h"
+#include "transcribe/vad_audio.h"
 
 namespace hark {
 
@@ -145,9 +146,16 @@ class SegmentMerger {
   int reported_ = 0;
 };
 
-LongFormHooks hooks_for(size_t part, const TranscribeParams& p, JobControl& ctl, SegmentMerger& merger) {
+// vad_map: a VAD-assisted job's processed -> original times (nullptr: none), applied before the
+// segments are reported, so callbacks see the caller's timeline.
+LongFormHooks hooks_for(size_t part, const TranscribeParams& p, JobControl& ctl, SegmentMerger& merger,
+                        const VadTimeMap* vad_map) {
   LongFormHooks h;
-  h.on_segments = [part, &merger](std::vector<Segment>&& segs) { merger.segments(part, std::move(segs)); };
+  h.on_segments = [part, &merger, vad_map](std::vector<Segment>&& segs) {
+    if (vad_map)
+      for (Segment& s : segs) vad_map->map(s);
+    merger.segments(part, std::move(segs));
+  };
   h.on_progress = [part, &merger](int pct) { merger.progress(part, pct); };
   if (p.on_encoder_begin)
     h.on_encoder_begin = [&p, &ctl] {
@@ -196,29 +204,62 @@ Transcript transcribe_job(StateImpl& main, const StateLender& acquire, std::span
   const auto running = job->start_running();
   JobControl ctl(job, p.should_abort);
 
+  // VAD-assisted: only the speech is transcribed; `work` is what the parts below cut up.
+  JobRequest work = req;
+  VadAudio speech;
+  double vad_ms = 0;
+  if (p.vad) {
+    const auto t_vad = Clock::now();
+    // Loaded before any Whisper compute: a missing or invalid file fails the call here.
+    const std::shared_ptr<VadModel> vad_model = m.vad_models->get(p.vad_model_path);
+    if (!ctl.should_stop()) {
+      const VadResult found = vad_model->detect_speech(req.samples, p.vad_params);
+      speech = cut_speech(req.samples, found.segments, p.vad_params.samples_overlap, req.offset_units);
+    }
+    vad_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_vad).count();
+    if (ctl.should_stop() || speech.samples.empty()) {
+      // Stopped while the VAD ran, or no speech at all: nothing for Whisper to do.
+      Transcript t;
+      t.job_id = job->id();
+      t.aborted = ctl.should_stop();
+      const SpecialTokens& st = m.file->vocab().special();
+      t.language = st.n_languages == 0 ? "en" : (req.auto_language ? "" : language_code_at(req.lang));
+      t.timings.load_ms = m.file->load_ms();
+      t.timings.vad_ms = vad_ms;
+      t.timings.audio_seconds = static_cast<double>(req.samples.size()) / kSampleRate;
+      if (!t.aborted && p.on_progress) ctl.call([&] { p.on_progress(100); });
+      ctl.rethrow_if_failed();
+      t.timings.total_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_start).count();
+      return t;
+    }
+    work.samples = speech.samples;
+    work.offset_units = 0;  // the map adds the caller's offset back
+  }
+  const VadTimeMap* vad_map = p.vad ? &speech.map : nullptr;
+
   // whisper.cpp's whisper_full_parallel: equal parts, on 10 ms boundaries, threads shared out.
   const size_t n_parts =
-      std::clamp<size_t>(static_cast<size_t>(p.n_processors), 1, std::max<size_t>(1, req.samples.size() / kMinPartSamples));
+      std::clamp<size_t>(static_cast<size_t>(p.n_processors), 1, std::max<size_t>(1, work.samples.size() / kMinPartSamples));
   std::vector<size_t> bounds(n_parts + 1, 0);
   constexpr size_t kUnit = kSampleRate / 100;
-  for (size_t k = 1; k < n_parts; ++k) bounds[k] = req.samples.size() * k / n_parts / kUnit * kUnit;
-  bounds[n_parts] = req.samples.size();
+  for (size_t k = 1; k < n_parts; ++k) bounds[k] = work.samples.size() * k / n_parts / kUnit * kUnit;
+  bounds[n_parts] = work.samples.size();
   std::vector<size_t> lengths;
   for (size_t k = 0; k < n_parts; ++k) lengths.push_back(bounds[k + 1] - bounds[k]);
   SegmentMerger merger(p, ctl, lengths);
 
-  std::vector<JobRequest> parts(n_parts, req);
+  std::vector<JobRequest> parts(n_parts, work);
   for (size_t k = 0; k < n_parts; ++k) {
-    parts[k].samples = req.samples.subspan(bounds[k], lengths[k]);
-    parts[k].offset_units = req.offset_units + static_cast<int64_t>(bounds[k] / kUnit);
-    parts[k].n_threads = std::max(1, req.n_threads / static_cast<int>(n_parts));
+    parts[k].samples = work.samples.subspan(bounds[k], lengths[k]);
+    parts[k].offset_units = work.offset_units + static_cast<int64_t>(bounds[k] / kUnit);
+    parts[k].n_threads = std::max(1, work.n_threads / static_cast<int>(n_parts));
     if (k > 0) parts[k].prompt.clear();  // a part does not know the text before it
   }
 
   std::vector<Transcript> results(n_parts);
   auto run_part = [&](size_t k, StateImpl& state) {
     try {
-      results[k] = state.run(parts[k], p, ctl, hooks_for(k, p, ctl, merger));
+      results[k] = state.run(parts[k], p, ctl, hooks_for(k, p, ctl, merger, vad_map));
     } catch (...) {
       ctl.fail(std::current_exception());  // stops the other parts too
       results[k].aborted = true;
@@ -251,6 +292,11 @@ Transcript transcribe_job(StateImpl& main, const StateLender& acquire, std::span
   Transcript out = std::move(results[0]);
   for (size_t k = 1; k < n_parts; ++k) append(out, std::move(results[k]));
   out.job_id = job->id();
+  if (vad_map) {
+    vad_map->map(out);
+    out.timings.vad_ms = vad_ms;
+    out.timings.audio_seconds = static_cast<double>(req.samples.size()) / kSampleRate;  // the caller's audio
+  }
   out.timings.total_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_start).count();
   return out;
 }

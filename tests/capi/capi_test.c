@@ -1044,19 +1044,27 @@ static void test_detect_language(hark_context* ctx, const float* audio, size_t n
   CHECK_ERR(hark_detect_language(ctx, NULL, n, 0, 0, &id, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "samples");
 }
 
+/* The shared Silero model and speech clip (../shared/vad, or $HARK_SHARED_DIR/vad) into model and
+ * wav (size bytes each); 0, saying that `what` is skipped, when the model is not there. */
+static int shared_vad_files(char* model, char* wav, size_t size, const char* what) {
+  const char* shared = getenv("HARK_SHARED_DIR");
+  if (!shared || !*shared) shared = HARK_SHARED_DIR_DEFAULT;
+  snprintf(model, size, "%s/vad/silero-v6.2.0-ggml.bin", shared);
+  snprintf(wav, size, "%s/vad/vad-three-clips.wav", shared);
+  FILE* probe = fopen(model, "rb");
+  if (!probe) {
+    printf("%s: skipped, no %s\n", what, model);
+    return 0;
+  }
+  fclose(probe);
+  return 1;
+}
+
 /* The Silero VAD from C: the shared model and clip (../shared/vad), whisper.cpp's segments, a
  * stream in odd chunks equal to the whole buffer, the energy VAD, and bad arguments/handles. */
 static void test_vad(const char* not_a_model) {
   char model[512], wav[512];
-  const char* shared = getenv("HARK_SHARED_DIR");
-  snprintf(model, sizeof model, "%s/vad/silero-v6.2.0-ggml.bin", shared && *shared ? shared : HARK_SHARED_DIR_DEFAULT);
-  snprintf(wav, sizeof wav, "%s/vad/vad-three-clips.wav", shared && *shared ? shared : HARK_SHARED_DIR_DEFAULT);
-  FILE* probe = fopen(model, "rb");
-  if (!probe) {
-    printf("vad: skipped, no %s\n", model);
-    return;
-  }
-  fclose(probe);
+  if (!shared_vad_files(model, wav, sizeof model, "vad")) return;
 
   hark_vad_context* vctx = (hark_vad_context*)1;
   CHECK_ERR(hark_vad_context_load(not_a_model, NULL, &vctx), HARK_ERR_MODEL, "magic");
@@ -1202,6 +1210,75 @@ static void test_stream(hark_context* ctx, const float* audio, size_t n) {
   pthread_mutex_destroy(&w.mu);
 }
 
+/* VAD-assisted transcription from C: the shared clip between silences transcribed with the vad_*
+ * fields; fewer encoder windows, times inside the speech (the caller's timeline), silence gives
+ * an empty result, and bad VAD settings are refused before any compute. */
+static void test_vad_transcribe(hark_context* ctx, const char* not_a_model) {
+  char model[512], wav[512];
+  if (!shared_vad_files(model, wav, sizeof model, "vad transcribe")) return;
+  float* clip = NULL;
+  size_t n_clip = 0;
+  CHECK_OK(hark_audio_load_file(wav, &clip, &n_clip));
+  if (!clip) return;
+  /* 20 s of silence, the clip (~17.5 s), 30 s of silence */
+  const size_t lead = 20 * 16000, tail = 30 * 16000, n = lead + n_clip + tail;
+  float* audio = (float*)calloc(n, sizeof(float));
+  memcpy(audio + lead, clip, n_clip * sizeof(float));
+
+  hark_transcribe_params p = hark_transcribe_default_params();
+  CHECK(!p.vad && p.vad_model_path == NULL && p.vad_threshold == 0.5f && p.vad_min_speech_duration_ms == 250 &&
+        p.vad_min_silence_duration_ms == 100 && p.vad_speech_pad_ms == 30 &&
+        fabsf(p.vad_samples_overlap - 0.1f) < 1e-6f && p.vad_max_speech_duration_s > 1e30);
+  p.temperature_inc = 0.0f; /* the random-weight model would fall back on every window */
+  p.max_tokens_per_window = 32;
+  hark_result* plain = NULL;
+  CHECK_OK(hark_transcribe(ctx, audio, n, &p, &plain));
+  p.vad = true;
+  p.vad_model_path = model;
+  hark_result* r = NULL;
+  CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r));
+  if (plain && r) {
+    CHECK(hark_result_n_windows(r) < hark_result_n_windows(plain));
+    CHECK(hark_result_n_segments(r) > 0);
+    for (int i = 0; i < hark_result_n_segments(r); ++i) {
+      /* the clip's speech is 0.32 .. 17.25 s into it; 0.1 s of overlap may follow */
+      CHECK(hark_result_segment_t0(r, i) >= 2000 + 32);
+      CHECK(hark_result_segment_t1(r, i) <= 2000 + 1725 + 10);
+    }
+  }
+  hark_result_free(plain);
+  hark_result_free(r);
+
+  /* silence only: an empty result, not an error */
+  hark_result* quiet = NULL;
+  CHECK_OK(hark_transcribe(ctx, audio, lead, &p, &quiet));
+  CHECK(quiet && hark_result_n_segments(quiet) == 0 && hark_result_n_windows(quiet) == 0);
+  hark_result_free(quiet);
+
+  /* bad settings */
+  hark_result* bad = NULL;
+  hark_transcribe_params q = p;
+  q.vad_model_path = NULL;
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "vad_model_path");
+  q = p;
+  q.vad_threshold = 1.5f;
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "vad_threshold");
+  q = p;
+  q.vad_min_silence_duration_ms = -1;
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "vad_min_silence_duration_ms");
+  q = p;
+  q.vad_speech_pad_ms = -1;
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "vad_speech_pad_ms");
+  q = p;
+  q.vad_model_path = "/nonexistent/silero.bin";
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_IO, "/nonexistent/silero.bin");
+  q.vad_model_path = not_a_model;
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_FAILED, "not a whisper.cpp VAD model");
+  CHECK(bad == NULL);
+  free(audio);
+  hark_audio_free(clip);
+}
+
 int main(int argc, char** argv) {
   g_quick = quick_params();
   char model[256], not_a_model[256], wav_path[256];
@@ -1265,6 +1342,7 @@ int main(int argc, char** argv) {
     test_bench(ctx);
     test_stream(ctx, audio, n);
     if (mi.multilingual) test_detect_language(ctx, audio, n);
+    test_vad_transcribe(ctx, not_a_model);
     CHECK_OK(hark_context_free(ctx));
     CHECK_ERR(hark_context_free(ctx), HARK_ERR_BAD_HANDLE, "ctx");
     free(reference);

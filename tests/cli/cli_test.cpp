@@ -467,5 +467,38 @@ TEST_F(Cli, VadPrintsWhisperCppsSegmentsAsTextAndJson) {
   EXPECT_EQ(hark("vad " + quote(clip)).code, 2);
 }
 
+TEST_F(Cli, TranscribeWithVadUsesWhisperCppsFlags) {
+  const std::string shared = testing::shared_dir();
+  const std::string vad = shared + "/vad/silero-v6.2.0-ggml.bin", clip = shared + "/vad/vad-three-clips.wav";
+  if (shared.empty() || !fs::exists(vad) || !fs::exists(clip)) GTEST_SKIP() << "../shared/vad not found";
+  // 12 s of silence, then the clip: every segment must start after the silence.
+  const std::string padded = (dir() / "late-speech.wav").string();
+  {
+    const std::vector<float> c = hark::load_audio(clip);
+    std::vector<float> a(12 * audio::kSampleRate, 0.0f);
+    a.insert(a.end(), c.begin(), c.end());
+    audio::WavWriter w(padded, audio::kSampleRate);
+    w.write(a.data(), a.size());
+    w.close();
+  }
+  const std::string m = " -m " + quote(model()) + " " + quote(padded);
+  const fs::path base = dir() / "vad";
+  const CliResult r = hark("transcribe -nf --max-tokens 16 -oj --vad -vm " + quote(vad) +
+                           " -vt 0.5 -vspd 250 -vsd 100 -vmsd 30 -vp 30 -vo 0.1 --output-file " + quote(base.string()) + m);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "; vad ")) << r.err;  // the timings line says what the VAD cost
+  const nlohmann::json j = nlohmann::json::parse(read_file(base.string() + ".json"));
+  ASSERT_FALSE(j["segments"].empty());
+  for (const auto& s : j["segments"]) EXPECT_GE(s["t0"].get<int64_t>(), 1200 + 32) << s.dump();
+  // long spellings, and the errors: --vad without a model, a threshold out of range
+  EXPECT_EQ(hark("transcribe -nf -q --max-tokens 8 --vad --vad-model " + quote(vad) + " --vad-threshold 0.6 "
+                 "--vad-min-speech-duration-ms 100 --vad-min-silence-duration-ms 200 --vad-max-speech-duration-s 20 "
+                 "--vad-speech-pad-ms 10 --vad-samples-overlap 0.2" + m).code, 0);
+  const CliResult nomodel = hark("transcribe -nf -q --vad" + m);
+  EXPECT_NE(nomodel.code, 0);
+  EXPECT_TRUE(contains(nomodel.err, "vad_model_path")) << nomodel.err;
+  EXPECT_EQ(hark("transcribe -nf --vad -vm " + quote(vad) + " -vt 1.5" + m).code, 2);
+}
+
 }  // namespace
 }  // namespace hark

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <memory>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "hark/hark.hpp"
@@ -26,6 +28,24 @@ inline std::vector<float> speech_like_tones(double seconds, double base_hz = 180
     a[i] = static_cast<float>(gate * (0.3 * std::sin(2 * M_PI * f * t) + 0.1 * std::sin(2 * M_PI * 3.1 * f * t)));
   }
   return a;
+}
+
+// A transcription these params must refuse before any compute: a hark::Error whose message
+// holds `word` (the setting it is about), and no encoder window run.
+inline void expect_refused_before_compute(Context& ctx, std::span<const float> audio, TranscribeParams p,
+                                          const std::string& word) {
+  bool encoder_ran = false;
+  p.on_encoder_begin = [&] {
+    encoder_ran = true;
+    return true;
+  };
+  try {
+    ctx.transcribe(audio, p);
+    ADD_FAILURE() << word << ": no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(encoder_ran) << word;
 }
 
 class MicroModelTest : public ::testing::Test {
