@@ -171,7 +171,11 @@ int run_transcribe(const TranscribeOptions& o) {
         continue;
       }
 
-      hark::TranscribeParams p;
+      // The decoding policy as its flags set it (the fields no flag sets keep the defaults), then
+      // the rest of the request.
+      hark::TranscribeParams p = o.decoding;
+      p.temperature_inc = o.no_fallback ? 0.0f : p.temperature_inc;
+      p.word_timestamps = p.word_timestamps || !p.dtw_preset.empty();  // -dtw PRESET asks for words
       p.language = o.language;
       p.translate = o.translate;
       p.n_threads = o.threads;
@@ -179,45 +183,6 @@ int run_transcribe(const TranscribeOptions& o) {
       p.offset_ms = o.offset_ms;
       p.duration_ms = o.duration_ms;
       p.timestamps = !o.no_timestamps;
-      {
-        // the decoding policy as the flags set it (defaults: TranscribeParams')
-        const hark::TranscribeParams& d = o.decoding;
-        p.temperature = d.temperature;
-        p.temperature_inc = o.no_fallback ? 0.0f : d.temperature_inc;
-        p.best_of = d.best_of;
-        p.length_penalty = d.length_penalty;
-        p.beam_size = d.beam_size;
-        p.patience = d.patience;
-        p.compression_ratio_threshold = d.compression_ratio_threshold;
-        p.logprob_threshold = d.logprob_threshold;
-        p.no_speech_threshold = d.no_speech_threshold;
-        p.seed = d.seed;
-        p.suppress_blank = d.suppress_blank;
-        p.suppress_nst = d.suppress_nst;
-        p.suppress_regex = d.suppress_regex;
-        p.suppress_tokens = d.suppress_tokens;
-        p.carry_initial_prompt = d.carry_initial_prompt;
-        p.no_context = d.no_context;
-        p.max_context = d.max_context;
-        p.max_initial_timestamp = d.max_initial_timestamp;
-        p.single_segment = d.single_segment;
-        p.max_tokens_per_window = d.max_tokens_per_window;
-        p.word_timestamps = d.word_timestamps || !d.dtw_preset.empty();  // -dtw PRESET asks for words
-        p.dtw_preset = d.dtw_preset;
-        p.dtw_n_top = d.dtw_n_top;
-        p.dtw_heads = d.dtw_heads;
-        p.prepend_punctuations = d.prepend_punctuations;
-        p.append_punctuations = d.append_punctuations;
-        p.hallucination_silence_threshold = d.hallucination_silence_threshold;
-        p.token_timestamps = d.token_timestamps;
-        p.thold_pt = d.thold_pt;
-        p.max_len = d.max_len;
-        p.split_on_word = d.split_on_word;
-        p.tdrz_enable = d.tdrz_enable;
-        p.vad = d.vad;
-        p.vad_model_path = d.vad_model_path;
-        p.vad_params = d.vad_params;
-      }
       p.initial_prompt = o.prompt;
       p.should_abort = [] { return g_interrupted.load(); };
       // Segments are printed as they become final, so a long file shows progress as it goes.
