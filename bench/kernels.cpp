@@ -9,6 +9,8 @@
 //                                                   machine); default tiny:f16 tiny:q5_0
 //                                                   base:f16 base:q5_0 (HARK_BENCH_THREADS=1:
 //                                                   process CPU time, for busy machines)
+//   bench_kernels --benchmark_filter=host_row   the host side of one decoder row: rules, argmax
+//                                                or a draw, log-softmax on 51,865 logits
 //   HARK_BENCH_THREADS=1 bench_kernels     one thread, summary in CPU time (busy machines)
 //   HARK_SIMD=avx2 bench_kernels           a lower kernel level, as for hark itself
 //
@@ -41,6 +43,8 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/gemm_config.h"
 #include "backend/registry.h"
+#include "decode/greedy.h"
+#include "decode/sampling.h"
 #include "model/model_file.h"
 #include "model/bench.h"
 #include "model/model_writer.h"
@@ -322,6 +326,31 @@ std::string mul_mat_name(DType t, const Shape& s, const char* impl) {
   return std::string("mul_mat/") + impl + "/" + dtype_name(t) + "/" + shape_label(s);
 }
 
+// What the host does with one row of logits per step (multilingual vocabulary, timestamps on,
+// mid-window): the timestamp rules, the token choice (argmax, or a draw at T = 0.5) and the
+// log-softmax its log-probability is read from. A beam or best-of step does this once per row.
+void bench_host_row(benchmark::State& state, bool sampled) {
+  HParams hp{};
+  hp.n_vocab = 51865;
+  const SpecialTokens st = special_tokens(hp);
+  decode::WindowRequest req;
+  req.temperature = sampled ? 0.5f : 0.0f;
+  req.rules.suppress = decode::default_suppressed(st);
+  std::mt19937 gen(7);
+  std::normal_distribution<float> nd(0.0f, 3.0f);
+  std::vector<float> base(static_cast<size_t>(st.n_vocab));
+  for (float& v : base) v = nd(gen);
+  decode::WindowTokens w;
+  w.tokens = {st.timestamp_begin, 1000, 2000};  // an open segment with text
+  std::vector<float> row;
+  decode::Rng rng{1};
+  for (auto _ : state) {
+    row = base;
+    decode::WindowTokens cur = w;
+    benchmark::DoNotOptimize(decode::choose_token(st, req, row, sampled ? &rng : nullptr, cur));
+  }
+}
+
 void print_summary(const SummaryReporter& rep) {
   std::printf("\nsummary (%s; %d thread%s, %s time; %s kernels)\n",
               Registry::global().find(kCpuDeviceName)->description().c_str(), bench_threads(),
@@ -474,6 +503,9 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(batch_name(m, rows).c_str(), bench_decode_batch, &m, rows)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
+
+  benchmark::RegisterBenchmark("host_row/greedy", bench_host_row, false)->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("host_row/sampled", bench_host_row, true)->Unit(benchmark::kMicrosecond);
 
   benchmark::Initialize(&cargc, cargs.data());
   if (benchmark::ReportUnrecognizedArguments(cargc, cargs.data())) return 1;

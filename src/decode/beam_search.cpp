@@ -66,10 +66,12 @@ WindowTokens beam_search(Model& model, const SpecialTokens& st, const WindowRequ
   std::vector<Beam> next;
   std::vector<int32_t> tokens;
   std::vector<int> seqs;
+  std::vector<std::vector<float>> lps;  // each beam's log-probs this step; kept so steps do not allocate
+  std::vector<Proposal> props;
   while (true) {
     // Proposals of every beam, ranked (a stable sort: equal scores keep beam order, then token rank).
-    std::vector<std::vector<float>> lps(beams.size());
-    std::vector<Proposal> props;
+    if (lps.size() < beams.size()) lps.resize(beams.size());
+    props.clear();
     for (size_t b = 0; b < beams.size(); ++b) {
       const float* row = rows.data() + row_of[b] * n_vocab;
       std::vector<float>& lp = lps[b];

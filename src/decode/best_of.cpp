@@ -24,7 +24,8 @@ WindowTokens sample_best_of(Model& model, const SpecialTokens& st, const WindowR
   int n_sampled = 0;
   // A candidate stops as a lone one would: at end-of-text, at the token cap, or when the text
   // context has no room for its last token.
-  auto choose = [&](Candidate& c, std::vector<float> row, int pos) {
+  std::vector<float> row_buf;  // one row at a time: the rules and log-softmax work in place
+  auto choose = [&](Candidate& c, std::vector<float>& row, int pos) {
     const int32_t tok = choose_token(st, req, row, &c.rng, c.w);
     ++n_sampled;
     c.running = tok != st.eot && static_cast<int>(c.w.tokens.size()) < req.max_tokens && pos + 1 <= n_ctx;
@@ -34,7 +35,8 @@ WindowTokens sample_best_of(Model& model, const SpecialTokens& st, const WindowR
   for (int c = 0; c < n; ++c) {
     Candidate& cand = cands[static_cast<size_t>(c)];
     cand.rng = candidate_rng(req.seed, c);
-    choose(cand, logits, n_past);
+    row_buf = logits;
+    choose(cand, row_buf, n_past);
     if (cand.running && c > 0) model.copy_sequence(0, c, n_past);
   }
 
@@ -60,7 +62,8 @@ WindowTokens sample_best_of(Model& model, const SpecialTokens& st, const WindowR
     HARK_CHECK(rows.size() == n_vocab * seqs.size(), "best_of: the batch step returned the wrong number of logits");
     for (size_t r = 0; r < seqs.size(); ++r) {
       const auto* row = rows.data() + r * n_vocab;
-      choose(cands[static_cast<size_t>(seqs[r])], std::vector<float>(row, row + n_vocab), pos + 1);
+      row_buf.assign(row, row + n_vocab);
+      choose(cands[static_cast<size_t>(seqs[r])], row_buf, pos + 1);
     }
   }
 

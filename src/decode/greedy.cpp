@@ -49,23 +49,13 @@ void record_token(const SpecialTokens& st, WindowTokens& w, int32_t token, std::
 int32_t choose_token(const SpecialTokens& st, const WindowRequest& req, std::vector<float>& logits, Rng* rng,
                      WindowTokens& w) {
   apply_rules(st, req.rules, w.tokens, logits.data());
-  const auto argmax = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  const int32_t argmax = row_argmax(logits);
   HARK_CHECK(std::isfinite(logits[static_cast<size_t>(argmax)]),
              "decode: every token was ruled out (the logits hold no finite value)");
   const int32_t tok = rng ? sample(logits, req.temperature, *rng) : argmax;
   log_softmax(logits);
   record_token(st, w, tok, logits);
   return tok;
-}
-
-void log_softmax(std::vector<float>& x) {
-  if (x.empty()) return;
-  const float m = *std::max_element(x.begin(), x.end());
-  if (!std::isfinite(m)) return;  // all masked: leave -inf
-  double s = 0.0;
-  for (float v : x) s += std::exp(static_cast<double>(v) - m);
-  const auto lse = static_cast<float>(m + std::log(s));
-  for (float& v : x) v -= lse;
 }
 
 int detect_language(const SpecialTokens& st, const std::vector<float>& sot_logits, std::vector<float>* probs) {
@@ -125,11 +115,8 @@ WindowTokens decode_window(Model& model, const SpecialTokens& st, const WindowRe
   }
   ++head.n_steps;
   n_past += static_cast<int>(first.size());
-  {
-    std::vector<float> lp = logits;
-    log_softmax(lp);
-    head.no_speech_prob = std::exp(lp[static_cast<size_t>(st.no_speech)]);
-  }
+  head.no_speech_prob = static_cast<float>(
+      std::exp(static_cast<double>(logits[static_cast<size_t>(st.no_speech)]) - log_sum_exp(logits)));
 
   // Pass 2: the rest of the start sequence (language, task, no-timestamps).
   if (req.start.size() > 1) {

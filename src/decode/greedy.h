@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "decode/logit_math.h"
 #include "decode/model.h"
 #include "decode/timestamp_rules.h"
 #include "decode/token_timestamps.h"
@@ -67,9 +68,6 @@ int32_t choose_token(const SpecialTokens& st, const WindowRequest& req, std::vec
 double candidate_score(double sum_logprob, int length, float length_penalty);
 // The score of a finished candidate (length: its tokens before end-of-text).
 double candidate_score(const WindowTokens& w, int32_t eot, float length_penalty);
-
-// log(softmax(logits)) computed stably, in place. -inf stays -inf; all -inf stays all -inf.
-void log_softmax(std::vector<float>& logits);
 
 // The language Whisper would pick: the most likely language token after <|startoftranscript|>.
 // Returns its index (0 = "en") and fills `probs` (per language) when given. -1 for English-only

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "decode/logit_math.h"
+
 namespace hark::decode {
 
 namespace {
@@ -12,16 +14,6 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 void mask_range(float* logits, int32_t begin, int32_t end) {
   for (int32_t i = std::max(begin, 0); i < end; ++i) logits[i] = kNegInf;
-}
-
-// log(sum(exp(x))) over [begin, end), stable; -inf for an empty or all -inf range.
-double log_sum_exp(const float* x, int32_t begin, int32_t end) {
-  float m = kNegInf;
-  for (int32_t i = begin; i < end; ++i) m = std::max(m, x[i]);
-  if (m == kNegInf) return kNegInf;
-  double s = 0.0;
-  for (int32_t i = begin; i < end; ++i) s += std::exp(static_cast<double>(x[i]) - m);
-  return m + std::log(s);
 }
 
 }  // namespace
@@ -85,12 +77,11 @@ void apply_rules(const SpecialTokens& st, const RuleOptions& opt, std::span<cons
   }
 
   // If timestamps together are more likely than the best text token, the next token must be one.
-  const double ts_mass = log_sum_exp(logits, st.timestamp_begin, n_vocab);
-  const double all = log_sum_exp(logits, 0, n_vocab);
-  float best_text = kNegInf;
-  for (int32_t i = 0; i < st.timestamp_begin; ++i) best_text = std::max(best_text, logits[i]);
-  if (all != kNegInf && ts_mass - all > static_cast<double>(best_text) - all)
-    mask_range(logits, 0, st.timestamp_begin);
+  // Both sides are log-probabilities under the same normaliser, so it cancels: compare the log
+  // mass of the timestamps with the best text logit directly (both -inf: nothing to force).
+  const double ts_mass = log_sum_exp({logits + st.timestamp_begin, static_cast<size_t>(n_vocab - st.timestamp_begin)});
+  const float best_text = row_max({logits, static_cast<size_t>(st.timestamp_begin)});
+  if (ts_mass > static_cast<double>(best_text)) mask_range(logits, 0, st.timestamp_begin);
 }
 
 }  // namespace hark::decode

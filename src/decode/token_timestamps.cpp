@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "decode/logit_math.h"
+
 namespace hark::decode {
 
 namespace {
@@ -15,19 +17,16 @@ constexpr double kMassGuard = 1e-10;
 TimestampProb record_timestamp_prob(const SpecialTokens& st, std::span<const float> logprobs, int32_t chosen) {
   TimestampProb r;
   const auto n = static_cast<int32_t>(logprobs.size());
-  double mass = 0.0, best = 0.0;
-  for (int32_t id = st.timestamp_begin; id < n; ++id) {
-    const float lp = logprobs[static_cast<size_t>(id)];
-    if (!std::isfinite(lp)) continue;  // ruled out at this step
-    const double p = std::exp(static_cast<double>(lp));
-    mass += p;
-    if (p > best) {
-      best = p;
-      r.tid = id;
-    }
+  if (st.timestamp_begin < n) {
+    // Ruled-out timestamps are -inf and weigh nothing; the mass is exp of their log-sum-exp.
+    const std::span<const float> ts = logprobs.subspan(static_cast<size_t>(st.timestamp_begin));
+    const double mass = std::exp(log_sum_exp(ts));
+    const int32_t best = row_argmax(ts);
+    const double p_best = std::exp(static_cast<double>(ts[static_cast<size_t>(best)]));
+    if (p_best > 0.0) r.tid = st.timestamp_begin + best;
+    r.pt = static_cast<float>(p_best / (mass + kMassGuard));
+    r.ptsum = static_cast<float>(mass);
   }
-  r.pt = static_cast<float>(best / (mass + kMassGuard));
-  r.ptsum = static_cast<float>(mass);
   if (st.is_timestamp(chosen) && chosen < n) {
     // A timestamp taken is its own best guess, as sure as its probability.
     r.tid = chosen;
