@@ -672,6 +672,28 @@ HARK_API hark_status hark_stream_wait(hark_stream* stream);
 /* Stops, waits, frees. Not from the stream's own callback. */
 HARK_API hark_status hark_stream_free(hark_stream* stream);
 
+/* ---- model conversion ---------------------------------------------------------------------- */
+/* Rewrites a Whisper model file with its weight matrices in `type` ("f32", "f16", "q4_0", "q4_1",
+ * "q5_0", "q5_1", "q8_0"), in whisper.cpp's layout (see hark/quantize.hpp for what changes). The
+ * output is written under a temporary name and renamed at the end: on failure there is no output
+ * file. HARK_ERR_INVALID_ARGUMENT: NULL or empty paths, an unknown type; HARK_ERR_MODEL: the
+ * input is not a valid model, the output is the input, or it cannot be written (the message
+ * names the file). `progress` (may be NULL) gets the bytes converted after each tensor; `out`
+ * (may be NULL) the sizes. Any thread. */
+typedef void (*hark_quantize_progress_callback)(uint64_t done_bytes, uint64_t total_bytes, void* user_data);
+typedef struct hark_quantize_result {
+  const char* from_type;  /* static strings: "f16", "q5_0", ... */
+  const char* to_type;
+  uint64_t input_bytes;   /* file sizes */
+  uint64_t output_bytes;
+  int n_tensors;          /* tensors in the file */
+  int n_converted;        /* tensors whose type changed */
+  int n_kept_f16;         /* matrices left f16: rows not whole 32-value blocks */
+} hark_quantize_result;
+HARK_API hark_status hark_quantize_model(const char* input_path, const char* output_path, const char* type,
+                                         hark_quantize_progress_callback progress, void* user_data,
+                                         hark_quantize_result* out, size_t out_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,6 +25,7 @@
 #include "hark/error.hpp"
 #include "hark/export.h"
 #include "hark/log.hpp"
+#include "hark/quantize.hpp"  // model conversion: quantize_model
 #include "hark/vad.hpp"  // voice activity detection: VadModel, VadStream, energy_vad
 
 namespace hark {

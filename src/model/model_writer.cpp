@@ -35,12 +35,16 @@ void ModelWriter::header(const HParams& hp, const frontend::MelFilters& mel, con
 
 void ModelWriter::tensor(std::string_view name, int32_t type, const std::vector<int32_t>& ne, const void* data,
                          size_t nbytes) {
+  tensor_head(name, type, ne);
+  emit(data, nbytes);
+}
+
+void ModelWriter::tensor_head(std::string_view name, int32_t type, const std::vector<int32_t>& ne) {
   i32(static_cast<int32_t>(ne.size()));
   i32(static_cast<int32_t>(name.size()));
   i32(type);
   for (int32_t d : ne) i32(d);
   emit(name.data(), name.size());
-  emit(data, nbytes);
 }
 
 namespace {
@@ -273,7 +277,7 @@ std::vector<std::string> synthetic_vocab(const HParams& hp) {
   return tokens;
 }
 
-void write_test_model(const TestModelOptions& options, const std::string& path) {
+void write_model_file(const std::string& path, const std::function<void(ModelWriter&)>& write) {
   const std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw Error(tmp + ": cannot create: " + std::strerror(errno));
@@ -286,7 +290,7 @@ void write_test_model(const TestModelOptions& options, const std::string& path) 
     }
   });
   try {
-    write_model(options, w);
+    write(w);
   } catch (...) {
     std::fclose(f);
     std::remove(tmp.c_str());
@@ -305,6 +309,10 @@ void write_test_model(const TestModelOptions& options, const std::string& path) 
     std::remove(tmp.c_str());
     throw Error(path + ": cannot rename " + tmp + " into place: " + std::strerror(e));
   }
+}
+
+void write_test_model(const TestModelOptions& options, const std::string& path) {
+  write_model_file(path, [&](ModelWriter& w) { write_model(options, w); });
 }
 
 std::vector<uint8_t> make_test_model_bytes(const TestModelOptions& options) {

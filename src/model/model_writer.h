@@ -26,6 +26,8 @@ class ModelWriter {
   void header(const HParams& hp, const frontend::MelFilters& mel, const std::vector<std::string>& tokens);
   // One tensor record. `type` is the raw type id and `ne` the stored dims (1 to 4 of them).
   void tensor(std::string_view name, int32_t type, const std::vector<int32_t>& ne, const void* data, size_t nbytes);
+  // A tensor record's head alone; its data follows through raw(), in as many pieces as suit.
+  void tensor_head(std::string_view name, int32_t type, const std::vector<int32_t>& ne);
 
   void raw(const void* data, size_t size) { emit(data, size); }
   void i32(int32_t v) { emit(&v, 4); }
@@ -56,8 +58,13 @@ struct TestModelOptions {
 bool test_model_preset(std::string_view name, HParams* out);
 std::vector<std::string> test_model_preset_names();
 
-// Writes the model to `path` (through a temporary file renamed at the end, so a failed run
-// leaves no half-written model). Streams tensor by tensor: memory stays at one tensor.
+// Writes a model file through `write` into path + ".tmp", renamed to `path` only when every byte
+// was written: a failed run (an exception from `write`, a full disk) leaves no file that looks
+// complete, and no temporary one either.
+void write_model_file(const std::string& path, const std::function<void(ModelWriter&)>& write);
+
+// Writes the model to `path` (through write_model_file). Streams tensor by tensor: memory stays
+// at one tensor.
 void write_test_model(const TestModelOptions& options, const std::string& path);
 std::vector<uint8_t> make_test_model_bytes(const TestModelOptions& options);
 

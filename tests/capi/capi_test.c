@@ -1279,6 +1279,44 @@ static void test_vad_transcribe(hark_context* ctx, const char* not_a_model) {
   hark_audio_free(clip);
 }
 
+static void on_quantize_progress(uint64_t done, uint64_t total, void* user_data) {
+  int* calls = (int*)user_data;
+  CHECK(done <= total);
+  ++*calls;
+}
+
+/* hark_quantize_model: a q8_0 copy of the test model loads; bad arguments are named, and a
+ * failed conversion leaves no output file. */
+static void test_quantize(const char* model, const char* not_a_model) {
+  char out[300];
+  const char* tmp = getenv("TMPDIR");
+  snprintf(out, sizeof out, "%s/hark-capi-%d-q8.bin", tmp && *tmp ? tmp : "/tmp", (int)getpid());
+  hark_quantize_result r;
+  int calls = 0;
+  CHECK_OK(hark_quantize_model(model, out, "q8_0", on_quantize_progress, &calls, &r, sizeof r));
+  CHECK(calls == r.n_tensors && r.n_converted > 0 && r.n_kept_f16 == 0);
+  CHECK(strcmp(r.from_type, "f16") == 0 && strcmp(r.to_type, "q8_0") == 0);
+  CHECK(r.output_bytes > 0 && r.output_bytes < r.input_bytes);
+  hark_context* q = NULL;
+  CHECK_OK(hark_context_load(out, NULL, &q));
+  if (q) {
+    hark_model_info mi;
+    CHECK_OK(hark_context_info(q, &mi, sizeof mi));
+    CHECK(strcmp(mi.weight_type, "q8_0") == 0);
+    hark_context_free(q);
+  }
+  remove(out);
+  CHECK_OK(hark_quantize_model(model, out, "q5_0", NULL, NULL, NULL, 0)); /* no callback, no result */
+  remove(out);
+  CHECK_ERR(hark_quantize_model(NULL, out, "q5_0", NULL, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "input_path");
+  CHECK_ERR(hark_quantize_model(model, "", "q5_0", NULL, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "output_path");
+  CHECK_ERR(hark_quantize_model(model, out, "q3_k", NULL, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "q3_k");
+  CHECK_ERR(hark_quantize_model(model, out, "q5_0", NULL, NULL, &r, 4), HARK_ERR_INVALID_ARGUMENT, "out_size");
+  CHECK_ERR(hark_quantize_model(not_a_model, out, "q5_0", NULL, NULL, NULL, 0), HARK_ERR_MODEL, not_a_model);
+  CHECK(fopen(out, "rb") == NULL);
+  CHECK_ERR(hark_quantize_model(model, model, "q5_0", NULL, NULL, NULL, 0), HARK_ERR_MODEL, "is the input");
+}
+
 int main(int argc, char** argv) {
   g_quick = quick_params();
   char model[256], not_a_model[256], wav_path[256];
@@ -1316,6 +1354,7 @@ int main(int argc, char** argv) {
   test_library();
   test_load_errors(model, not_a_model);
   test_vad(not_a_model);
+  test_quantize(model, not_a_model);
 
   hark_context* ctx = NULL;
   hark_context_params cp = hark_context_default_params();

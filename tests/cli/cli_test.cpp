@@ -500,5 +500,34 @@ TEST_F(Cli, TranscribeWithVadUsesWhisperCppsFlags) {
   EXPECT_EQ(hark("transcribe -nf --vad -vm " + quote(vad) + " -vt 1.5" + m).code, 2);
 }
 
+// ---- quantize --------------------------------------------------------------------------------
+
+TEST_F(Cli, QuantizeWritesALoadableModelAndPrintsSizes) {
+  const std::string out = (dir() / "micro-q5_0.bin").string();
+  const CliResult r = hark("quantize " + quote(model()) + " " + quote(out) + " q5_0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "(f16, ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "(q5_0, ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "MB")) << r.out;
+  EXPECT_EQ(r.err, "");  // no progress line when stderr is not a terminal
+  const CliResult info = hark("info " + quote(out));
+  ASSERT_EQ(info.code, 0) << info.err;
+  EXPECT_TRUE(contains(info.out, "weight type     q5_0")) << info.out;
+  fs::remove(out);
+}
+
+TEST_F(Cli, QuantizeRefusesABadTypeOrInputAndWritesNothing) {
+  const std::string out = (dir() / "never.bin").string();
+  const CliResult bad_type = hark("quantize " + quote(model()) + " " + quote(out) + " q3_k");
+  EXPECT_EQ(bad_type.code, 2);
+  EXPECT_TRUE(contains(bad_type.err, "q3_k")) << bad_type.err;
+  const std::string missing = (dir() / "missing.bin").string();
+  const CliResult bad_in = hark("quantize " + quote(missing) + " " + quote(out) + " q8_0");
+  EXPECT_EQ(bad_in.code, 1);
+  EXPECT_TRUE(contains(bad_in.err, missing)) << bad_in.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".tmp"));
+}
+
 }  // namespace
 }  // namespace hark
