@@ -1,6 +1,6 @@
 // bench_pool: the CPU thread pool alone, on a job shaped like a decoder step, as one JSON object.
 //
-//   bench_pool [-t 2] [--steps 300] [--barriers 150] [--work 32768] [--spin-ns N]
+//   bench_pool [-t 2] [--steps 300] [--barriers 150] [--work 32768] [--spin-ns N] [--repeats 3] [--one-only]
 //
 // A "step" is one pool job of --barriers segments with a barrier after each: in a segment the
 // threads share --work floats of arithmetic, and every fourth segment is thread 0's alone (the
@@ -10,6 +10,7 @@
 // - two jobs of -t threads each (two pools, two caller threads) at once, against the same two
 //   one after the other: the times and their ratio (at_once_over_sequential; under 1 is a gain).
 //   With -t 2 on a 2-core machine this is the case that collapses when barriers only spin.
+//   --one-only skips it (under chrt -f, where same-priority threads never share a core).
 // - the single-thread time of the same steps, for scale.
 #include <CLI/CLI.hpp>
 
