@@ -217,6 +217,7 @@ uint64_t involuntary_switches() {
 TEST(ThreadPool, APreemptedThreadCutsTheSpin) {
   // The pool's threads and a busy thread share one CPU, so the caller is taken off it while it
   // could still run (an involuntary switch): the pool then spins less, and still works.
+  if (sched_getscheduler(0) != SCHED_OTHER) GTEST_SKIP() << "needs time-sharing scheduling (a real-time thread is never preempted by its equals)";
   cpu_set_t old_set, one;
   ASSERT_EQ(sched_getaffinity(0, sizeof(old_set), &old_set), 0);
   CPU_ZERO(&one);
