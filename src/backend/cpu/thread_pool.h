@@ -3,20 +3,36 @@
 // `run(fn)` calls fn(ith, nth) on every thread (the caller is thread 0) and returns when all are
 // done. Inside fn, threads may call `barrier()` to wait for each other: the CPU backend runs a
 // whole graph as one job, with a barrier between nodes, so workers are woken once per graph, not
-// once per op. Workers spin briefly, then sleep, between jobs.
+// once per op.
+//
+// Every wait (a barrier, a worker waiting for the next job, the caller waiting for the workers)
+// spins for a bounded time, then sleeps until woken (WaitWord). Spinning keeps a barrier under a
+// microsecond when each thread has a core; sleeping keeps the pool from collapsing when threads
+// outnumber free cores (other jobs, other processes, n_threads > cores): a spinning thread would
+// burn the core that the thread it waits for needs. How long to spin adapts to how busy the
+// machine is: when a pool thread finds it was preempted (the kernel gave its core to someone
+// else), spins drop to about a microsecond; each job that runs with no thread preempted lets
+// them grow back towards the longest spin.
 #pragma once
 #include <atomic>
-#include <condition_variable>
+#include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "backend/cpu/wait_word.h"
 
 namespace hark::cpu {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int n_threads);
+  // The longest a wait spins before it sleeps, by default: on an idle machine almost every wait
+  // of a decoder step ends within it (bench_pool: ~0.01 sleeps a step at 50 us, ~0.1 at 20 us),
+  // and a sleep and wake-up costs ~20-50 us (more in a VM), so shorter spins would be slower.
+  static constexpr int64_t kDefaultSpinNs = 50'000;
+
+  // max_spin_ns: the longest each wait spins before sleeping (0: always sleep at once).
+  explicit ThreadPool(int n_threads, int64_t max_spin_ns = kDefaultSpinNs);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -27,27 +43,45 @@ class ThreadPool {
   void barrier();
   // Makes every barrier of the running job return at once, now and until the job ends. A thread
   // that fails inside an op calls this: it will not reach the barriers the others wait at (an
-  // op's own, or the one after the node), so without it they would wait forever. The next run()
-  // starts with whole barriers again.
+  // op's own, or the one after the node), so without it they would wait forever. Threads asleep
+  // at a barrier are woken. The next run() starts with whole barriers again.
   void break_barriers();
+
+  // How many waits so far ended asleep rather than spinning (for tests and benchmarks).
+  uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
+  // Threads asleep in a wait right now (a barrier, or between jobs).
+  int sleeping() const {
+    return static_cast<int>(job_seq_.sleepers() + pending_.sleepers() + barrier_gen_.sleepers());
+  }
+  // How long a wait spins now (adapted; at most max_spin_ns).
+  int64_t spin_ns() const { return spin_ns_.load(std::memory_order_relaxed); }
 
  private:
   void worker(int ith);
+  // Waits for `w` to leave `old`, spinning spin_scale times the current spin first.
+  void wait_while(const WaitWord& w, uint32_t old, int64_t spin_scale);
+  // Cuts the spin if this thread was preempted since it last looked.
+  void check_preempted();
 
-  int n_threads_;
+  const int n_threads_;
+  const int64_t max_spin_ns_;
+  std::atomic<int64_t> spin_ns_;       // written rarely: only when a thread was preempted, or once a job while it grows
+  std::atomic<bool> preempted_{false};  // some thread was preempted during this job
   std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  const std::function<void(int, int)>* job_ = nullptr;
-  uint64_t job_seq_ = 0;       // bumped per job; workers run each sequence once
-  std::atomic<uint64_t> job_seq_atomic_{0};
-  std::atomic<int> pending_{0};  // workers still running the current job
-  bool stop_ = false;
 
-  // sense-reversing barrier
+  // A job: run() writes job_ (and stop_), then bumps job_seq_; workers run each sequence once.
+  const std::function<void(int, int)>* job_ = nullptr;
+  bool stop_ = false;
+  WaitWord job_seq_;
+  WaitWord pending_;  // workers still running the current job; run() waits for 0
+
+  // Barrier: arrivals count up; the last one resets the count and bumps the generation, which
+  // the others wait on. break_barriers() bumps it too, so sleepers wake and see broken_.
   std::atomic<int> barrier_count_{0};
-  std::atomic<int> barrier_sense_{0};
+  WaitWord barrier_gen_;
   std::atomic<bool> barrier_broken_{false};
+
+  std::atomic<uint64_t> sleeps_{0};
 };
 
 }  // namespace hark::cpu

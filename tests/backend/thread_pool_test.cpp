@@ -1,0 +1,263 @@
+// The CPU thread pool: every thread runs each job once, barriers separate phases, broken barriers
+// release everyone, and waits that sleep are woken, also with more threads than cores. Pools
+// built with a spin of 0 sleep at every wait, so the sleeping paths run on every machine; tests
+// that need a thread to be asleep wait for the pool to say so (sleeping()), never for a time. A
+// hang shows up as the test timing out.
+#include <gtest/gtest.h>
+
+#if defined(__linux__)
+#include <sched.h>
+#include <sys/resource.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "backend/cpu/thread_pool.h"
+
+namespace hark::cpu {
+namespace {
+
+int more_threads_than_cores() { return 2 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) + 1; }
+
+// Until `pool` reports `n` threads asleep.
+void await_sleeping(const ThreadPool& pool, int n) {
+  while (pool.sleeping() < n) std::this_thread::yield();
+}
+
+// Pools to run each behaviour on: always sleeping, a short spin, the default.
+std::vector<int64_t> spins() { return {0, 1'000, ThreadPool::kDefaultSpinNs}; }
+
+TEST(ThreadPool, EveryThreadRunsEachJobOnce) {
+  for (int n : {1, 2, 3, 8, more_threads_than_cores()}) {
+    for (int64_t spin : spins()) {
+      ThreadPool pool(n, spin);
+      EXPECT_EQ(pool.size(), n);
+      for (int job = 0; job < 200; ++job) {
+        std::vector<std::atomic<int>> ran(static_cast<size_t>(n));
+        std::atomic<int> wrong_nth{0};
+        pool.run([&](int ith, int nth) {
+          ran[static_cast<size_t>(ith)].fetch_add(1);
+          if (nth != n) wrong_nth.fetch_add(1);
+        });
+        for (int i = 0; i < n; ++i) ASSERT_EQ(ran[static_cast<size_t>(i)].load(), 1) << "n=" << n << " spin=" << spin << " thread " << i;
+        ASSERT_EQ(wrong_nth.load(), 0);
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, FewerThanOneThreadMeansOne) {
+  ThreadPool pool(0);
+  EXPECT_EQ(pool.size(), 1);
+  int calls = 0;
+  pool.run([&](int ith, int nth) {
+    EXPECT_EQ(ith, 0);
+    EXPECT_EQ(nth, 1);
+    ++calls;
+  });
+  EXPECT_EQ(calls, 1);
+}
+
+// Each round every thread writes its slot, waits at a barrier, then checks that every slot holds
+// this round; a second barrier keeps the next round's writes after all checks. A thread that
+// left a barrier early would see an old round (or overwrite a slot being checked).
+void expect_barriers_separate_rounds(ThreadPool& pool, int rounds) {
+  const int n = pool.size();
+  std::vector<std::atomic<int>> slot(static_cast<size_t>(n));
+  for (auto& s : slot) s.store(-1);
+  std::atomic<int> errors{0};
+  pool.run([&](int ith, int nth) {
+    for (int r = 0; r < rounds; ++r) {
+      slot[static_cast<size_t>(ith)].store(r, std::memory_order_relaxed);
+      pool.barrier();
+      for (int j = 0; j < nth; ++j)
+        if (slot[static_cast<size_t>(j)].load(std::memory_order_relaxed) != r) errors.fetch_add(1);
+      pool.barrier();
+    }
+  });
+  EXPECT_EQ(errors.load(), 0) << "threads=" << n << " spin=" << pool.spin_ns();
+}
+
+TEST(ThreadPool, BarriersSeparateRoundsOverManyIterations) {
+  for (int n : {2, 3, 4}) {
+    for (int64_t spin : spins()) {
+      ThreadPool pool(n, spin);
+      expect_barriers_separate_rounds(pool, 5000);
+    }
+  }
+}
+
+TEST(ThreadPool, MoreThreadsThanCoresStillPassBarriers) {
+  // Every barrier needs all threads, and some of them are always off a core: this only ends if
+  // waiting threads give their cores up.
+  for (int64_t spin : spins()) {
+    ThreadPool pool(more_threads_than_cores(), spin);
+    expect_barriers_separate_rounds(pool, 300);
+    for (int job = 0; job < 50; ++job) expect_barriers_separate_rounds(pool, 2);
+  }
+}
+
+TEST(ThreadPool, SleepingBarrierWaitersAreWoken) {
+  for (int n : {2, 4}) {
+    ThreadPool pool(n, 0);
+    for (int round = 0; round < 100; ++round) {
+      std::atomic<int> passed{0};
+      pool.run([&](int ith, int) {
+        // The others are asleep at the barrier when thread 0 arrives: its arrival must wake them.
+        if (ith == 0) await_sleeping(pool, n - 1);
+        pool.barrier();
+        passed.fetch_add(1);
+      });
+      ASSERT_EQ(passed.load(), n);
+    }
+  }
+}
+
+TEST(ThreadPool, WorkersAsleepBetweenJobsWakeForTheNextJob) {
+  for (int n : {2, 4}) {
+    ThreadPool pool(n, 0);
+    for (int job = 0; job < 50; ++job) {
+      await_sleeping(pool, n - 1);  // every worker asleep, waiting for a job
+      std::atomic<int> ran{0};
+      pool.run([&](int, int) { ran.fetch_add(1); });
+      ASSERT_EQ(ran.load(), n);
+    }
+  }
+}
+
+TEST(ThreadPool, CallerAsleepWaitingForWorkersIsWoken) {
+  ThreadPool pool(3, 0);
+  for (int job = 0; job < 50; ++job) {
+    std::atomic<bool> caller_done{false};
+    pool.run([&](int ith, int) {
+      if (ith == 0) {
+        caller_done.store(true);
+      } else {
+        while (!caller_done.load()) std::this_thread::yield();
+        await_sleeping(pool, 1);  // the caller, waiting for the workers to finish
+      }
+    });
+  }
+  SUCCEED();
+}
+
+TEST(ThreadPool, BreakBarriersReleasesWaitersForTheRestOfTheJob) {
+  for (int64_t spin : spins()) {
+    const int n = 4;
+    ThreadPool pool(n, spin);
+    std::atomic<int> passed{0};
+    pool.run([&](int ith, int) {
+      if (ith == 1) {
+        // Never arrives: breaks the barriers instead, as a failing op does.
+        pool.break_barriers();
+        return;
+      }
+      for (int b = 0; b < 10; ++b) pool.barrier();
+      passed.fetch_add(1);
+    });
+    EXPECT_EQ(passed.load(), n - 1);
+    // The next job has whole barriers again.
+    expect_barriers_separate_rounds(pool, 200);
+  }
+}
+
+TEST(ThreadPool, BreakBarriersWakesSleepingWaiters) {
+  const int n = 4;
+  ThreadPool pool(n, 0);
+  for (int round = 0; round < 50; ++round) {
+    std::atomic<int> passed{0};
+    pool.run([&](int ith, int) {
+      if (ith == 1) {
+        await_sleeping(pool, n - 1);  // the other three asleep at the barrier
+        pool.break_barriers();
+        return;
+      }
+      pool.barrier();
+      passed.fetch_add(1);
+    });
+    ASSERT_EQ(passed.load(), n - 1);
+  }
+  expect_barriers_separate_rounds(pool, 200);
+}
+
+TEST(ThreadPool, BreakWhileSomeHaveArrivedLeavesNoOneBehind) {
+  // A break can come while a barrier is partly full and others are between barriers; a thread
+  // that arrives later must not wait for the count that will never complete.
+  const int n = 4;
+  for (int64_t spin : spins()) {
+    ThreadPool pool(n, spin);
+    for (int round = 0; round < 200; ++round) {
+      std::atomic<int> passed{0};
+      pool.run([&](int ith, int) {
+        for (int b = 0; b < 20; ++b) {
+          if (ith == (round % (n - 1)) + 1 && b == round % 20) {
+            pool.break_barriers();
+            return;
+          }
+          pool.barrier();
+        }
+        passed.fetch_add(1);
+      });
+      ASSERT_EQ(passed.load(), n - 1) << "round " << round;
+    }
+  }
+}
+
+#if defined(__linux__)
+uint64_t involuntary_switches() {
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  return static_cast<uint64_t>(ru.ru_nivcsw);
+}
+
+TEST(ThreadPool, APreemptedThreadCutsTheSpin) {
+  // The pool's threads and a busy thread share one CPU, so the caller is taken off it while it
+  // could still run (an involuntary switch): the pool then spins less, and still works.
+  if (sched_getscheduler(0) != SCHED_OTHER) GTEST_SKIP() << "needs time-sharing scheduling (a real-time thread is never preempted by its equals)";
+  cpu_set_t old_set, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(old_set), &old_set), 0);
+  CPU_ZERO(&one);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &old_set)) ++cpu;
+  CPU_SET(cpu, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);  // threads made from here on inherit it
+  {
+    ThreadPool pool(2);
+    EXPECT_EQ(pool.spin_ns(), ThreadPool::kDefaultSpinNs);
+    std::atomic<bool> stop{false};
+    std::thread busy([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+    pool.run([&](int ith, int) {
+      if (ith != 0) return;
+      const uint64_t before = involuntary_switches();
+      while (involuntary_switches() == before) {
+      }
+    });
+    stop.store(true);
+    busy.join();
+    EXPECT_LT(pool.spin_ns(), ThreadPool::kDefaultSpinNs);
+    EXPECT_GT(pool.spin_ns(), 0);
+    expect_barriers_separate_rounds(pool, 200);
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(old_set), &old_set), 0);
+}
+#endif
+
+TEST(ThreadPool, DestroyedWithWorkersAsleep) {
+  for (int n : {2, 5}) {
+    auto pool = std::make_unique<ThreadPool>(n, 0);
+    pool->run([](int, int) {});
+    await_sleeping(*pool, n - 1);
+    pool.reset();  // joins: the workers must wake to see the pool stopping
+  }
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace hark::cpu
