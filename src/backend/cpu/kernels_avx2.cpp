@@ -489,10 +489,18 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
   gemm_blocked<6, 16>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_6x16);
 }
 
+// Weight rows one at a time through dot_q_rows: this level has no tiles across weight rows.
+void dot_q_tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs,
+                 int64_t nx, float* y, int64_t ldy) {
+  for (int64_t r = 0; r < nw; ++r)
+    dot_q_rows(type, n, static_cast<const uint8_t*>(w) + static_cast<size_t>(r) * ws, x, xs, nx, y + r, ldy);
+}
+
 // constinit: no start-up code runs in this file before the processor has been checked.
 constinit const Kernels kTable = {
     SimdLevel::AVX2,
-    dot_row<float>, dot_row<f16_t>, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
+    dot_row<float>, dot_row<f16_t>, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, dot_q_tiles,
+    quantize_q8a, /*gemm_q8=*/nullptr,
     dot_w_rows<float>, dot_w_rows<f16_t>,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
