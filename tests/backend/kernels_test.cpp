@@ -30,7 +30,7 @@ constexpr double kEps = 1.1920929e-7;  // f32 machine epsilon
 
 std::vector<SimdLevel> supported_levels() {
   std::vector<SimdLevel> v;
-  for (SimdLevel l : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512})
+  for (SimdLevel l : kSimdLevels)
     if (simd_level_supported(l)) v.push_back(l);
   return v;
 }
@@ -593,6 +593,15 @@ TEST(KernelDispatch, BestLevelIsSupportedAndEnvLowersIt) {
   EXPECT_EQ(best_simd_level(), SimdLevel::Scalar);
   setenv("HARK_SIMD", "avx512", 1);  // never raises above the hardware
   EXPECT_TRUE(simd_level_supported(best_simd_level()));
+  // At or below the level asked for, and supported (avx2vnni without AVX-VNNI: avx2 or lower).
+  setenv("HARK_SIMD", "avx2vnni", 1);
+  EXPECT_TRUE(simd_level_supported(best_simd_level()));
+  EXPECT_LE(static_cast<int>(best_simd_level()), static_cast<int>(SimdLevel::AVX2VNNI));
+  if (simd_level_supported(SimdLevel::AVX2VNNI)) {
+    EXPECT_EQ(best_simd_level(), SimdLevel::AVX2VNNI);
+  }
+  setenv("HARK_SIMD", "avx2", 1);
+  EXPECT_LE(static_cast<int>(best_simd_level()), static_cast<int>(SimdLevel::AVX2));
   if (old) {
     setenv("HARK_SIMD", saved.c_str(), 1);
   } else {

@@ -167,7 +167,7 @@ class MulMatTest : public ::testing::Test {
     std::vector<cpu::GemmImpl> impls = {cpu::GemmImpl::Own};
     if (c.M >= cpu::kGemmMinRows && cpu::gemm_blas_available()) impls.push_back(cpu::GemmImpl::Blas);
     const cpu::GemmImpl saved = cpu::gemm_impl();
-    for (cpu::SimdLevel level : {cpu::SimdLevel::Scalar, cpu::SimdLevel::AVX2, cpu::SimdLevel::AVX512}) {
+    for (cpu::SimdLevel level : cpu::kSimdLevels) {
       if (!cpu::simd_level_supported(level)) continue;
       for (int threads : {1, 2, 3}) {
         for (cpu::GemmImpl impl : impls) {

@@ -18,7 +18,12 @@
 
 namespace hark::cpu {
 
-enum class SimdLevel { Scalar = 0, AVX2 = 1, AVX512 = 2 };
+// In order of preference. AVX2VNNI is AVX2 plus AVX-VNNI (vpdpbusd on 256 bits, VEX): a
+// processor with AVX-512 VNNI need not have it (Zen 4 does not), so support is checked per
+// level, never by order (simd_level_supported).
+enum class SimdLevel { Scalar = 0, AVX2 = 1, AVX2VNNI = 2, AVX512 = 3 };
+inline constexpr SimdLevel kSimdLevels[] = {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX2VNNI,
+                                            SimdLevel::AVX512};
 const char* simd_level_name(SimdLevel l);
 
 struct Kernels {
@@ -104,7 +109,7 @@ struct Kernels {
 // The table for a level (Scalar always exists; others only when compiled in and supported).
 const Kernels& kernels_for(SimdLevel level);
 // The best level this processor runs, lowered by the environment variable HARK_SIMD
-// ("scalar", "avx2", "avx512") when set.
+// ("scalar", "avx2", "avx2vnni", "avx512") when set: the best supported level at or below it.
 SimdLevel best_simd_level();
 bool simd_level_supported(SimdLevel level);
 

@@ -16,6 +16,7 @@ namespace hark::cpu::detail {
 const Kernels& scalar_kernels();
 // nullptr when the table is not compiled in (non-x86 builds).
 const Kernels* avx2_kernels();
+const Kernels* avx2vnni_kernels();
 const Kernels* avx512_kernels();
 
 // The AVX-512 table's int8 products of quantized weights (int8_avx512.cpp, VNNI); entries of

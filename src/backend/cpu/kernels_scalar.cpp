@@ -381,6 +381,7 @@ const Kernels& scalar_kernels() { return kTable; }
 
 #if !(defined(__x86_64__) || defined(__i386__))
 const Kernels* avx2_kernels() { return nullptr; }
+const Kernels* avx2vnni_kernels() { return nullptr; }
 const Kernels* avx512_kernels() { return nullptr; }
 #endif
 
