@@ -273,9 +273,9 @@ double q_magnitude(DType type, int64_t n, const uint8_t* w, const BlockQ8A* x) {
 TEST_P(KernelsTest, QuantizedDotTilesEveryRowCount) {
   // nw weight rows (an odd byte stride: rows at any address) x nx activation rows (strided), every
   // tile shape and remainder the kernels have (weight rows in 4s, 2s and a last odd one;
-  // activation rows in groups of up to 8), against the scalar single dots. Each output must also
-  // be bit for bit what the same row pair gives alone (nw = nx = 1): a row's number never depends
-  // on which rows share its tile.
+  // activation rows in groups of up to 8), against the scalar single dots. Each weight row's
+  // outputs must also be bit for bit what that row gives alone (nw = 1): results never depend on
+  // which weight rows share a tile (how threads split them).
   for (DType type : kWeightTypes) {
     for (int64_t n : {32, 416}) {
       const int64_t nb = n / kQuantBlock, xs = nb + 1;
@@ -300,12 +300,16 @@ TEST_P(KernelsTest, QuantizedDotTilesEveryRowCount) {
               const double tol = 1e-5 * q_magnitude(type, n, wr, xr) + 1e-20;
               ASSERT_NEAR(got, qdot(scalar(), type)(n, wr, xr), tol)
                   << dtype_name(type) << " n=" << n << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m;
-              float alone = 0;
-              k().dot_q_tiles(type, n, wr, ws, 1, xr, xs, 1, &alone, 1);
-              ASSERT_TRUE(same_bits(got, alone)) << dtype_name(type) << " nw=" << nw << " nx=" << nx << " r=" << r
-                                                 << " m=" << m << ": " << got << " vs " << alone;
             }
             for (int64_t r = nw; r < ldy; ++r) ASSERT_EQ(y[m * ldy + r], -7.0f) << "wrote past the rows";
+          }
+          for (int64_t r = 0; r < nw; ++r) {
+            std::vector<float> alone(static_cast<size_t>(nx));
+            k().dot_q_tiles(type, n, w0 + r * ws, ws, 1, xq.data(), xs, nx, alone.data(), 1);
+            for (int64_t m = 0; m < nx; ++m)
+              ASSERT_TRUE(same_bits(y[m * ldy + r], alone[m]))
+                  << dtype_name(type) << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m << ": "
+                  << y[m * ldy + r] << " vs " << alone[m];
           }
         }
       }

@@ -45,9 +45,9 @@ struct Kernels {
                      int64_t nx, float* y, int64_t y_stride);
   // nw quantized weight rows (row r at byte w + r * w_stride) with nx activation rows (row m at
   // x + m * x_stride, in blocks): y[m * ldy + r] = dot of weight row r with activation row m, the
-  // same number dot_q* gives up to f32 summation order, and the same for any nx and nw (a row's
-  // result never depends on the rows it shares a tile with). The row-dot path of mul_mat calls
-  // this for every quantized product, one activation row or several.
+  // same number dot_q* gives up to f32 summation order, and bit for bit the same for any nw (a
+  // weight row's results do not depend on how the rows are split, e.g. over threads). The
+  // row-dot path of mul_mat calls this for every quantized product, one activation row or several.
   void (*dot_q_tiles)(DType type, int64_t n, const void* w, size_t w_stride, int64_t nw, const BlockQ8A* x,
                       int64_t x_stride, int64_t nx, float* y, int64_t ldy);
   void (*quantize_q8a)(const float* x, BlockQ8A* y, int64_t n);

@@ -498,11 +498,25 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
   gemm_blocked<6, 16>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_6x16);
 }
 
-// Weight rows one at a time through dot_q_rows: this level has no tiles across weight rows.
+// Weight rows one at a time: this level has no tiles across weight rows. One activation row takes
+// the single dots (two accumulator chains, prefetch: measured 2.4x faster on a tiny q5_0 logits
+// product than dot_q_rows' one-row group), several take dot_q_rows.
 void dot_q_tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs,
                  int64_t nx, float* y, int64_t ldy) {
-  for (int64_t r = 0; r < nw; ++r)
-    dot_q_rows(type, n, static_cast<const uint8_t*>(w) + static_cast<size_t>(r) * ws, x, xs, nx, y + r, ldy);
+  const auto* wb = static_cast<const uint8_t*>(w);
+  if (nx == 1) {
+    float (*dot)(int64_t, const void*, const BlockQ8A*) = dot_q8_0;
+    switch (type) {
+      case DType::Q4_0: dot = dot_q4_0; break;
+      case DType::Q4_1: dot = dot_q4_1; break;
+      case DType::Q5_0: dot = dot_q5_0; break;
+      case DType::Q5_1: dot = dot_q5_1; break;
+      default: break;
+    }
+    for (int64_t r = 0; r < nw; ++r) y[r] = dot(n, wb + static_cast<size_t>(r) * ws, x);
+    return;
+  }
+  for (int64_t r = 0; r < nw; ++r) dot_q_rows(type, n, wb + static_cast<size_t>(r) * ws, x, xs, nx, y + r, ldy);
 }
 
 // constinit: no start-up code runs in this file before the processor has been checked.
