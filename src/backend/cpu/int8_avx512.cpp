@@ -2,11 +2,12 @@
 // VNNI: the AVX-512 table's dot_q_tiles (decoder steps: a few activation rows) and gemm_q8
 // (encoder: many rows).
 //
-// Both multiply with vpdpbusd, which takes unsigned bytes times signed bytes. Weights enter as
-// signed levels (level - zero point: q4_0 -8..7, q5_0 -16..15, q8_0 as stored; the _1 types'
+// Both multiply with vpdpbusd, which takes unsigned bytes times signed bytes. In the GEMM, weights
+// enter as signed levels (level - zero point: q4_0 -8..7, q5_0 -16..15, q8_0 as stored; the _1 types'
 // unsigned levels 0..31 fit too) and activations as unsigned bytes xq + 128 (an xor with 0x80).
 // The 128 * sum(w) that adds is taken off by starting each block's integer sum at -128 * sum(w),
-// computed once per weight block, so no step depends on the activation row:
+// computed once per packed weight block, so no step depends on the activation row (the decoder's
+// tiles swap the roles, see below):
 //   sum_j w_j x_j = d dx sum_j (q_j - zero) xq_j  (+ m * s for the _1 types, s = dx * sum xq).
 // Each block's integer sum becomes f32 and is scaled by d * dx; sums stay exact in int32 (32
 // products of at most 255 * 128).
@@ -51,11 +52,6 @@ inline float half(f16_t h) { return _cvtsh_ss(h); }
 
 inline __m512i bytes_0x80() { return _mm512_set1_epi8(static_cast<char>(0x80)); }
 
-// -128 * (sum of each lane's four signed levels): the start of a block's integer sums.
-inline __m512i neg128_sums(__m512i q) {
-  return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bytes_0x80(), q));
-}
-
 // The signed levels of one block (32 bytes, in value order).
 template <typename T>
 inline __m256i block_levels(const uint8_t* p) {
@@ -73,6 +69,16 @@ inline __m256i block_levels(const uint8_t* p) {
 }
 
 // ---- dot_q_tiles: weight rows in pairs x up to 8 activation rows -------------------------------
+//
+// Here the roles swap: weights enter as unsigned levels u (q4/q5 levels as stored, q8_0's plus
+// 128) and activations as the signed bytes they are, so sum u x = sum w x + z sum x, where the
+// offset z (the zero point: 8, 16, 128 for q8_0; 0 for the _1 types) is one constant per type.
+// The correction -z * sum x belongs to the activation block alone: it is computed once per call
+// for every activation block and starts the integer sums, and nothing per weight block is spent
+// on it. (The GEMM packs its weights once and keeps the layout above.)
+
+template <typename T>
+constexpr int kOffset = T::kSigned ? 128 : T::kZero;
 
 // Two weight rows' blocks in one register: bytes 0..31 row r0's levels, 32..63 row r1's, so
 // one vpdpbusd against an activation block broadcast to both halves does both rows' dots.
@@ -81,8 +87,10 @@ inline __m512i pair_levels(const uint8_t* b0, const uint8_t* b1) {
   using Block = typename T::Block;
   const BlockBytes<Block> w0{b0}, w1{b1};
   if constexpr (T::kSigned) {
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0.qs()))),
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w1.qs())), 1);
+    const __m512i q = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0.qs()))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w1.qs())), 1);
+    return _mm512_xor_si512(q, bytes_0x80());  // w + 128 as unsigned bytes
   } else {
     const __m256i both = _mm256_inserti128_si256(
         _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w0.qs()))),
@@ -98,7 +106,6 @@ inline __m512i pair_levels(const uint8_t* b0, const uint8_t* b1) {
       const uint64_t bits = uint64_t{w0.qh()} | (uint64_t{w1.qh()} << 32);
       q = _mm512_mask_add_epi8(q, _cvtu64_mask64(bits), q, _mm512_set1_epi8(0x10));
     }
-    if constexpr (T::kZero != 0) q = _mm512_sub_epi8(q, _mm512_set1_epi8(T::kZero));
     return q;
   }
 }
@@ -124,22 +131,27 @@ inline float hsum_hi(__m512 v) {
                                                           _MM_SHUFFLE(3, 2, 3, 2))));
 }
 
+inline __m512i load_x(const BlockQ8A& xb) {
+  return _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs)));
+}
+
 // Weight loops read every block once while computing on it for a while; they outrun the
 // hardware prefetchers, so they ask for the weights this far ahead (as kernels_avx512.cpp).
 constexpr int kPrefetchBytes = 4096;
 
 // P pairs of weight rows (rows[2p], rows[2p + 1]; a pair may repeat a row) x G activation rows
-// in P * G accumulators. Writes y[g * ldy + r] for r < nwrite.
+// in P * G accumulators. start[g * nb + b]: activation block (g, b)'s -z * sum x per group of
+// four (unused when z = 0). Writes y[g * ldy + r] for r < nwrite.
 template <typename T, int P, int G>
-void q_tile(int64_t nb, const uint8_t* const* rows, const BlockQ8A* x, int64_t xs, float* y, int64_t ldy,
-            int nwrite) {
+void q_tile(int64_t nb, const uint8_t* const* rows, const BlockQ8A* x, int64_t xs, const __m256i* start, float* y,
+            int64_t ldy, int nwrite) {
   using Block = typename T::Block;
   __m512 acc[P][G];
   for (int p = 0; p < P; ++p)
     for (int g = 0; g < G; ++g) acc[p][g] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const size_t off = static_cast<size_t>(b) * sizeof(Block);
-    __m512i w[P], start[P];
+    __m512i w[P];
     __m512 d[P], m[P];
     for (int p = 0; p < P; ++p) {
       const uint8_t* b0 = rows[2 * p] + off;
@@ -147,7 +159,6 @@ void q_tile(int64_t nb, const uint8_t* const* rows, const BlockQ8A* x, int64_t x
       _mm_prefetch(reinterpret_cast<const char*>(b0) + kPrefetchBytes, _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(b1) + kPrefetchBytes, _MM_HINT_T0);
       w[p] = pair_levels<T>(b0, b1);
-      start[p] = neg128_sums(w[p]);
       const BlockBytes<Block> w0{b0}, w1{b1};
       d[p] = pair_f16<false>(w0.d(), w1.d());
       if constexpr (T::kHasMin) m[p] = pair_f16<true>(w0.m(), w1.m());
@@ -155,11 +166,12 @@ void q_tile(int64_t nb, const uint8_t* const* rows, const BlockQ8A* x, int64_t x
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       const BlockQ8A& xb = x[g * xs + b];
-      const __m512i xu = _mm512_xor_si512(
-          _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs))), bytes_0x80());
+      const __m512i xv = load_x(xb);
+      __m512i s0 = _mm512_setzero_si512();
+      if constexpr (kOffset<T> != 0) s0 = _mm512_broadcast_i64x4(_mm256_load_si256(start + g * nb + b));
       const __m512 dx = _mm512_set1_ps(xb.d);
       for (int p = 0; p < P; ++p) {
-        const __m512 dot = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start[p], xu, w[p]));
+        const __m512 dot = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(s0, w[p], xv));
         acc[p][g] = _mm512_fmadd_ps(_mm512_mul_ps(dot, d[p]), dx, acc[p][g]);
         if constexpr (T::kHasMin) acc[p][g] = _mm512_fmadd_ps(m[p], _mm512_set1_ps(xb.s), acc[p][g]);
       }
@@ -175,20 +187,20 @@ void q_tile(int64_t nb, const uint8_t* const* rows, const BlockQ8A* x, int64_t x
 // All weight rows against G activation rows: tiles of 4 rows (two pairs), then a pair, then a
 // last odd row paired with itself.
 template <typename T, int G>
-void q_rows_g(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, float* y,
-              int64_t ldy) {
+void q_rows_g(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs,
+              const __m256i* start, float* y, int64_t ldy) {
   int64_t r = 0;
   for (; r + 4 <= nw; r += 4) {
     const uint8_t* rows[4] = {w + r * ws, w + (r + 1) * ws, w + (r + 2) * ws, w + (r + 3) * ws};
-    q_tile<T, 2, G>(nb, rows, x, xs, y + r, ldy, 4);
+    q_tile<T, 2, G>(nb, rows, x, xs, start, y + r, ldy, 4);
   }
   for (; r + 2 <= nw; r += 2) {
     const uint8_t* rows[2] = {w + r * ws, w + (r + 1) * ws};
-    q_tile<T, 1, G>(nb, rows, x, xs, y + r, ldy, 2);
+    q_tile<T, 1, G>(nb, rows, x, xs, start, y + r, ldy, 2);
   }
   if (r < nw) {
     const uint8_t* rows[2] = {w + r * ws, w + r * ws};
-    q_tile<T, 1, G>(nb, rows, x, xs, y + r, ldy, 1);
+    q_tile<T, 1, G>(nb, rows, x, xs, start, y + r, ldy, 1);
   }
 }
 
@@ -197,18 +209,32 @@ void q_tiles(int64_t n, const void* wv, size_t ws, int64_t nw, const BlockQ8A* x
              int64_t ldy) {
   const auto* w = static_cast<const uint8_t*>(wv);
   const int64_t nb = n / kQuantBlock;
+  // The activation blocks' corrections, -z * (sum of each group of four), for up to 8 rows: in
+  // this thread's GEMM scratch (64-byte aligned; no GEMM runs in the thread meanwhile).
+  __m256i* start = nullptr;
+  if constexpr (kOffset<T> != 0) start = reinterpret_cast<__m256i*>(gemm_scratch(static_cast<size_t>(8 * nb) * 8));
   for (int64_t m = 0; m < nx; m += 8) {
     const BlockQ8A* xm = x + m * xs;
     float* ym = y + m * ldy;
-    switch (nx - m < 8 ? nx - m : 8) {
-      case 1: q_rows_g<T, 1>(nb, w, ws, nw, xm, xs, ym, ldy); break;
-      case 2: q_rows_g<T, 2>(nb, w, ws, nw, xm, xs, ym, ldy); break;
-      case 3: q_rows_g<T, 3>(nb, w, ws, nw, xm, xs, ym, ldy); break;
-      case 4: q_rows_g<T, 4>(nb, w, ws, nw, xm, xs, ym, ldy); break;
-      case 5: q_rows_g<T, 5>(nb, w, ws, nw, xm, xs, ym, ldy); break;
-      case 6: q_rows_g<T, 6>(nb, w, ws, nw, xm, xs, ym, ldy); break;
-      case 7: q_rows_g<T, 7>(nb, w, ws, nw, xm, xs, ym, ldy); break;
-      default: q_rows_g<T, 8>(nb, w, ws, nw, xm, xs, ym, ldy); break;
+    const int64_t g = nx - m < 8 ? nx - m : 8;
+    if constexpr (kOffset<T> != 0) {
+      const __m256i z = _mm256_set1_epi8(static_cast<char>(kOffset<T>));
+      for (int64_t i = 0; i < g; ++i)
+        for (int64_t b = 0; b < nb; ++b) {
+          const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xm[i * xs + b].qs));
+          const __m256i zs = _mm256_dpbusd_epi32(_mm256_setzero_si256(), z, xq);
+          _mm256_store_si256(start + i * nb + b, _mm256_sub_epi32(_mm256_setzero_si256(), zs));
+        }
+    }
+    switch (g) {
+      case 1: q_rows_g<T, 1>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
+      case 2: q_rows_g<T, 2>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
+      case 3: q_rows_g<T, 3>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
+      case 4: q_rows_g<T, 4>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
+      case 5: q_rows_g<T, 5>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
+      case 6: q_rows_g<T, 6>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
+      case 7: q_rows_g<T, 7>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
+      default: q_rows_g<T, 8>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
     }
   }
 }
