@@ -12,7 +12,7 @@
 //   bench_kernels --benchmark_filter=host_row   the host side of one decoder row: rules, argmax
 //                                                or a draw, log-softmax on 51,865 logits
 //   HARK_BENCH_THREADS=1 bench_kernels     one thread, summary in CPU time (busy machines)
-//   HARK_SIMD=avx2 bench_kernels           a lower kernel level, as for hark itself
+//   HARK_SIMD=avx2 bench_kernels           a lower kernel level (scalar, avx2, avx2vnni), as for hark itself
 //
 // Shapes are M x K . K x N (activation rows M, depth K, weight rows N):
 //   encoder: 1500 x 384 . 384 x 1536 (tiny MLP), 1500 x 1280 . 1280 x 5120 (large MLP)

@@ -30,7 +30,7 @@ constexpr double kEps = 1.1920929e-7;  // f32 machine epsilon
 
 std::vector<SimdLevel> supported_levels() {
   std::vector<SimdLevel> v;
-  for (SimdLevel l : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512})
+  for (SimdLevel l : kSimdLevels)
     if (simd_level_supported(l)) v.push_back(l);
   return v;
 }
@@ -67,6 +67,7 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.dot_q4_0), reinterpret_cast<const void*>(t.dot_q4_1),
       reinterpret_cast<const void*>(t.dot_q5_0), reinterpret_cast<const void*>(t.dot_q5_1),
       reinterpret_cast<const void*>(t.dot_q8_0), reinterpret_cast<const void*>(t.dot_q_rows),
+      reinterpret_cast<const void*>(t.dot_q_tiles),
       reinterpret_cast<const void*>(t.quantize_q8a), reinterpret_cast<const void*>(t.dot_f32_rows),
       reinterpret_cast<const void*>(t.dot_f16_rows),
       reinterpret_cast<const void*>(t.f16_to_f32_row), reinterpret_cast<const void*>(t.f32_to_f16_row),
@@ -78,6 +79,10 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.gelu), reinterpret_cast<const void*>(t.mean_var),
       reinterpret_cast<const void*>(t.gemm_f32)};
   for (const void* f : fns) EXPECT_NE(f, nullptr);
+  // gemm_q8 is optional; the AVX-512 level (which implies VNNI) has it.
+  if (GetParam() == SimdLevel::AVX512) {
+    EXPECT_NE(reinterpret_cast<const void*>(t.gemm_q8), nullptr);
+  }
 }
 
 TEST_P(KernelsTest, DotF32) {
@@ -243,6 +248,106 @@ TEST_P(KernelsTest, QuantizedDotsOverSeveralRows) {
         }
         EXPECT_NEAR(y[2 * i], single, 1e-5 * mag + 1e-20) << dtype_name(type) << " nx=" << nx << " row " << i;
         EXPECT_EQ(y[2 * i + 1], -1.0f) << "wrote between strided outputs";
+      }
+    }
+  }
+}
+
+// q8a activation rows xs blocks apart (the gap between rows holds other values).
+std::vector<BlockQ8A> q8a_rows(int64_t nrows, int64_t xs, uint32_t seed) {
+  const auto xf = random_floats(nrows * xs * kQuantBlock, seed, -2.0f, 2.0f);
+  std::vector<BlockQ8A> xq(static_cast<size_t>(nrows * xs));
+  quantize_row_q8a(xf.data(), xq.data(), nrows * xs * kQuantBlock);
+  return xq;
+}
+
+// sum |w_j x_j| of a weight row (dequantized) with a q8a row: the scale of the rounding error.
+double q_magnitude(DType type, int64_t n, const uint8_t* w, const BlockQ8A* x) {
+  std::vector<float> wd(static_cast<size_t>(n));
+  dequantize_row(type, w, wd.data(), n);
+  double mag = 0;
+  for (int64_t j = 0; j < n; ++j) mag += std::fabs(double(wd[j]) * x[j / 32].qs[j % 32] * x[j / 32].d);
+  return mag;
+}
+
+TEST_P(KernelsTest, QuantizedDotTilesEveryRowCount) {
+  // nw weight rows (an odd byte stride: rows at any address) x nx activation rows (strided), every
+  // tile shape and remainder the kernels have (weight rows in 4s, 2s and a last odd one;
+  // activation rows in groups of up to 8), against the scalar single dots. Each weight row's
+  // outputs must also be bit for bit what that row gives alone (nw = 1): results never depend on
+  // which weight rows share a tile (how threads split them).
+  for (DType type : kWeightTypes) {
+    for (int64_t n : {32, 416}) {
+      const int64_t nb = n / kQuantBlock, xs = nb + 1;
+      const size_t rb = dtype_row_bytes(type, n), ws = rb + 3;
+      for (int64_t nw : {1, 2, 3, 4, 5, 7}) {
+        std::vector<uint8_t> w(ws * static_cast<size_t>(nw) + 1);
+        for (int64_t r = 0; r < nw; ++r) {
+          const auto row = weight_row(type, n, static_cast<uint32_t>(31 * r + n), r % 2 == 1);
+          std::memcpy(w.data() + 1 + r * ws, row.data(), rb);
+        }
+        const uint8_t* w0 = w.data() + 1;
+        for (int64_t nx : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12}) {
+          const auto xq = q8a_rows(nx, xs, static_cast<uint32_t>(nx * 5 + nw));
+          const int64_t ldy = nw + 2;
+          std::vector<float> y(static_cast<size_t>(nx * ldy), -7.0f);
+          k().dot_q_tiles(type, n, w0, ws, nw, xq.data(), xs, nx, y.data(), ldy);
+          for (int64_t m = 0; m < nx; ++m) {
+            for (int64_t r = 0; r < nw; ++r) {
+              const uint8_t* wr = w0 + r * ws;
+              const BlockQ8A* xr = xq.data() + m * xs;
+              const float got = y[m * ldy + r];
+              const double tol = 1e-5 * q_magnitude(type, n, wr, xr) + 1e-20;
+              ASSERT_NEAR(got, qdot(scalar(), type)(n, wr, xr), tol)
+                  << dtype_name(type) << " n=" << n << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m;
+            }
+            for (int64_t r = nw; r < ldy; ++r) ASSERT_EQ(y[m * ldy + r], -7.0f) << "wrote past the rows";
+          }
+          for (int64_t r = 0; r < nw; ++r) {
+            std::vector<float> alone(static_cast<size_t>(nx));
+            k().dot_q_tiles(type, n, w0 + r * ws, ws, 1, xq.data(), xs, nx, alone.data(), 1);
+            for (int64_t m = 0; m < nx; ++m)
+              ASSERT_TRUE(same_bits(y[m * ldy + r], alone[m]))
+                  << dtype_name(type) << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m << ": "
+                  << y[m * ldy + r] << " vs " << alone[m];
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(KernelsTest, GemmQ8MatchesQuantizedDots) {
+  if (!k().gemm_q8) GTEST_SKIP() << "no int8 GEMM at this level (mul_mat uses the f32 GEMM)";
+  struct Shape {
+    int64_t m, n, k;
+  };
+  // Whole and partial register tiles (6 x 32), several packed blocks (96 rows, 256 columns),
+  // one and two depth slices (16 blocks each at most).
+  const Shape shapes[] = {{1, 1, 32}, {6, 32, 64}, {5, 31, 96}, {37, 33, 544}, {100, 300, 160}, {7, 70, 1024}};
+  for (DType type : kWeightTypes) {
+    for (const Shape& sh : shapes) {
+      const int64_t nb = sh.k / kQuantBlock, lda = nb + 1;
+      const size_t rb = dtype_row_bytes(type, sh.k), ldb = rb + 5;
+      std::vector<uint8_t> w(ldb * static_cast<size_t>(sh.n) + 3);
+      const uint8_t* w0 = w.data() + 3;  // any address
+      for (int64_t j = 0; j < sh.n; ++j) {
+        const auto row = weight_row(type, sh.k, static_cast<uint32_t>(j + 17 * sh.k), j % 3 == 0);
+        std::memcpy(w.data() + 3 + j * ldb, row.data(), rb);
+      }
+      const auto a = q8a_rows(sh.m, lda, static_cast<uint32_t>(sh.m + sh.n));
+      const int64_t ldc = sh.n + 3;
+      std::vector<float> c(static_cast<size_t>(sh.m * ldc), -7.0f);
+      k().gemm_q8(type, sh.m, sh.n, sh.k, a.data(), lda, w0, ldb, c.data(), ldc);
+      for (int64_t i = 0; i < sh.m; ++i) {
+        for (int64_t j = 0; j < sh.n; ++j) {
+          const uint8_t* wr = w0 + j * ldb;
+          const BlockQ8A* xr = a.data() + i * lda;
+          const double tol = 1e-5 * q_magnitude(type, sh.k, wr, xr) + 1e-20;
+          ASSERT_NEAR(c[i * ldc + j], qdot(scalar(), type)(sh.k, wr, xr), tol)
+              << dtype_name(type) << " " << sh.m << "x" << sh.n << "x" << sh.k << " at " << i << "," << j;
+        }
+        for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], -7.0f) << "wrote past the columns";
       }
     }
   }
@@ -492,6 +597,15 @@ TEST(KernelDispatch, BestLevelIsSupportedAndEnvLowersIt) {
   EXPECT_EQ(best_simd_level(), SimdLevel::Scalar);
   setenv("HARK_SIMD", "avx512", 1);  // never raises above the hardware
   EXPECT_TRUE(simd_level_supported(best_simd_level()));
+  // At or below the level asked for, and supported (avx2vnni without AVX-VNNI: avx2 or lower).
+  setenv("HARK_SIMD", "avx2vnni", 1);
+  EXPECT_TRUE(simd_level_supported(best_simd_level()));
+  EXPECT_LE(static_cast<int>(best_simd_level()), static_cast<int>(SimdLevel::AVX2VNNI));
+  if (simd_level_supported(SimdLevel::AVX2VNNI)) {
+    EXPECT_EQ(best_simd_level(), SimdLevel::AVX2VNNI);
+  }
+  setenv("HARK_SIMD", "avx2", 1);
+  EXPECT_LE(static_cast<int>(best_simd_level()), static_cast<int>(SimdLevel::AVX2));
   if (old) {
     setenv("HARK_SIMD", saved.c_str(), 1);
   } else {

@@ -7,9 +7,11 @@
 // Error measure: ||out - ref||_2 / ||mag||_2 over the whole output, where mag is each output's
 // sum of |w_k x_k|: the scale rounding errors grow with, which (unlike ||ref||) cannot cancel to
 // near zero when there are only a few outputs. Tolerances:
-//  * f32 and f16 weights, and quantized weights on the GEMM path (weights dequantized exactly,
-//    activations f32): 2e-6, f32 rounding of sums of up to a few hundred products.
-//  * quantized weights on the row-dot path: the activations are quantized to 8 bits (q8a) first.
+//  * f32 and f16 weights, and quantized weights on the f32 GEMM path (weights dequantized
+//    exactly, activations f32: levels without gemm_q8, or OpenBLAS): 2e-6, f32 rounding of sums
+//    of up to a few hundred products.
+//  * quantized weights on the row-dot path and on the int8 GEMM path (gemm_q8, hark's own GEMM):
+//    the activations are quantized to 8 bits (q8a) first.
 //    For uniform data that error is about 0.009/sqrt(K) of mag (0.0016 at K = 32): bound 5e-3.
 //    Against a reference fed the same q8a activations: 2e-6 again, which pins down everything
 //    except the activation rounding itself.
@@ -121,9 +123,10 @@ class MulMatTest : public ::testing::Test {
     ASSERT_EQ(out->ne, (Shape{c.N, c.M, c.b2, c.b3}));
 
     // ---- references: exact activations, and activations rounded through q8a ----
-    const bool q8a_path = dtype_quantized(c.type) && c.M < cpu::kGemmMinRows;
+    // Quantized weights may meet q8a activations (row dots, int8 GEMM): a reference for those too.
+    const bool quantized = dtype_quantized(c.type);
     std::vector<float> xq(xv.size());
-    if (q8a_path) {
+    if (quantized) {
       std::vector<BlockQ8A> blocks(static_cast<size_t>(c.K / kQuantBlock));
       for (int64_t r = 0; r < xrows; ++r) {
         quantize_row_q8a(&xv[r * c.K], blocks.data(), c.K);
@@ -132,14 +135,14 @@ class MulMatTest : public ::testing::Test {
       }
     }
     const int64_t nout = c.N * xrows;
-    std::vector<double> ref(static_cast<size_t>(nout)), refq(q8a_path ? nout : 0), mag(static_cast<size_t>(nout));
+    std::vector<double> ref(static_cast<size_t>(nout)), refq(quantized ? nout : 0), mag(static_cast<size_t>(nout));
     for (int64_t i3 = 0; i3 < c.b3; ++i3) {
       for (int64_t i2 = 0; i2 < c.b2; ++i2) {
         const int64_t wb = i2 / (c.b2 / c.wb2) + c.wb2 * (i3 / (c.b3 / c.wb3));
         const int64_t xb = i2 + c.b2 * i3;
         for (int64_t m = 0; m < c.M; ++m) {
           const float* xr = &xv[(xb * c.M + m) * c.K];
-          const float* xqr = q8a_path ? &xq[(xb * c.M + m) * c.K] : nullptr;
+          const float* xqr = quantized ? &xq[(xb * c.M + m) * c.K] : nullptr;
           for (int64_t n = 0; n < c.N; ++n) {
             const float* wr = &wd[(wb * c.N + n) * c.K];
             double s = 0, sq = 0, a = 0;
@@ -164,7 +167,7 @@ class MulMatTest : public ::testing::Test {
     std::vector<cpu::GemmImpl> impls = {cpu::GemmImpl::Own};
     if (c.M >= cpu::kGemmMinRows && cpu::gemm_blas_available()) impls.push_back(cpu::GemmImpl::Blas);
     const cpu::GemmImpl saved = cpu::gemm_impl();
-    for (cpu::SimdLevel level : {cpu::SimdLevel::Scalar, cpu::SimdLevel::AVX2, cpu::SimdLevel::AVX512}) {
+    for (cpu::SimdLevel level : cpu::kSimdLevels) {
       if (!cpu::simd_level_supported(level)) continue;
       for (int threads : {1, 2, 3}) {
         for (cpu::GemmImpl impl : impls) {
@@ -176,6 +179,8 @@ class MulMatTest : public ::testing::Test {
           std::vector<float> got(static_cast<size_t>(nout), NAN);
           tensor_set(*out, got.data(), got.size() * sizeof(float));
           ASSERT_EQ(backend_->compute(g), ComputeStatus::Ok);
+          const bool q8a_path = quantized && (c.M < cpu::kGemmMinRows || (impl == cpu::GemmImpl::Own &&
+                                                                          cpu::kernels_for(level).gemm_q8 != nullptr));
           tensor_get(*out, got.data(), got.size() * sizeof(float));
           EXPECT_LE(rel_error(got, ref, mag), q8a_path ? kQ8aTol : kTightTol);
           if (q8a_path) {
@@ -248,6 +253,12 @@ TEST_F(MulMatTest, EncoderRowsTakeTheGemmPath) {
   }
   run_case({DType::F32, 384, 17, 1500});
   run_case({DType::F16, 128, 200, 33});
+  // The int8 GEMM's edges: depth over two of its slices (17 blocks), columns and rows not whole
+  // tiles, more columns than one packed block (300 > 256 with one thread).
+  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
+    run_case({t, 544, 45, 37});
+    run_case({t, 64, 300, 40});
+  }
 }
 
 TEST_F(MulMatTest, BroadcastBatches) {

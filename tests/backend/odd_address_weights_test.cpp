@@ -146,7 +146,7 @@ TEST_P(OddAddressWeights, EqualToAlignedCopiesAtEveryLevel) {
   std::vector<cpu::GemmImpl> impls = {cpu::GemmImpl::Own};
   if (cpu::gemm_blas_available()) impls.push_back(cpu::GemmImpl::Blas);
   const cpu::GemmImpl saved = cpu::gemm_impl();
-  for (cpu::SimdLevel level : {cpu::SimdLevel::Scalar, cpu::SimdLevel::AVX2, cpu::SimdLevel::AVX512}) {
+  for (cpu::SimdLevel level : cpu::kSimdLevels) {
     if (!cpu::simd_level_supported(level)) continue;
     for (int threads : {1, 2}) {
       for (cpu::GemmImpl impl : impls) {

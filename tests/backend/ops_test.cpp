@@ -104,7 +104,7 @@ class OpsFixture : public ::testing::Test {
     // (max of the two counts runs in all): the ops lean on the kernels' contracts, in-place use
     // included, so each level must pass through them.
     std::vector<cpu::SimdLevel> levels;
-    for (cpu::SimdLevel l : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar})
+    for (cpu::SimdLevel l : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar})
       if (cpu::simd_level_supported(l) && (every_level || l == cpu::best_simd_level())) levels.push_back(l);
     const std::vector<int> counts(threads);
     for (size_t i = 0; i < std::max(levels.size(), counts.size()); ++i) {

@@ -171,11 +171,20 @@ std::vector<float> encoder_output(const ModelFile& m, Backend& be, const std::ve
   return v;
 }
 
+// With quantized weights the products round their activations to 8 bits (q8a: the decoder's row
+// dots, and the encoder's int8 GEMM where the kernel level has gemm_q8, as whisper.cpp does too),
+// so a last-bit difference between the two attention paths can move an activation across a
+// rounding step and grow through the layers (measured up to 1e-2 on the micro model with the
+// int8 encoder, 5e-7 without): bounded by the q8a error itself, which whisper_graph_test holds
+// against the reference backend at 5e-2 per node.
+double plain_vs_flash_tol(DType t) { return dtype_quantized(t) ? 2e-2 : 1e-3; }
+
 TEST_P(RunnerTest, PlainAttentionMatchesFlashAttention) {
+  const double tol = plain_vs_flash_tol(GetParam());
   const std::vector<float> mel = smooth_mel(hp());
   const Diff de = diff(encoder_output(*model_, *cpu_, mel, false), encoder_output(*model_, *cpu_, mel, true));
   std::printf("  %s encoder plain vs flash: rel %.3g\n", dtype_name(GetParam()), de.rel());
-  EXPECT_LE(de.rel(), 1e-3);
+  EXPECT_LE(de.rel(), tol);
 
   RunnerOptions plain_opts;
   plain_opts.flash_attn = false;
@@ -191,23 +200,23 @@ TEST_P(RunnerTest, PlainAttentionMatchesFlashAttention) {
   ASSERT_EQ(plain.decode(kPrompt, 0, &lp), ComputeStatus::Ok);
   Diff d = diff(lp, lf);
   std::printf("  %s decoder prompt plain vs flash: rel %.3g\n", dtype_name(GetParam()), d.rel());
-  EXPECT_LE(d.rel(), 1e-3);
+  EXPECT_LE(d.rel(), tol);
   for (int i = 0; i < 3; ++i) {
     const std::vector<int32_t> t = {100 + 7 * i};
     const int n_past = static_cast<int>(kPrompt.size()) + i;
     ASSERT_EQ(flash.decode(t, n_past, &lf), ComputeStatus::Ok);
     ASSERT_EQ(plain.decode(t, n_past, &lp), ComputeStatus::Ok);
     d = diff(lp, lf);
-    EXPECT_LE(d.rel(), 1e-3) << "step at n_past " << n_past;
+    EXPECT_LE(d.rel(), tol) << "step at n_past " << n_past;
   }
   // Every row of a prompt, where the causal rule matters for all rows but the last.
   ASSERT_EQ(flash.decode(kPrompt, 0, &lf, /*all_rows=*/true), ComputeStatus::Ok);
   ASSERT_EQ(plain.decode(kPrompt, 0, &lp, /*all_rows=*/true), ComputeStatus::Ok);
   d = diff(lp, lf);
   // Several queries: the plain path's score and value products take the multi-row f16 tiles
-  // (dot_f16_rows), which sum in another order than flash_attn's per-key dots; with quantized
-  // weights a last-bit difference can move an activation across a q8 rounding step downstream.
-  EXPECT_LE(d.rel(), dtype_quantized(GetParam()) ? 5e-3 : 1e-3) << "all rows";
+  // (dot_f16_rows), which sum in another order than flash_attn's per-key dots (the q8 rounding
+  // steps above apply).
+  EXPECT_LE(d.rel(), tol) << "all rows";
   EXPECT_EQ(plain.decoder_reallocs(), 0);
 }
 

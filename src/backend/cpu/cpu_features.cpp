@@ -16,6 +16,7 @@ const char* simd_level_name(SimdLevel l) {
   switch (l) {
     case SimdLevel::Scalar: return "scalar";
     case SimdLevel::AVX2: return "avx2";
+    case SimdLevel::AVX2VNNI: return "avx2vnni";
     case SimdLevel::AVX512: return "avx512";
   }
   return "unknown";
@@ -47,9 +48,15 @@ uint64_t xcr0() {
 bool bit(unsigned reg, int i) { return (reg >> i) & 1u; }
 #endif
 
-// What the hardware supports and the OS enables: the CPUID feature bits, and in XCR0 the AVX
-// (XMM, YMM) and AVX-512 (opmask, ZMM) register state, without which the instructions fault.
-SimdLevel hardware_level() {
+// What the hardware supports and the OS enables, level by level: the CPUID feature bits, and in
+// XCR0 the AVX (XMM, YMM) and AVX-512 (opmask, ZMM) register state, without which the
+// instructions fault. A level counts only when its table is compiled in.
+struct Hardware {
+  bool avx2 = false, avx2vnni = false, avx512 = false;
+};
+
+Hardware detect() {
+  Hardware h;
 #if defined(__x86_64__) || defined(__i386__)
   const CpuidRegs l1 = cpuid(1, 0);
   const bool osxsave = bit(l1.c, 27);
@@ -57,44 +64,54 @@ SimdLevel hardware_level() {
   const bool os_avx = (xcr & 0x6) == 0x6;        // XMM | YMM
   const bool os_avx512 = (xcr & 0xE6) == 0xE6;   // XMM | YMM | opmask | ZMM_Hi256 | Hi16_ZMM
   const CpuidRegs l7 = cpuid(7, 0);
+  const CpuidRegs l7s1 = l7.a >= 1 ? cpuid(7, 1) : CpuidRegs{};
   const bool avx2 = os_avx && bit(l1.c, 28) /* AVX */ && bit(l1.c, 12) /* FMA */ &&
                     bit(l1.c, 29) /* F16C */ && bit(l7.b, 5) /* AVX2 */;
-  // The AVX-512 file is compiled with F, BW, VL, DQ and VNNI; all must be present.
+  // The AVX-512 files are compiled with F, BW, VL, DQ and VNNI; all must be present.
   const bool avx512 = avx2 && os_avx512 && bit(l7.b, 16) /* F */ && bit(l7.b, 17) /* DQ */ &&
                       bit(l7.b, 30) /* BW */ && bit(l7.b, 31) /* VL */ && bit(l7.c, 11) /* VNNI */;
-  if (avx512 && detail::avx512_kernels()) return SimdLevel::AVX512;
-  if (avx2 && detail::avx2_kernels()) return SimdLevel::AVX2;
+  h.avx2 = avx2 && detail::avx2_kernels();
+  h.avx2vnni = avx2 && bit(l7s1.a, 4) /* AVX-VNNI */ && detail::avx2vnni_kernels();
+  h.avx512 = avx512 && detail::avx512_kernels();
 #endif
-  return SimdLevel::Scalar;
+  return h;
 }
 
-SimdLevel cached_hardware_level() {
-  static const SimdLevel level = hardware_level();
-  return level;
+const Hardware& hardware() {
+  static const Hardware h = detect();
+  return h;
 }
 
 }  // namespace
 
 bool simd_level_supported(SimdLevel level) {
-  return static_cast<int>(level) <= static_cast<int>(cached_hardware_level());
+  switch (level) {
+    case SimdLevel::Scalar: return true;
+    case SimdLevel::AVX2: return hardware().avx2;
+    case SimdLevel::AVX2VNNI: return hardware().avx2vnni;
+    case SimdLevel::AVX512: return hardware().avx512;
+  }
+  return false;
 }
 
 SimdLevel best_simd_level() {
-  SimdLevel level = cached_hardware_level();
-  // HARK_SIMD only lowers the level: asking for more than the processor has would crash.
+  // HARK_SIMD only lowers the level: asking for more than the processor has would crash. The
+  // best supported level at or below the one asked for (avx2vnni on a processor without
+  // AVX-VNNI gives avx2).
+  int cap = static_cast<int>(SimdLevel::AVX512);
   if (const char* env = std::getenv("HARK_SIMD")) {
-    SimdLevel want = level;
-    if (std::strcmp(env, "scalar") == 0) want = SimdLevel::Scalar;
-    else if (std::strcmp(env, "avx2") == 0) want = SimdLevel::AVX2;
-    else if (std::strcmp(env, "avx512") == 0) want = SimdLevel::AVX512;
-    if (static_cast<int>(want) < static_cast<int>(level)) level = want;
+    for (SimdLevel l : kSimdLevels)
+      if (std::strcmp(env, simd_level_name(l)) == 0) cap = static_cast<int>(l);
   }
-  return level;
+  for (int l = cap; l > 0; --l)
+    if (simd_level_supported(static_cast<SimdLevel>(l))) return static_cast<SimdLevel>(l);
+  return SimdLevel::Scalar;
 }
 
 const Kernels& kernels_for(SimdLevel level) {
   if (simd_level_supported(level)) {
     if (level == SimdLevel::AVX512) return *detail::avx512_kernels();
+    if (level == SimdLevel::AVX2VNNI) return *detail::avx2vnni_kernels();
     if (level == SimdLevel::AVX2) return *detail::avx2_kernels();
   }
   return detail::scalar_kernels();

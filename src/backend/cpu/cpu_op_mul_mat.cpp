@@ -4,14 +4,16 @@
 //  * Row dots (M < kGemmMinRows: decoder steps). Every output is one dot product of a weight row
 //    with an activation row, and the weights are read once, so this is bound by memory bandwidth.
 //    With several activation rows (a batch of beams) each weight row is unpacked or widened once
-//    for all of them: dot_q_rows for quantized weights, dot_f32_rows / dot_f16_rows (register
-//    tiles of weight rows x activation rows) for f32 and f16.
+//    for all of them: register tiles of weight rows x activation rows, dot_q_tiles for quantized
+//    weights (every row count, one included), dot_f32_rows / dot_f16_rows for f32 and f16.
 //    Quantized weights meet activations quantized to BlockQ8A (integer dots); f32/f16 weights
 //    meet f32 activations. Threads split the weight rows.
 //  * Tiled GEMM (M >= kGemmMinRows: the encoder). Each thread takes a range of weight rows and
-//    runs an f32 GEMM of all M activation rows against them: directly for f32 weights, through a
-//    per-thread f32 panel of its rows for f16 and quantized weights. The GEMM is hark's gemm_f32
-//    or OpenBLAS sgemm (gemm_config.h).
+//    runs a GEMM of all M activation rows against them. Quantized weights, where the kernel table
+//    has gemm_q8 and the GEMM choice is hark's own: an int8 GEMM on the weights' levels and
+//    activations quantized to BlockQ8A, as the row dots use (the same numbers up to summation
+//    order). Otherwise f32: directly for f32 weights, through a per-thread f32 panel of its rows
+//    for f16 and quantized weights, with hark's gemm_f32 or OpenBLAS sgemm (gemm_config.h).
 // Both work in two phases: first the threads convert the activations (quantize them, or make
 // strided rows contiguous) into the work buffer; then, after a barrier, they compute outputs.
 // When the activations are only a few rows (decoder steps), every thread converts all of them
@@ -104,7 +106,8 @@ struct Plan {
   int64_t wb2, wb3;  // weight batch dims
   int64_t b2, b3;    // activation (and output) batch dims
   bool gemm;         // tiled GEMM path (else row dots)
-  bool quant_x;      // activations quantized to BlockQ8A (row dots with quantized weights)
+  bool quant_x;      // activations quantized to BlockQ8A (quantized weights: row dots, int8 GEMM)
+  bool int8_gemm;    // GEMM path on gemm_q8
   bool copy_x;       // activations copied to contiguous f32 rows
   bool private_x;    // each thread converts all rows for itself: no barrier (decoder steps)
   bool w_panel;      // GEMM path with non-f32 (or unaligned f32) weights: per-thread f32 panels
@@ -118,7 +121,7 @@ struct Plan {
   size_t total = 0;
 };
 
-Plan make_plan(const Tensor& node, int nth) {
+Plan make_plan(const Tensor& node, int nth, bool int8_gemm) {
   const Tensor& w = *node.src[0];
   const Tensor& x = *node.src[1];
   Plan p;
@@ -135,9 +138,10 @@ Plan make_plan(const Tensor& node, int nth) {
   // any byte. Such operands take the copying paths: activations are copied (copy_x), f32 weights
   // go through the per-thread panels like the other types (a memcpy per row).
   const bool x_dense = x.nb[0] == sizeof(float) && f32_aligned(x);
-  p.quant_x = !p.gemm && dtype_quantized(w.type);
+  p.int8_gemm = p.gemm && int8_gemm && dtype_quantized(w.type);
+  p.quant_x = (!p.gemm || p.int8_gemm) && dtype_quantized(w.type);
   p.copy_x = !p.quant_x && !x_dense;
-  p.w_panel = p.gemm && (w.type != DType::F32 || !f32_aligned(w));
+  p.w_panel = p.gemm && !p.int8_gemm && (w.type != DType::F32 || !f32_aligned(w));
   const int64_t rows = p.M * p.b2 * p.b3;
   p.xrow_bytes = p.quant_x ? static_cast<size_t>(p.K / kQuantBlock) * sizeof(BlockQ8A)
                            : static_cast<size_t>(p.K) * sizeof(float);
@@ -209,41 +213,25 @@ void prepare_x(const ComputeContext& ctx, const Plan& p, const Tensor& x) {
   }
 }
 
-// The dot kernel for a weight type, as a function of (n, weight row, activation row bytes).
-using RowDot = float (*)(const Kernels& k, int64_t n, const void* w, const void* x);
+// The dot kernel for f32 or f16 weights, as a function of (n, weight row, activation row).
+using RowDot = float (*)(const Kernels& k, int64_t n, const void* w, const float* x);
 
 RowDot row_dot_for(DType t) {
-  switch (t) {
-    case DType::F32: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
-      return k.dot_f32(n, static_cast<const float*>(w), static_cast<const float*>(x)); };
-    case DType::F16: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
-      return k.dot_f16_f32(n, static_cast<const f16_t*>(w), static_cast<const float*>(x)); };
-    case DType::Q4_0: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
-      return k.dot_q4_0(n, w, static_cast<const BlockQ8A*>(x)); };
-    case DType::Q4_1: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
-      return k.dot_q4_1(n, w, static_cast<const BlockQ8A*>(x)); };
-    case DType::Q5_0: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
-      return k.dot_q5_0(n, w, static_cast<const BlockQ8A*>(x)); };
-    case DType::Q5_1: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
-      return k.dot_q5_1(n, w, static_cast<const BlockQ8A*>(x)); };
-    case DType::Q8_0: return [](const Kernels& k, int64_t n, const void* w, const void* x) {
-      return k.dot_q8_0(n, w, static_cast<const BlockQ8A*>(x)); };
-    case DType::I32: break;
-  }
-  return nullptr;  // not reached: supports() rejects i32 weights
+  if (t == DType::F16)
+    return [](const Kernels& k, int64_t n, const void* w, const float* x) { return k.dot_f16_f32(n, static_cast<const f16_t*>(w), x); };
+  return [](const Kernels& k, int64_t n, const void* w, const float* x) { return k.dot_f32(n, static_cast<const float*>(w), x); };
 }
 
 // Phase 2 of the row-dot path: threads split the (batch, weight row) pairs; each weight row is
-// read once and dotted with all M activation rows while it is in L1 (quantized weights: unpacked
-// once for all of them, dot_q_rows).
+// read once and dotted with all M activation rows while it is in L1 (quantized weights: a range of
+// rows at a time through dot_q_tiles, each block unpacked once for all activation rows).
 void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, const Tensor& x, Tensor& out) {
   const RowDot dot = row_dot_for(w.type);
   const uint8_t* xbase = converted_x(ctx, p);
   const bool converted = p.quant_x || p.copy_x;
-  const bool multi_q = p.quant_x && p.M > 1;
   // f32/f16 weights with a few activation rows: register tiles of weight rows x activation rows,
   // each weight chunk loaded once for all rows (dot_f32_rows / dot_f16_rows).
-  const bool multi_w = !p.quant_x && p.M > 1 && (w.type == DType::F32 || w.type == DType::F16);
+  const bool multi_w = !p.quant_x && p.M > 1;
   const int64_t ldo = static_cast<int64_t>(out.nb[1] / sizeof(float));
   int64_t f0, f1;
   ctx.range(p.N * p.b2 * p.b3, &f0, &f1);
@@ -252,6 +240,13 @@ void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, con
     const int64_t n_end = (batch + 1) * p.N < f1 ? (batch + 1) * p.N : f1;
     const uint8_t* xb = xbase + static_cast<size_t>(p.M * batch) * p.xrow_bytes;
     float* ob = out_row(out, 0, i2, i3);
+    if (p.quant_x) {
+      const int64_t n = f - batch * p.N;
+      ctx.k->dot_q_tiles(w.type, p.K, w_row(w, p, n, i2, i3), w.nb[1], n_end - f, reinterpret_cast<const BlockQ8A*>(xb),
+                         p.K / kQuantBlock, p.M, ob + n, ldo);
+      f = n_end;
+      continue;
+    }
     if (multi_w) {
       const int64_t n = f - batch * p.N;
       const float* xr = converted ? reinterpret_cast<const float*>(xb)
@@ -265,14 +260,9 @@ void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, con
     }
     for (int64_t n = f - batch * p.N; f < n_end; ++f, ++n) {
       const void* wr = w_row(w, p, n, i2, i3);
-      if (multi_q) {
-        ctx.k->dot_q_rows(w.type, p.K, wr, reinterpret_cast<const BlockQ8A*>(xb), p.K / kQuantBlock, p.M, ob + n, ldo);
-        continue;
-      }
       for (int64_t m = 0; m < p.M; ++m) {
-        const void* xr = converted ? xb + static_cast<size_t>(m) * p.xrow_bytes
-                                   : static_cast<const void*>(x_row(x, m, i2, i3));
-        ob[m * ldo + n] = dot(*ctx.k, p.K, wr, xr);
+        const uint8_t* xr = converted ? xb + static_cast<size_t>(m) * p.xrow_bytes : x_row(x, m, i2, i3);
+        ob[m * ldo + n] = dot(*ctx.k, p.K, wr, reinterpret_cast<const float*>(xr));
       }
     }
   }
@@ -319,7 +309,11 @@ void mul_mat_gemm(const ComputeContext& ctx, const Plan& p, GemmImpl impl, const
       lda = static_cast<int64_t>(x.nb[1] / sizeof(float));
     }
     float* c = out_row(out, 0, i2, i3);
-    if (!p.w_panel) {
+    if (p.int8_gemm) {
+      const int64_t nb = p.K / kQuantBlock;
+      const auto* xq = reinterpret_cast<const BlockQ8A*>(static_cast<const uint8_t*>(ctx.wdata) + p.off_x) + p.M * batch * nb;
+      ctx.k->gemm_q8(w.type, p.M, n1 - n0, p.K, xq, nb, w_row(w, p, n0, i2, i3), w.nb[1], c + n0, ldc);
+    } else if (!p.w_panel) {
       const float* b = reinterpret_cast<const float*>(w_row(w, p, n0, i2, i3));
       gemm(ctx, impl, p.M, n1 - n0, p.K, a, lda, b, static_cast<int64_t>(w.nb[1] / sizeof(float)), c + n0, ldc);
     } else {
@@ -335,13 +329,20 @@ void mul_mat_gemm(const ComputeContext& ctx, const Plan& p, GemmImpl impl, const
 
 }  // namespace
 
-size_t mul_mat_work_size(const Tensor& node, int nth) { return make_plan(node, nth < 1 ? 1 : nth).total; }
+// The kernel level is not known here (a backend may switch it between planning and computing),
+// so the buffer fits both GEMM variants.
+size_t mul_mat_work_size(const Tensor& node, int nth) {
+  nth = nth < 1 ? 1 : nth;
+  const size_t f32 = make_plan(node, nth, false).total, int8 = make_plan(node, nth, true).total;
+  return f32 > int8 ? f32 : int8;
+}
 
 void op_mul_mat(const ComputeContext& ctx, Tensor& node) {
   const Tensor& w = *node.src[0];
   const Tensor& x = *node.src[1];
-  const Plan p = make_plan(node, ctx.nth);
-  const GemmImpl impl = p.gemm ? gemm_impl() : GemmImpl::Own;
+  // Every thread reads the same GEMM choice and table, so all build the same plan.
+  const GemmImpl impl = x.ne[1] >= kGemmMinRows ? gemm_impl() : GemmImpl::Own;
+  const Plan p = make_plan(node, ctx.nth, impl == GemmImpl::Own && ctx.k->gemm_q8 != nullptr);
 
   if (p.quant_x || p.copy_x) prepare_x(ctx, p, x);
 #ifdef HARK_HAVE_OPENBLAS

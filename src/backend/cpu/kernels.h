@@ -18,7 +18,12 @@
 
 namespace hark::cpu {
 
-enum class SimdLevel { Scalar = 0, AVX2 = 1, AVX512 = 2 };
+// In order of preference. AVX2VNNI is AVX2 plus AVX-VNNI (vpdpbusd on 256 bits, VEX): a
+// processor with AVX-512 VNNI need not have it (Zen 4 does not), so support is checked per
+// level, never by order (simd_level_supported).
+enum class SimdLevel { Scalar = 0, AVX2 = 1, AVX2VNNI = 2, AVX512 = 3 };
+inline constexpr SimdLevel kSimdLevels[] = {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX2VNNI,
+                                            SimdLevel::AVX512};
 const char* simd_level_name(SimdLevel l);
 
 struct Kernels {
@@ -38,7 +43,20 @@ struct Kernels {
   // all rows, which is what several activation rows (beam search) gain over nx single dots.
   void (*dot_q_rows)(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t x_stride,
                      int64_t nx, float* y, int64_t y_stride);
+  // nw quantized weight rows (row r at byte w + r * w_stride) with nx activation rows (row m at
+  // x + m * x_stride, in blocks): y[m * ldy + r] = dot of weight row r with activation row m, the
+  // same number dot_q* gives up to f32 summation order, and bit for bit the same for any nw (a
+  // weight row's results do not depend on how the rows are split, e.g. over threads). The
+  // row-dot path of mul_mat calls this for every quantized product, one activation row or several.
+  void (*dot_q_tiles)(DType type, int64_t n, const void* w, size_t w_stride, int64_t nw, const BlockQ8A* x,
+                      int64_t x_stride, int64_t nx, float* y, int64_t ldy);
   void (*quantize_q8a)(const float* x, BlockQ8A* y, int64_t n);
+  // Integer GEMM of quantized weights with q8 activations, for the encoder's large products:
+  // C[i * ldc + j] = dot of weight row j (at byte b + j * ldb, k values of `type`) with activation
+  // row i (at a + i * lda blocks), as dot_q_tiles computes it. Single-threaded, like gemm_f32.
+  // nullptr in tables without one: mul_mat then multiplies dequantized weights in f32.
+  void (*gemm_q8)(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const void* b,
+                  size_t ldb, float* c, int64_t ldc);
   // nw f32 / f16 weight rows (row r at byte w + r * w_stride) with nx f32 activation rows (row m
   // at x + m * x_stride): y[m * ldy + r] = dot of weight row r with activation row m. Each chunk of
   // the weights is loaded (and widened from f16) once for all activation rows, into register
@@ -91,7 +109,7 @@ struct Kernels {
 // The table for a level (Scalar always exists; others only when compiled in and supported).
 const Kernels& kernels_for(SimdLevel level);
 // The best level this processor runs, lowered by the environment variable HARK_SIMD
-// ("scalar", "avx2", "avx512") when set.
+// ("scalar", "avx2", "avx2vnni", "avx512") when set: the best supported level at or below it.
 SimdLevel best_simd_level();
 bool simd_level_supported(SimdLevel level);
 

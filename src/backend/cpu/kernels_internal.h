@@ -16,7 +16,15 @@ namespace hark::cpu::detail {
 const Kernels& scalar_kernels();
 // nullptr when the table is not compiled in (non-x86 builds).
 const Kernels* avx2_kernels();
+const Kernels* avx2vnni_kernels();
 const Kernels* avx512_kernels();
+
+// The AVX-512 table's int8 products of quantized weights (int8_avx512.cpp, VNNI); entries of
+// that table only, so they run only where cpu_features.cpp found AVX-512 with VNNI.
+void avx512_dot_q_tiles(DType type, int64_t n, const void* w, size_t w_stride, int64_t nw, const BlockQ8A* x,
+                        int64_t x_stride, int64_t nx, float* y, int64_t ldy);
+void avx512_gemm_q8(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const void* b,
+                    size_t ldb, float* c, int64_t ldc);
 
 // Per-thread float scratch of at least n floats, 64-byte aligned, allocated on a thread's first
 // call and grown (never shrunk) after. gemm_f32 packs its panels here: the kernel signature has

@@ -357,10 +357,18 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
   gemm_blocked<4, 8>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_generic<4, 8>);
 }
 
+// Weight rows one at a time through dot_q_rows: this level has no tiles across weight rows.
+void dot_q_tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs,
+                 int64_t nx, float* y, int64_t ldy) {
+  for (int64_t r = 0; r < nw; ++r)
+    dot_q_rows(type, n, static_cast<const uint8_t*>(w) + static_cast<size_t>(r) * ws, x, xs, nx, y + r, ldy);
+}
+
 // constinit: the table is ready before any static constructor elsewhere could ask for it.
 constinit const Kernels kTable = {
     SimdLevel::Scalar,
-    dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, quantize_q8a,
+    dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, dot_q_tiles,
+    quantize_q8a, /*gemm_q8=*/nullptr,
     dot_f32_rows, dot_f16_rows,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
@@ -373,6 +381,7 @@ const Kernels& scalar_kernels() { return kTable; }
 
 #if !(defined(__x86_64__) || defined(__i386__))
 const Kernels* avx2_kernels() { return nullptr; }
+const Kernels* avx2vnni_kernels() { return nullptr; }
 const Kernels* avx512_kernels() { return nullptr; }
 #endif
 
