@@ -78,6 +78,7 @@ int run_download(const DownloadCommandOptions& o, const std::atomic<bool>& inter
       said_resume = true;
     }
     if (p.verifying) {
+      line.update(1.0);
       line.finish();
       if (mode != ProgressMode::Off) std::fprintf(stderr, "hark: checking the SHA-1 of %s\n", e->file_name.c_str());
       return;

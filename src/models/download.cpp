@@ -81,6 +81,7 @@ struct Transfer {
   bool body_started = false;
   bool discard = false;    // an error response: its body is not the model
   int write_errno = 0;     // the write that failed (ENOSPC ...)
+  uint64_t served_size = 0;  // set when the server's file has another size than expected
   bool aborted = false;
   RateMeter meter;
   Clock::time_point last_report{};
@@ -107,14 +108,21 @@ bool start_body(Transfer& t) {
     return true;
   }
   if (t.status == 200 && t.offset > 0) t.offset = 0;
+  curl_off_t length = -1;
+  curl_easy_getinfo(t.curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+  if (length >= 0) {
+    const uint64_t whole = t.offset + static_cast<uint64_t>(length);
+    if (t.expected != 0 && whole != t.expected) {
+      t.served_size = whole;  // another file than the one expected: not a byte of it is written
+      return false;
+    }
+    t.expected = whole;
+  }
   t.file = std::fopen(t.part.c_str(), t.offset > 0 ? "ab" : "wb");
   if (!t.file) {
     t.write_errno = errno;
     return false;
   }
-  curl_off_t length = -1;
-  curl_easy_getinfo(t.curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
-  if (length >= 0 && t.expected == 0) t.expected = t.offset + static_cast<uint64_t>(length);
   return true;
 }
 
@@ -193,6 +201,9 @@ void transfer(Transfer& t, const std::string& url, const std::string& name) {
   const std::string what = "download of " + name + " from " + url;
   const std::string keep = " (" + human_bytes(t.offset + t.written) + " kept in " + t.part + "; run again to resume)";
   if (t.aborted) throw Error(what + ": stopped" + keep);
+  if (t.served_size)
+    throw Error(what + ": the server's file has " + std::to_string(t.served_size) + " bytes, expected " +
+                std::to_string(t.expected) + " (another file: is the name or --base-url right?)");
   if (t.write_errno != 0) throw Error("cannot write " + t.part + ": " + std::strerror(t.write_errno) + keep);
   if (!closed_ok) throw Error("cannot write " + t.part + ": " + std::strerror(close_errno) + keep);
   if (t.status >= 400 || (rc == CURLE_OK && t.discard)) {

@@ -242,6 +242,15 @@ TEST_F(Download, AFullDiskIsAWriteError) {
   EXPECT_FALSE(fs::exists(final_path()));
 }
 
+TEST_F(Download, AFileOfAnotherSizeIsRefusedBeforeAnyByteIsWritten) {
+  DownloadOptions d = options();
+  d.expected_size = model_->size() + 1;  // as the published size of another file would be
+  const std::string err = error_of([&] { download_model("tiny.en", d); });
+  EXPECT_TRUE(has(err, "the server's file has " + std::to_string(model_->size()) + " bytes")) << err;
+  EXPECT_FALSE(fs::exists(final_path()));
+  EXPECT_FALSE(fs::exists(part_path()));
+}
+
 TEST_F(Download, AnAbortStopsAndKeepsThePart) {
   DownloadOptions d = options();
   d.should_abort = [] { return true; };
