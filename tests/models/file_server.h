@@ -24,6 +24,10 @@ class FileServer {
       const_cast<httplib::Request&>(req).ranges.clear();
       serve(req, res);
     });
+    // Short socket timeouts: a stalled or closed transfer must not hold the server's shutdown.
+    server_.set_keep_alive_timeout(1);
+    server_.set_read_timeout(1);
+    server_.set_write_timeout(1);
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
