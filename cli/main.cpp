@@ -6,6 +6,11 @@
 //   hark vad -vm MODEL FILE... [--threshold P] [--min-speech-ms N] ... [--json]   (cli/vad_command.h)
 //   hark stream -m MODEL [--capture default|DEVICE|-] [--file F] [--slice-sec S] ... [--json]   (cli/stream_command.h)
 //   hark quantize IN OUT TYPE   (cli/quantize_command.h)
+//   hark download NAME [--dir DIR] [--base-url URL] | --list   (cli/download_command.h)
+//
+// -m takes a file or an official model name ("tiny.en": found in the models folder, see
+// hark/models.hpp). Progress goes to stderr: a bar on a terminal (cli/progress.h), percentage lines
+// with --print-progress, nothing when piped.
 //
 // A thin layer over the public API (hark/hark.hpp) and nothing else, as every front end is.
 // Exit codes: 0 success, 1 an error while running (message on stderr as "hark: error: ..."),
@@ -26,7 +31,9 @@
 #include <string>
 #include <vector>
 
+#include "download_command.h"
 #include "hark/hark.hpp"
+#include "progress.h"
 #include "quantize_command.h"
 #include "stream_command.h"
 #include "vad_command.h"
@@ -120,6 +127,7 @@ struct TranscribeOptions {
   bool translate = false;
   std::string prompt;
   bool quiet = false;
+  bool print_progress = false;  // whisper.cpp's -pp: percentage lines on stderr
   bool detect_language = false;  // only name each file's language, no transcription (whisper.cpp's -dl)
   hark::TranscribeParams decoding;  // the decoding policy fields, set by their flags
   bool no_fallback = false;
@@ -134,7 +142,7 @@ int run_transcribe(const TranscribeOptions& o) {
   cp.device = o.device;
   cp.use_gpu = !o.no_gpu;
   cp.flash_attn = !o.no_flash_attn;
-  const std::unique_ptr<hark::Context> ctx = hark::Context::load(o.model, cp);
+  const std::unique_ptr<hark::Context> ctx = load_with_progress(o.model, cp, progress_mode_for_terminal(o.quiet));
   if (!o.quiet) std::fprintf(stderr, "hark: loaded %s (%s, %s) in %.0f ms\n", o.model.c_str(),
                              ctx->info().size_name.c_str(), ctx->info().weight_type.c_str(), ctx->info().load_ms);
 
@@ -187,8 +195,12 @@ int run_transcribe(const TranscribeOptions& o) {
       p.timestamps = !o.no_timestamps;
       p.initial_prompt = o.prompt;
       p.should_abort = [] { return g_interrupted.load(); };
+      TranscribeProgress progress(o.print_progress ? ProgressMode::Lines : progress_mode_for_terminal(o.quiet), file,
+                                  static_cast<double>(audio.size()) / hark::kSampleRate);
+      p.on_progress = [&](int percent) { progress.on_percent(percent); };
       // Segments are printed as they become final, so a long file shows progress as it goes.
       p.on_new_segments = [&](const hark::NewSegments& ns) {
+        progress.suspend();  // the bar shares the terminal: off while the lines print, redrawn after
         for (const hark::Segment& s : ns.segments) {
           const char* turn = o.decoding.tdrz_enable && s.speaker_turn_next ? kSpeakerTurn : "";
           if (o.no_timestamps) {
@@ -206,6 +218,7 @@ int run_transcribe(const TranscribeOptions& o) {
       hark::Transcript t;
       try {
         t = ctx->transcribe(audio, p);
+        progress.finish();
       } catch (const hark::Error& e) {
         // Messages from the engine speak of samples and windows; say which file they are about.
         const std::string msg = e.what();
@@ -242,7 +255,7 @@ struct BenchOptions {
 int run_bench(const BenchOptions& o) {
   hark::ContextParams cp;
   cp.n_threads = o.threads;
-  const std::unique_ptr<hark::Context> ctx = hark::Context::load(o.model, cp);
+  const std::unique_ptr<hark::Context> ctx = load_with_progress(o.model, cp, progress_mode_for_terminal(o.json));
   const hark::BenchResult r = ctx->bench(o.threads);
   if (o.json) {
     std::printf("%s\n", r.to_json().c_str());
@@ -283,7 +296,7 @@ static std::vector<std::string> whisper_cpp_spellings(int argc, char** argv) {
         {"-tdrz", "--tinydiarize"},  {"-ocsv", "--output-csv"},    {"-olrc", "--output-lrc"},
         {"-vm", "--vad-model"},      {"-vt", "--vad-threshold"},   {"-vspd", "--vad-min-speech-duration-ms"},
         {"-vsd", "--vad-min-silence-duration-ms"}, {"-vmsd", "--vad-max-speech-duration-s"},
-        {"-vp", "--vad-speech-pad-ms"}, {"-vo", "--vad-samples-overlap"}};
+        {"-vp", "--vad-speech-pad-ms"}, {"-vo", "--vad-samples-overlap"}, {"-pp", "--print-progress"}};
     const char* long_form = nullptr;
     for (const auto& [short_form, lf] : kSpellings)
       if (a == short_form) long_form = lf;
@@ -300,7 +313,9 @@ int main(int argc, char** argv) {
 
   TranscribeOptions topt;
   CLI::App* transcribe = app.add_subcommand("transcribe", "Transcribe (or translate) audio files");
-  transcribe->add_option("-m,--model", topt.model, "Whisper model in ggml .bin format")->required();
+  transcribe->add_option("-m,--model", topt.model,
+                         "Whisper model: a ggml .bin file, or an official name (tiny.en ...) from hark download")
+      ->required();
   transcribe->add_option("files", topt.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3")->required();
   transcribe->add_option("-l,--language", topt.language, "Spoken language code, or 'auto' to detect")
       ->capture_default_str();
@@ -332,7 +347,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   transcribe->add_flag("--no-gpu", topt.no_gpu, "Compute on the CPU even when a GPU device exists");
   transcribe->add_flag("--no-flash-attn", topt.no_flash_attn, "Plain attention graph instead of the fused one");
-  transcribe->add_flag("-q,--quiet,--no-prints", topt.quiet, "Print only the transcript (no timings)");
+  transcribe->add_flag("-q,--quiet,--no-prints", topt.quiet, "Print only the transcript (no timings, no progress bar)");
+  transcribe->add_flag("--print-progress", topt.print_progress, "Print the progress as percentage lines on stderr (-pp)");
   // Decoding policy: whisper.cpp's names where it has the option (-tp -tpi -nf -bo -sns -mc -lpt
   // -nth --prompt --carry-initial-prompt --suppress-regex), OpenAI's meanings and defaults.
   hark::TranscribeParams& dp = topt.decoding;
@@ -457,6 +473,8 @@ int main(int argc, char** argv) {
 
   QuantizeCommandOptions qopt;
   CLI::App* quantize = add_quantize_command(app, qopt);
+  DownloadCommandOptions dopt;
+  CLI::App* download = add_download_command(app, dopt);
 
   try {
     std::vector<std::string> args = whisper_cpp_spellings(argc, argv);
@@ -464,6 +482,7 @@ int main(int argc, char** argv) {
     if (transcribe->parsed() && !topt.output_file.empty() && topt.files.size() > 1)
       throw CLI::ValidationError("--output-file", "names one output, but " + std::to_string(topt.files.size()) +
                                                       " input files were given");
+    if (download->parsed()) check_download_options(dopt);
   } catch (const CLI::ParseError& e) {
     // --help and --version are "errors" with exit code 0; CLI11 prints them. Any other is a usage
     // error: CLI11 prints its message, and the exit code is the conventional 2 (not CLI11's own).
@@ -479,6 +498,7 @@ int main(int argc, char** argv) {
     if (vad->parsed()) return run_vad(vopt);
     if (stream->parsed()) return run_stream(sopt, g_interrupted);
     if (quantize->parsed()) return run_quantize(qopt);
+    if (download->parsed()) return run_download(dopt, g_interrupted);
     return run_info(info_model);
   } catch (const std::exception& e) {
     print_error(e.what());

@@ -126,6 +126,9 @@ typedef struct hark_state hark_state;     /* one job's working memory and thread
 typedef struct hark_result hark_result;   /* a finished transcription (or, in a new-segments
                                              callback, the segments just finished) */
 
+/* Progress of reading a model file in: bytes so far and the file's size. */
+typedef void (*hark_load_progress_callback)(uint64_t bytes_done, uint64_t bytes_total, void* user_data);
+
 typedef struct hark_context_params {
   size_t struct_size;  /* set by hark_context_default_params(); see "Growing" at the top */
   int n_threads;       /* compute threads of each job; 0: the machine's cores (at most 8) */
@@ -133,6 +136,8 @@ typedef struct hark_context_params {
   bool flash_attn;     /* fused attention (default); false: the plain softmax(QK^T)V graph */
   const char* device;  /* a device by name ("cpu", "cpu-ref"); NULL or "": chosen by use_gpu.
                           Set, it overrides use_gpu. Read during hark_context_load only. */
+  hark_load_progress_callback load_progress_callback;  /* NULL: none; called during hark_context_load */
+  void* load_progress_user_data;
 } hark_context_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.
@@ -147,7 +152,8 @@ static inline hark_context_params hark_context_default_params(void) {
   return p;
 }
 
-/* Maps and validates a ggml .bin Whisper model. params NULL: the defaults. On success *out is a
+/* Maps and validates a ggml .bin Whisper model; a bare official name ("tiny.en") that is no file
+ * here is found in the models folder (hark_models.h). params NULL: the defaults. On success *out is a
  * new context, freed with hark_context_free; on failure *out is NULL.
  * HARK_ERR_IO: the file cannot be opened; HARK_ERR_MODEL: it is not a valid model;
  * HARK_ERR_INVALID_ARGUMENT: bad params (negative n_threads, unknown device, ...). Any thread. */
@@ -699,3 +705,5 @@ HARK_API hark_status hark_quantize_model(const char* input_path, const char* out
 #endif
 
 #endif /* HARK_H */
+
+#include "hark/hark_models.h" /* models by name, the models folder, downloads */

@@ -25,6 +25,7 @@
 #include "hark/error.hpp"
 #include "hark/export.h"
 #include "hark/log.hpp"
+#include "hark/models.hpp"  // official models by name: registry, models folder, download_model
 #include "hark/quantize.hpp"  // model conversion: quantize_model
 #include "hark/vad.hpp"  // voice activity detection: VadModel, VadStream, energy_vad
 
@@ -60,6 +61,9 @@ struct ContextParams {
   bool use_gpu = true;  // the best device in the registry; the CPU (with a reason) when none is usable
   std::string device;   // a device by name ("cpu", "cpu-ref"); set, it overrides use_gpu
   bool flash_attn = true;  // fused attention; false: the plain softmax(QK^T)V graph
+  // Called while the model file is read in (bytes so far, file size; from (0, size) to (size,
+  // size)), on the loading thread: a large model's load can show progress.
+  std::function<void(uint64_t done, uint64_t total)> on_load_progress;
 };
 
 struct ModelInfo {
@@ -350,7 +354,8 @@ HARK_API std::vector<DeviceChoice> devices();
 
 class HARK_API Context {
  public:
-  // Maps and validates a ggml .bin model. Throws hark::Error.
+  // Maps and validates a ggml .bin model. A bare name that is no file here ("tiny.en") is looked
+  // up in the models folder (hark/models.hpp: find_model). Throws hark::Error.
   static std::unique_ptr<Context> load(const std::string& model_path, const ContextParams& params = {});
   virtual ~Context() = default;
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 
@@ -82,6 +83,25 @@ Mapping map_file(const std::string& path, bool populate, const char* kind) {
   m.size = size;
   m.keepalive = std::shared_ptr<void>(p, [size](void* q) { ::munmap(q, size); });
   return m;
+}
+
+void populate(const Mapping& m, const std::function<void(uint64_t, uint64_t)>& on_step) {
+  constexpr size_t kStep = size_t{64} << 20;  // a multiple of the page size: every step starts page-aligned
+  on_step(0, m.size);
+  for (size_t off = 0; off < m.size; off += kStep) {
+    const size_t n = std::min(kStep, m.size - off);
+    uint8_t* p = const_cast<uint8_t*>(m.data) + off;
+    bool done = false;
+#ifdef MADV_POPULATE_READ
+    done = ::madvise(p, n, MADV_POPULATE_READ) == 0;  // Linux 5.14+: one call reads the step in
+#endif
+    if (!done) {  // older kernels: one read per page faults it in
+      volatile uint8_t sink = 0;
+      for (size_t i = 0; i < n; i += 4096) sink = sink + p[i];
+      (void)sink;
+    }
+    on_step(off + n, m.size);
+  }
 }
 
 }  // namespace hark::file_io

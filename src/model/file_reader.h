@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <array>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,6 +31,9 @@ struct Mapping {
   size_t size = 0;
 };
 Mapping map_file(const std::string& path, bool populate, const char* kind = "model file");
+// Reads a mapping's pages in (as MAP_POPULATE does) in 64 MiB steps, calling on_step(bytes read,
+// size) after each one, starting with (0, size).
+void populate(const Mapping& m, const std::function<void(uint64_t, uint64_t)>& on_step);
 
 // Sequential reader over a file's bytes. Every read checks the bytes are there first.
 class Reader {

@@ -179,7 +179,9 @@ std::unique_ptr<ModelFile> ModelFile::open(const std::string& path, const LoadOp
   const auto t0 = Clock::now();
   std::unique_ptr<ModelFile> mf(new ModelFile());
   mf->path_ = path;
-  Mapping m = map_file(path, options.populate);
+  const bool stepwise = options.populate && options.on_progress;
+  Mapping m = map_file(path, options.populate && !stepwise);
+  if (stepwise) file_io::populate(m, options.on_progress);
   mf->file_bytes_ = m.size;
   mf->header_ = parse_model_header(m.data, m.size, path);
   mf->entries_ = parse_model_tensors(m.data, m.size, mf->header_, path);

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -72,6 +73,10 @@ struct LoadOptions {
   // Read the whole file into the page cache during open (MAP_POPULATE), so load time is honest
   // and the first inference does not stall on page faults.
   bool populate = false;
+  // With populate: called as the file is read in (bytes read so far, file size), in steps of
+  // 64 MiB, so a front end can show a large model's load; the pages are then read step by step
+  // (MADV_POPULATE_READ) instead of in one MAP_POPULATE.
+  std::function<void(uint64_t done, uint64_t total)> on_progress;
 };
 
 class ModelFile {

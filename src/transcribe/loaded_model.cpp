@@ -1,11 +1,13 @@
 #include "transcribe/loaded_model.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 
 #include "backend/registry.h"
 #include "decode/suppress.h"
 #include "decode/timestamp_rules.h"
+#include "hark/models.hpp"
 #include "runtime/dtype.h"
 #include "runtime/error.h"
 #include "runtime/log.h"
@@ -87,7 +89,12 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(const std::string& path, co
   m->n_threads = params.n_threads > 0 ? params.n_threads : default_threads();
   LoadOptions lo;
   lo.populate = true;
-  m->file = ModelFile::open(path, lo);
+  lo.on_progress = params.on_load_progress;
+  // A bare name ("tiny.en") that is not a file here is a model in the models folder; paths with a
+  // folder go to the loader as they are, so its errors stay about the file.
+  std::error_code ec;
+  const bool by_name = path.find('/') == std::string::npos && !std::filesystem::exists(path, ec);
+  m->file = ModelFile::open(by_name ? find_model(path) : path, lo);
   m->tokenizer = std::make_unique<Tokenizer>(m->file->vocab());
   m->suppress = decode::non_speech_tokens(*m->tokenizer);
   for (int32_t id : decode::default_suppressed(m->file->vocab().special())) m->suppress.push_back(id);

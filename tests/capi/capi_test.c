@@ -342,6 +342,53 @@ static void test_library(void) {
   CHECK(cp.struct_size == sizeof cp && cp.use_gpu && cp.flash_attn && cp.n_threads == 0 && cp.device == NULL);
 }
 
+static void on_load_progress(uint64_t done, uint64_t total, void* user_data) {
+  uint64_t* last = (uint64_t*)user_data;
+  last[0] = done;
+  last[1] = total;
+}
+
+/* hark_models.h: the registry, the models folder, finding a model by name, download arguments,
+ * a context loaded by name with its load progress. (Downloads themselves are tested against a
+ * loopback server in tests/models/download_test.cpp.) */
+static void test_models(const char* model) {
+  CHECK(hark_model_count() >= 30);
+  hark_model_entry e;
+  CHECK_OK(hark_model_at(0, &e, sizeof e));
+  CHECK(strcmp(e.name, "tiny") == 0 && strcmp(e.file_name, "ggml-tiny.bin") == 0 && strlen(e.sha1) == 40);
+  CHECK_ERR(hark_model_at(hark_model_count(), &e, sizeof e), HARK_ERR_INVALID_ARGUMENT, "out of range");
+  CHECK(hark_models_dir() != NULL && strlen(hark_models_dir()) > 0);
+  const char* path = NULL;
+  CHECK_ERR(hark_find_model("base.en", "/nonexistent-models", &path), HARK_ERR_IO, "hark download base.en");
+  CHECK(path == NULL);
+  CHECK_OK(hark_find_model(model, NULL, &path));
+  CHECK(path && strcmp(path, model) == 0);
+  CHECK_ERR(hark_find_model(NULL, NULL, &path), HARK_ERR_INVALID_ARGUMENT, "name_or_path");
+  hark_download_params dp = hark_download_default_params();
+  CHECK(dp.connect_timeout_s > 0 && dp.low_speed_time_s > 0);
+  CHECK_ERR(hark_download_model("tiny.fr", &dp, &path, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "unknown model");
+  dp.low_speed_time_s = -1;
+  CHECK_ERR(hark_download_model("tiny", &dp, &path, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "low_speed_time_s");
+
+  /* A model by its file's name in a models folder, with the load's progress. */
+  const char* slash = strrchr(model, '/');
+  if (slash) {
+    char dir[256];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - model), model);
+    setenv("HARK_MODELS", dir, 1);
+    hark_context_params cp = hark_context_default_params();
+    uint64_t last[2] = {0, 0};
+    cp.load_progress_callback = on_load_progress;
+    cp.load_progress_user_data = last;
+    hark_context* ctx = NULL;
+    CHECK_OK(hark_context_load(slash + 1, &cp, &ctx));
+    CHECK(last[0] > 0 && last[0] == last[1]);
+    CHECK_OK(hark_context_free(ctx));
+    CHECK_ERR(hark_context_load("medium.en", NULL, &ctx), HARK_ERR_IO, "hark download medium.en");
+    unsetenv("HARK_MODELS");
+  }
+}
+
 static void test_load_errors(const char* model, const char* not_a_model) {
   hark_context* ctx = (hark_context*)&ctx; /* must come back NULL */
   hark_context_params cp = hark_context_default_params();
@@ -1353,6 +1400,7 @@ int main(int argc, char** argv) {
 
   test_library();
   test_load_errors(model, not_a_model);
+  test_models(model);
   test_vad(not_a_model);
   test_quantize(model, not_a_model);
 

@@ -508,7 +508,7 @@ TEST_F(Cli, QuantizeWritesALoadableModelAndPrintsSizes) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "(f16, ")) << r.out;
   EXPECT_TRUE(contains(r.out, "(q5_0, ")) << r.out;
-  EXPECT_TRUE(contains(r.out, "MB")) << r.out;
+  EXPECT_TRUE(contains(r.out, "MiB")) << r.out;
   EXPECT_EQ(r.err, "");  // no progress line when stderr is not a terminal
   const CliResult info = hark("info " + quote(out));
   ASSERT_EQ(info.code, 0) << info.err;

@@ -1,0 +1,176 @@
+// `hark download` and the progress output of `hark transcribe`, run as a user would: the built
+// binary against a loopback server (tests/models/file_server.h), output piped (so: no bar).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "audio/audio.h"
+#include "model/model_test_util.h"
+#include "model/model_writer.h"
+#include "models/file_server.h"
+#include "models/sha1.h"
+
+namespace hark {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool has(const std::string& s, const std::string& piece) { return s.find(piece) != std::string::npos; }
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+class CliDownload : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifdef HARK_CLI_PATH
+    cli_ = HARK_CLI_PATH;
+#endif
+    if (const char* env = std::getenv("HARK_CLI"); env && *env) cli_ = env;
+    if (cli_.empty() || !fs::exists(cli_)) GTEST_SKIP() << "the hark binary was not built";
+    const char* tmp = std::getenv("TMPDIR");
+    dir_ = fs::path(tmp && *tmp ? tmp : "/tmp") / ("hark-cli-download-" + std::to_string(::getpid()) + "-" +
+                                                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "models");
+    TestModelOptions o;
+    ASSERT_TRUE(test_model_preset("micro", &o.hparams));
+    o.weight_type = DType::F16;
+    write_test_model(o, (dir_ / "micro.bin").string());
+    model_ = slurp(dir_ / "micro.bin");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  CliRun hark(const std::string& args, const std::string& env = "") {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string cmd = env + " " + quote(cli_) + " " + args + " >" + quote(out.string()) + " 2>" + quote(err.string());
+    const int status = std::system(cmd.c_str());
+    CliRun r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+  std::string sha1() const {
+    Sha1 h;
+    h.update(model_.data(), model_.size());
+    return h.hex();
+  }
+  void write_tones(const fs::path& p) {
+    audio::WavWriter w(p.string(), audio::kSampleRate);
+    std::vector<float> a(4 * audio::kSampleRate);
+    for (size_t i = 0; i < a.size(); ++i) {
+      const double t = static_cast<double>(i) / audio::kSampleRate;
+      a[i] = static_cast<float>((std::fmod(t, 2.0) < 1.5 ? 0.3 : 0.0) * std::sin(2 * M_PI * (200 + 30 * t) * t));
+    }
+    w.write(a.data(), a.size());
+    w.close();
+  }
+
+  std::string cli_;
+  fs::path dir_;
+  std::string model_;
+};
+
+TEST_F(CliDownload, ListNamesTheOfficialModels) {
+  const CliRun r = hark("download --list --dir " + quote((dir_ / "models").string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* n : {"tiny.en", "base", "small.en-tdrz", "large-v3-turbo", "large-v3-turbo-q8_0"})
+    EXPECT_TRUE(has(r.out, std::string("\n") + n + " ")) << n << " missing in\n" << r.out;
+}
+
+TEST_F(CliDownload, DownloadsVerifiesAndPrintsThePath) {
+  testing::FileServer server("ggml-tiny.en.bin", model_);
+  const std::string models = (dir_ / "models").string();
+  const CliRun r = hark("download tiny.en --dir " + quote(models) + " --base-url " + server.base_url() + " --sha1 " + sha1());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, models + "/ggml-tiny.en.bin\n");
+  EXPECT_TRUE(has(r.err, "SHA-1 verified")) << r.err;
+  EXPECT_TRUE(has(r.err, "progress = 100%")) << r.err;  // piped: plain lines, no bar
+  EXPECT_FALSE(has(r.err, "\r")) << r.err;
+  EXPECT_EQ(slurp(models + "/ggml-tiny.en.bin"), model_);
+
+  // -m takes the name now; and the model is found through $HARK_MODELS.
+  write_tones(dir_ / "tones.wav");
+  const CliRun t = hark("transcribe -m tiny.en -nf -q " + quote((dir_ / "tones.wav").string()),
+                     "HARK_MODELS=" + quote(models));
+  EXPECT_EQ(t.code, 0) << t.err;
+}
+
+TEST_F(CliDownload, ErrorsAreClear) {
+  testing::FileServer server("ggml-tiny.en.bin", model_);
+  const std::string models = (dir_ / "models").string();
+  std::string bad = sha1();
+  bad[0] = bad[0] == '0' ? '1' : '0';
+  const CliRun mismatch = hark("download tiny.en --dir " + quote(models) + " --base-url " + server.base_url() + " --sha1 " + bad);
+  EXPECT_EQ(mismatch.code, 1);
+  EXPECT_TRUE(has(mismatch.err, "hark: error: ")) << mismatch.err;
+  EXPECT_TRUE(has(mismatch.err, "SHA-1 mismatch")) << mismatch.err;
+  EXPECT_FALSE(fs::exists(models + "/ggml-tiny.en.bin"));
+
+  const CliRun missing = hark("download tiny.en --dir " + quote(models) + " --base-url " + server.base_url() + "/none");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_TRUE(has(missing.err, "HTTP 404")) << missing.err;
+
+  const CliRun unknown = hark("download tiny.fr");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_TRUE(has(unknown.err, "unknown model 'tiny.fr'")) << unknown.err;
+  EXPECT_EQ(hark("download").code, 2);
+  EXPECT_EQ(hark("download tiny.en --sha1 abc").code, 2);
+}
+
+TEST_F(CliDownload, AMissingModelByNameSaysHowToGetIt) {
+  write_tones(dir_ / "tones.wav");
+  const CliRun r = hark("transcribe -m base.en " + quote((dir_ / "tones.wav").string()),
+                     "HARK_MODELS=" + quote((dir_ / "models").string()));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(has(r.err, "hark download base.en")) << r.err;
+}
+
+TEST_F(CliDownload, TranscribeProgressOnlyWhenAsked) {
+  write_tones(dir_ / "tones.wav");
+  const std::string args = "transcribe -m " + quote((dir_ / "micro.bin").string()) + " -nf " +
+                           quote((dir_ / "tones.wav").string());
+  const CliRun piped = hark(args);
+  ASSERT_EQ(piped.code, 0) << piped.err;
+  EXPECT_FALSE(has(piped.err, "progress")) << piped.err;  // piped: nothing extra
+  EXPECT_FALSE(has(piped.err, "\r")) << piped.err;
+
+  const CliRun lines = hark(args + " --print-progress");
+  ASSERT_EQ(lines.code, 0) << lines.err;
+  EXPECT_TRUE(has(lines.err, "tones.wav: progress = 100%")) << lines.err;
+  EXPECT_FALSE(has(lines.err, "\r")) << lines.err;
+  EXPECT_EQ(lines.out, piped.out);  // the transcript is the same
+
+  const CliRun pp = hark(args + " -pp -q");  // whisper.cpp's spelling; -q keeps the asked-for lines
+  ASSERT_EQ(pp.code, 0) << pp.err;
+  EXPECT_TRUE(has(pp.err, "progress = 100%")) << pp.err;
+}
+
+}  // namespace
+}  // namespace hark
