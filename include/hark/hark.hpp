@@ -205,6 +205,10 @@ struct NewSegments {
 };
 
 // ---- one transcription ----
+// The largest TranscribeParams::batch_size (chunks decoded together; beyond this a step is
+// compute-bound and each chunk's cross-attention cache only costs memory).
+inline constexpr int kMaxBatchSize = 32;
+
 struct TranscribeParams {
   std::string language = "en";  // a language code, or "auto" to detect (multilingual models)
   bool translate = false;       // into English (multilingual models)

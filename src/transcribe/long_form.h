@@ -19,10 +19,6 @@
 
 namespace hark {
 
-// The largest TranscribeParams::batch_size: chunks of one batched step (beyond this a step is
-// compute-bound and its cross-attention caches only cost memory).
-inline constexpr int kMaxBatchSize = 32;
-
 // A checked request: what the params ask for, resolved against the model and the audio.
 struct JobRequest {
   std::span<const float> samples;  // the part to transcribe (offset and duration applied)
