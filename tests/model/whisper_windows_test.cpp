@@ -13,6 +13,7 @@
 #include <span>
 
 #include "backend/registry.h"
+#include "model/bench.h"
 #include "model/model_file.h"
 #include "model/model_writer.h"
 #include "model/whisper_runner.h"
@@ -232,6 +233,33 @@ TEST(RunnerWindowsErrors, BadWindowsAreClearErrors) {
   // Still works after the refusals.
   ASSERT_EQ(r.encode(mel, 1), ComputeStatus::Ok);
   EXPECT_EQ(r.decode_batch(two, slots, 0, &logits, slots), ComputeStatus::Ok);
+}
+
+}  // namespace
+}  // namespace hark
+
+namespace hark {
+namespace {
+
+// bench_batch_steps with own_windows (bench_kernels decode_chunks): one figure per size, the
+// runner grown to the windows it needs.
+TEST(RunnerWindowsBench, OwnWindowsFigures) {
+  TestModelOptions o;
+  ASSERT_TRUE(test_model_preset("micro", &o.hparams));
+  testing::TempFile file("windows-bench");
+  write_test_model(o, file.path());
+  const auto model = ModelFile::open(file.path());
+  auto cpu = Registry::global().find(kCpuDeviceName)->init_backend({2});
+  WhisperRunner r(*model, *cpu);
+  BatchStepOptions bo;
+  bo.rows = {1, 3};
+  bo.n_rounds = 2;
+  bo.own_windows = true;
+  const std::vector<BatchStepFigure> f = bench_batch_steps(r, bo);
+  ASSERT_EQ(f.size(), 2u);
+  for (const BatchStepFigure& x : f) EXPECT_TRUE(std::isfinite(x.min_ms) && x.min_ms > 0.0);
+  EXPECT_EQ(r.n_windows(), 3);
+  EXPECT_EQ(r.decoder_reallocs(), 0);
 }
 
 }  // namespace
