@@ -9,8 +9,6 @@
 //                                                   machine); default tiny:f16 tiny:q5_0
 //                                                   base:f16 base:q5_0 (HARK_BENCH_THREADS=1:
 //                                                   process CPU time, for busy machines)
-//   bench_kernels decode_chunks [preset:type ...]   steps of B = 1, 4, 8, 16 independent chunks (each
-//                                                   its own cross window: the batched pipeline), tok/s
 //   HARK_BENCH_THREADS=1 bench_kernels     one thread, summary in CPU time (busy machines)
 //   HARK_SIMD=avx2 bench_kernels           a lower kernel level, as for hark itself
 //
@@ -24,6 +22,9 @@
 //   encoder (f32, f16 weights): hark GFLOP/s >= 80% of sgemm's
 //   decoder: time <= 1.3 x (weight bytes / memcpy bandwidth)
 //   decode_batch: a 5-row step <= 2 x a 1-row step
+//
+// bench_kernels decode_chunks [preset:type ...]: decoder steps of B = 1, 4, 8, 16 independent
+// chunks (each row its own cross window: the batched pipeline), per step and as tokens/s.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
