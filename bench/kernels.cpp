@@ -24,6 +24,9 @@
 //   encoder (f32, f16 weights): hark GFLOP/s >= 80% of sgemm's
 //   decoder: time <= 1.3 x (weight bytes / memcpy bandwidth)
 //   decode_batch: a 5-row step <= 2 x a 1-row step
+//
+// bench_kernels decode_chunks [preset:type ...]: decoder steps of B = 1, 4, 8, 16 independent
+// chunks (each row its own cross window: the batched pipeline), per step and as tokens/s.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -469,8 +472,54 @@ int run_decode_batch_steps(int argc, char** argv) {
   return 0;
 }
 
+// `bench_kernels decode_chunks [preset:type ...]`: decoder steps of B independent chunks (the
+// batched long-audio pipeline: row b in slot b against cross window b), B = 1, 4, 8, 16, as
+// time per step and decode throughput (rows per second of step).
+int run_decode_chunk_steps(int argc, char** argv) {
+  std::vector<std::pair<std::string, std::string>> models;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    const size_t colon = a.find(':');
+    models.emplace_back(a.substr(0, colon), colon == std::string::npos ? "f16" : a.substr(colon + 1));
+  }
+  if (models.empty()) models = {{"tiny", "f16"}, {"base", "f16"}};
+  std::printf("decode steps of B chunks (own cross windows) at n_past %d, %d thread%s (%s kernels), %s time; "
+              "fastest of 30 per size\n",
+              kBatchNPast, bench_threads(), bench_threads() == 1 ? "" : "s", cpu::simd_level_name(cpu::best_simd_level()),
+              bench_threads() == 1 ? "cpu" : "wall");
+  for (const auto& [preset, type_name] : models) {
+    DType type = DType::F16;
+    bool known = false;
+    for (DType t : kTypes)
+      if (type_name == dtype_name(t)) type = t, known = true;
+    HParams probe;
+    if (!known || !test_model_preset(preset, &probe)) {
+      std::fprintf(stderr, "unknown preset or type %s:%s\n", preset.c_str(), type_name.c_str());
+      return 1;
+    }
+    BatchModel m{nullptr, type};
+    m.preset = preset.c_str();
+    BatchSetup st(m);
+    BatchStepOptions o;
+    o.n_past = kBatchNPast;
+    o.cpu_time = bench_threads() == 1;
+    o.own_windows = true;
+    o.rows = {1, 4, 8, 16};
+    std::printf("  %-4s %-5s", preset.c_str(), type_name.c_str());
+    double one = 0.0;
+    for (const BatchStepFigure& f : bench_batch_steps(*st.runner, o)) {
+      const double tps = 1000.0 * f.rows / f.min_ms;
+      if (f.rows == 1) one = tps;
+      std::printf(" | B%d %6.2f ms/step %7.1f tok/s (%4.2fx)", f.rows, f.min_ms, tps, one > 0 ? tps / one : 0.0);
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "decode_batch") == 0) return run_decode_batch_steps(argc, argv);
+  if (argc >= 2 && std::strcmp(argv[1], "decode_chunks") == 0) return run_decode_chunk_steps(argc, argv);
   // google-benchmark 1.7 reads --benchmark_min_time as a plain number; 1.8 also accepts "0.05s".
   // Drop the suffix so one command line works with both.
   std::vector<std::string> args(argv, argv + argc);

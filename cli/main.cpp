@@ -445,6 +445,11 @@ int main(int argc, char** argv) {
   // VAD-assisted transcription: whisper.cpp's flags and defaults.
   transcribe->add_flag("--vad", dp.vad, "Transcribe only the speech the Silero VAD finds (needs --vad-model)");
   transcribe->add_option("--vad-model", dp.vad_model_path, "Silero VAD model in whisper.cpp's format (-vm)");
+  transcribe->add_option("--batch-size", dp.batch_size,
+                         "Batched long-audio pipeline: the VAD (--vad-model) cuts the audio at pauses into chunks of "
+                         "up to 30 s, decoded this many at a time in one step (1: sequential)")
+      ->check(CLI::Range(1, hark::kMaxBatchSize))
+      ->capture_default_str();
   // whisper.cpp's spellings; the short ones (-vt, -vspd, -vsd, -vmsd, -vp, -vo) are renamed above.
   add_vad_options(transcribe, dp.vad_params,
                   {"--vad-threshold", "--vad-min-speech-duration-ms", "--vad-min-silence-duration-ms",

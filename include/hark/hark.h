@@ -316,6 +316,12 @@ typedef struct hark_transcribe_params {
   const char* vad_model_path;        /* the Silero model (ggml-silero-*.bin); required with vad.
                                         Before any compute, a file that cannot be opened is HARK_ERR_IO,
                                         one that is not a VAD model HARK_ERR_FAILED. */
+  /* ---- batched long-audio pipeline (TranscribeParams::batch_size in hark.hpp; added after VAD) ---- */
+  int64_t batch_size;                /* 1..32; > 1: the Silero VAD (vad_model_path, required; vad need
+                                        not be on; the vad_* options apply) cuts the audio at pauses
+                                        into independent chunks of at most 30 s, and batch_size of them
+                                        are decoded together, one decoder step for all. Not with
+                                        word_timestamps or n_processors > 1. Default 1 (sequential) */
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.

@@ -210,6 +210,10 @@ struct NewSegments {
 };
 
 // ---- one transcription ----
+// The largest TranscribeParams::batch_size (chunks decoded together; beyond this a step is
+// compute-bound and each chunk's cross-attention cache only costs memory).
+inline constexpr int kMaxBatchSize = 32;
+
 struct TranscribeParams {
   std::string language = "en";  // a language code, or "auto" to detect (multilingual models)
   bool translate = false;       // into English (multilingual models)
@@ -298,6 +302,19 @@ struct TranscribeParams {
   bool vad = false;
   std::string vad_model_path;  // the Silero model in whisper.cpp's format (ggml-silero-*.bin)
   VadOptions vad_params;       // its threshold, durations, padding and samples_overlap
+
+  // ---- batched long-audio pipeline (faster-whisper's BatchedInferencePipeline) ----
+  // > 1: the Silero VAD (vad_model_path, required; `vad` need not be set; vad_params apply,
+  // max_speech_duration_s at most 30 s) cuts the audio at pauses into chunks of at most 30 s
+  // (neighbouring speech merged up to 30 s, the pauses inside a chunk kept), and batch_size chunks
+  // are encoded and then decoded together, one decoder step for all of them. Chunks are
+  // independent: no previous text as prompt (initial_prompt goes before every chunk), and each
+  // chunk's text is kept whole (its last segment ends at the chunk's end). Greedy (and sampling with
+  // best_of 1) steps all chunks together; beam search and best_of > 1 decode each chunk on its own.
+  // A chunk that fails the fallback checks is decoded again alone at the next temperature.
+  // 1..32; 1: the sequential long-form loop. Not with word_timestamps or n_processors > 1.
+  // Memory: one cross-attention cache per chunk of a batch (tiny 9 MB, base 18 MB, large 245 MB).
+  int batch_size = 1;
 
   std::shared_ptr<Job> job;  // run as this job (see jobs::create); nullptr: a new one
 

@@ -258,7 +258,8 @@ constexpr size_t kTranscribeParamsV1 = offsetof(hark_transcribe_params, abort_us
 // No tail padding: when a field is appended, name the new last field here.
 static_assert(sizeof(hark_context_params) == offsetof(hark_context_params, load_progress_user_data) + sizeof(void*),
               "hark_context_params must end on a pointer-sized field");
-static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, vad_model_path) + sizeof(const char*),
+static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, batch_size) + sizeof(int64_t) &&
+                  sizeof(int64_t) == sizeof(const char*),
               "hark_transcribe_params must end on a pointer-sized field");
 
 template <typename P>
@@ -373,6 +374,7 @@ hark_transcribe_params transcribe_defaults() {
   p.vad_samples_overlap = d.vad_params.samples_overlap;
   p.vad_max_speech_duration_s = d.vad_params.max_speech_duration_s;
   p.vad_model_path = nullptr;
+  p.batch_size = d.batch_size;
   return p;
 }
 
@@ -436,7 +438,16 @@ void check_params(const hark_transcribe_params& p, bool multilingual) {
                                            std::to_string(p.suppress_tokens[k]) + ", not a token id");
   require(!std::isnan(p.hallucination_silence_threshold),
           "params->hallucination_silence_threshold must not be NaN (<= 0: off)");
-  if (p.vad) {
+  require(p.batch_size >= 1 && p.batch_size <= hark::kMaxBatchSize,
+          "params->batch_size must be in [1, " + std::to_string(hark::kMaxBatchSize) + "] (1: sequential), got " +
+              std::to_string(p.batch_size));
+  if (p.batch_size > 1) {
+    require(p.vad_model_path && *p.vad_model_path,
+            "params->vad_model_path is NULL or empty but batch_size > 1 needs it (chunks are cut at the VAD's pauses)");
+    require(!p.word_timestamps, "params->word_timestamps is not supported with batch_size > 1");
+    require(p.n_processors == 1, "params->batch_size > 1 and n_processors > 1 cannot be combined");
+  }
+  if (p.vad || p.batch_size > 1) {
     require(p.vad_model_path && *p.vad_model_path, "params->vad_model_path is NULL or empty but vad is on");
     require(p.vad_threshold >= 0.0f && p.vad_threshold <= 1.0f,
             "params->vad_threshold must be in [0, 1], got " + std::to_string(p.vad_threshold));
@@ -536,6 +547,7 @@ hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner
   c.patience = p.patience;
   c.vad = p.vad;
   if (p.vad_model_path) c.vad_model_path = p.vad_model_path;
+  c.batch_size = static_cast<int>(p.batch_size);
   c.vad_params = vad_options(p.vad_threshold, p.vad_min_speech_duration_ms, p.vad_min_silence_duration_ms,
                              p.vad_speech_pad_ms, p.vad_samples_overlap, p.vad_max_speech_duration_s);
   if (p.progress_callback)
@@ -601,7 +613,7 @@ void run_job(Lease& lease, const void* owner, const hark_transcribe_params& p, c
   check_samples(samples, n, p.offset_ms, "params->offset_ms");
   // A VAD model that cannot be opened is HARK_ERR_IO, as for hark_vad_context_load; one that is
   // not a VAD model fails in the run (HARK_ERR_FAILED, the loader's message), before any compute.
-  if (p.vad) check_file_readable(p.vad_model_path, "params->vad_model_path");
+  if (p.vad || p.batch_size > 1) check_file_readable(p.vad_model_path, "params->vad_model_path");
   CallJob job(p.job_id);
   hark::TranscribeParams c = to_cpp(p, owner, job.job->id());
   c.job = job.job;

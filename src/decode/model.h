@@ -6,9 +6,14 @@
 // Several sequences against one window (beam search, best-of): the text context has slots; decode()
 // works in slot 0, decode_batch() steps many slots in lockstep as one graph, copy_sequence() forks
 // a slot's history into another (copy on fork).
+//
+// Several windows (the batched long-audio pipeline): independent chunks encoded into windows
+// 0..n-1 (select_window, then encode) and stepped together with decode_rows, each row against its
+// own window. A model that holds one window refuses these.
 #pragma once
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "backend/backend.h"
@@ -38,6 +43,21 @@ class Model {
   // overwritten, so a candidate may restart from any shared prefix.
   virtual ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits) = 0;
   virtual int n_text_ctx() const = 0;
+  // ---- several windows: the batched long-audio pipeline ----
+  // At least n windows (and n slots) from now on; growing keeps the windows there were.
+  virtual void reserve_windows(int n) {
+    if (n > 1) throw Error("this model holds one encoded window at a time (no batched windows)");
+  }
+  // encode(), decode() and decode_batch() from now on use window w (0 at the start).
+  virtual void select_window(int w) {
+    if (w != 0) throw Error("this model holds one encoded window at a time (no batched windows)");
+  }
+  // Row b feeds tokens[b] at position n_past of slot seqs[b] (distinct slots) against window
+  // windows[b]; `logits` as decode_batch's.
+  virtual ComputeStatus decode_rows(std::span<const int32_t> /*tokens*/, std::span<const int> /*seqs*/,
+                                    std::span<const int> /*windows*/, int /*n_past*/, std::vector<float>* /*logits*/) {
+    throw Error("this model holds one encoded window at a time (no batched windows)");
+  }
   // Word timestamps: one teacher-forced pass over `tokens` ([sot sequence, notimestamps, text,
   // eot]) against the current window: each head's cross-attention logits before the softmax
   // (qk: heads x tokens x audio positions) and every token's logits (tokens x n_vocab).
@@ -56,16 +76,32 @@ class RunnerModel final : public Model {
   }
   ComputeStatus decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
                              std::vector<float>* logits) override {
-    return r_.decode_batch(tokens, seqs, n_past, logits);
+    if (window_ == 0) return r_.decode_batch(tokens, seqs, n_past, logits);
+    const std::vector<int> same(seqs.size(), window_);
+    return r_.decode_batch(tokens, seqs, n_past, logits, same);
   }
   void copy_sequence(int src, int dst, int n_past) override { r_.copy_sequence(src, dst, n_past); }
-  ComputeStatus encode(std::span<const float> mel) override { return r_.encode(mel); }
+  ComputeStatus encode(std::span<const float> mel) override { return r_.encode(mel, window_); }
   ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits) override {
-    return r_.decode(tokens, n_past, logits);
+    return r_.decode(tokens, n_past, logits, false, 0, window_);
   }
   int n_text_ctx() const override { return r_.hparams().n_text_ctx; }
+  void reserve_windows(int n) override {
+    if (r_.n_windows() < n) r_.set_n_windows(n);  // never shrinks, as reserve_sequences
+  }
+  void select_window(int w) override {
+    HARK_CHECK(w >= 0 && w < r_.n_windows(), "select_window: window " + std::to_string(w) + " outside [0, " +
+                                                  std::to_string(r_.n_windows()) + ") (reserve_windows first)");
+    window_ = w;
+  }
+  ComputeStatus decode_rows(std::span<const int32_t> tokens, std::span<const int> seqs, std::span<const int> windows,
+                            int n_past, std::vector<float>* logits) override {
+    HARK_CHECK(windows.size() == tokens.size(), "decode_rows: one window per row");
+    return r_.decode_batch(tokens, seqs, n_past, logits, windows);
+  }
   ComputeStatus align(std::span<const int32_t> tokens, std::span<const AlignmentHead> heads, HeadWeights* qk,
                       std::vector<float>* logits) override {
+    HARK_CHECK(window_ == 0, "align: word timestamps read window 0 only");
     std::vector<CrossQkHead> ch;
     for (const AlignmentHead& h : heads) ch.push_back({h.layer, h.head});
     const ComputeStatus s = r_.align(tokens, ch, &qk->data, logits);
@@ -77,6 +113,7 @@ class RunnerModel final : public Model {
 
  private:
   WhisperRunner& r_;
+  int window_ = 0;
 };
 
 }  // namespace hark::decode

@@ -90,6 +90,7 @@ std::vector<BatchStepFigure> bench_batch_steps(WhisperRunner& runner, const Batc
   const int n_past = std::clamp(opts.n_past, 0, hp.n_text_ctx - 1);
   const int n_rounds = std::max(opts.n_rounds, 1);
   runner.set_n_sequences(std::max(max_rows, runner.n_sequences()));
+  if (opts.own_windows) runner.set_n_windows(std::max(max_rows, runner.n_windows()));
   std::vector<float> logits;
   if (n_past > 0) {
     check(runner.decode(token_ids(n_past, hp.n_vocab), 0, &logits), "prefix");
@@ -107,7 +108,9 @@ std::vector<BatchStepFigure> bench_batch_steps(WhisperRunner& runner, const Batc
       // A few steps of one size back to back, as a search runs them: one untimed step first,
       // so the timed ones find the caches as this size's own previous step left them.
       auto step = [&] {
-        check(runner.decode_batch(std::span(tokens).first(n), std::span(seqs).first(n), n_past, &logits), "batch");
+        check(runner.decode_batch(std::span(tokens).first(n), std::span(seqs).first(n), n_past, &logits,
+                                  opts.own_windows ? std::span<const int>(seqs).first(n) : std::span<const int>()),
+              "batch");
       };
       step();
       const auto t0 = Clock::now();

@@ -58,6 +58,9 @@ struct BatchStepOptions {
   // Time steps by the process's CPU time instead of the wall clock: with one thread that is the
   // work itself, unaffected by other processes taking the cores (with more, it counts waits).
   bool cpu_time = false;
+  // Each row against its own cross-attention window (the batched long-audio pipeline: B chunks in
+  // one step) instead of all rows against one (beams, best-of).
+  bool own_windows = false;
 };
 // The runner's cache is overwritten and its slot count set to max(rows); decode afresh after.
 std::vector<BatchStepFigure> bench_batch_steps(WhisperRunner& runner, const BatchStepOptions& opts = {});

@@ -60,6 +60,9 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
   HARK_CHECK(opts.seq >= 0 && opts.seq < cache.n_seq(),
              "decoder: sequence slot " + std::to_string(opts.seq) + " outside the KV cache's [0, " +
                  std::to_string(cache.n_seq()) + ")");
+  HARK_CHECK(opts.window >= 0 && opts.window < cache.n_windows(),
+             "decoder: cross K/V window " + std::to_string(opts.window) + " outside the KV cache's [0, " +
+                 std::to_string(cache.n_windows()) + ")");
   for (const CrossQkHead& ch : opts.cross_qk)
     HARK_CHECK(ch.layer >= 0 && ch.layer < hp.n_text_layer,
                "decoder: cross-attention layer " + std::to_string(ch.layer) + " outside [0, " +
@@ -96,9 +99,10 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
 
     h = layer_norm(a, x, l.cross_ln_w, l.cross_ln_b, kLayerNormEps);
     q = linear(a, h, l.cross_q_w, l.cross_q_b);
-    att = attend(q, cache.cross_k(il), cache.cross_v(il), hp.n_audio_ctx, /*causal=*/false);
+    Tensor* cross_k = slot_view(a, cache.cross_k(il), opts.window);
+    att = attend(q, cross_k, slot_view(a, cache.cross_v(il), opts.window), hp.n_audio_ctx, /*causal=*/false);
     x = add(a, x, linear(a, att, l.cross_out_w, l.cross_out_b));
-    build_cross_qk(a, g, q, cache.cross_k(il), il, hp, opts);
+    build_cross_qk(a, g, q, cross_k, il, hp, opts);
 
     h = layer_norm(a, x, l.mlp_ln_w, l.mlp_ln_b, kLayerNormEps);
     h = gelu(a, linear(a, h, l.mlp_0_w, l.mlp_0_b));
@@ -117,7 +121,8 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
 }
 
 Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
-                            Tensor* tokens, std::span<const int> seqs, int n_past, const DecoderGraphOptions& opts) {
+                            Tensor* tokens, std::span<const int> seqs, int n_past, const DecoderGraphOptions& opts,
+                            std::span<const int> windows) {
   const int64_t n_rows = tokens->ne[0];
   HARK_CHECK(tokens->type == DType::I32 && n_rows >= 1 && tokens->ne[1] == 1 && tokens->ne[2] == 1 && tokens->ne[3] == 1,
              "decoder batch: tokens must be a non-empty i32 vector, got " + tokens->describe());
@@ -133,6 +138,16 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
                                          " both use sequence slot " + std::to_string(seqs[i]) +
                                          " (each row needs its own slot)");
   }
+  HARK_CHECK(windows.empty() || static_cast<int64_t>(windows.size()) == n_rows,
+             "decoder batch: " + std::to_string(n_rows) + " rows but " + std::to_string(windows.size()) +
+                 " cross windows (one per row, or none)");
+  for (size_t i = 0; i < windows.size(); ++i)
+    HARK_CHECK(windows[i] >= 0 && windows[i] < cache.n_windows(),
+               "decoder batch: row " + std::to_string(i) + "'s cross window " + std::to_string(windows[i]) +
+                   " is outside the KV cache's [0, " + std::to_string(cache.n_windows()) + ") (set_n_windows first)");
+  HARK_CHECK(opts.window >= 0 && opts.window < cache.n_windows(),
+             "decoder batch: cross window " + std::to_string(opts.window) + " is outside the KV cache's [0, " +
+                 std::to_string(cache.n_windows()) + ")");
   HARK_CHECK(n_past >= 0 && n_past < hp.n_text_ctx,
              "decoder batch: position " + std::to_string(n_past) + " is outside the text context [0, " +
                  std::to_string(hp.n_text_ctx) + ")");
@@ -149,6 +164,14 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
   bool strided = step >= 1;
   for (int64_t b = 0; b < B; ++b) strided = strided && seqs[static_cast<size_t>(b)] == seqs[0] + b * step;
   const size_t first = static_cast<size_t>(seqs[0]);
+  // The cross windows: one shared by all rows (beams, candidates: today's one node), rows stepping
+  // evenly through the windows (one batched node), or any other list (one node per row).
+  bool shared_window = true;
+  for (int wi : windows) shared_window = shared_window && wi == windows[0];
+  const int64_t wstep = windows.size() > 1 ? windows[1] - windows[0] : 1;
+  bool wstrided = !shared_window && wstep >= 1;
+  for (int64_t b = 0; wstrided && b < B; ++b) wstrided = windows[static_cast<size_t>(b)] == windows[0] + b * wstep;
+  const int shared = windows.empty() ? opts.window : windows[0];
 
   Tensor* x = add(a, get_rows(a, w.token_embedding, tokens), slice(a, w.dec_pos, 1, n_past, n_kv));  // [S, B]
 
@@ -224,14 +247,50 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
     }
     x = add(a, x, linear(a, att, l.attn_out_w, l.attn_out_b));
 
-    // Cross-attention: the B queries against the one shared cross K/V, one node.
+    // Cross-attention (see the windows above).
     h = layer_norm(a, x, l.cross_ln_w, l.cross_ln_b, kLayerNormEps);
     q = linear(a, h, l.cross_q_w, l.cross_q_b);
-    Tensor* ck = cache_heads(a, cache.cross_k(il), n_head, hp.n_audio_ctx);
-    att = cache.v_transposed()
-              ? plain_attention(a, q, ck, cache_heads_transposed(a, cache.cross_v(il), n_head, hp.n_audio_ctx), n_head, false)
-              : multi_head_attention(a, q, ck, cache_heads(a, cache.cross_v(il), n_head, hp.n_audio_ctx), n_head, false,
-                                     opts.flash_attn);
+    Tensor* ckc = cache.cross_k(il);
+    Tensor* cvc = cache.cross_v(il);
+    const int64_t n_ctx = hp.n_audio_ctx;
+    auto cross_one = [&](Tensor* qr, int win) {  // queries qr [S, n] against window win, one node
+      Tensor* ck = cache_heads(a, slot_view(a, ckc, win), n_head, n_ctx);
+      return cache.v_transposed()
+                 ? plain_attention(a, qr, ck, cache_heads_transposed(a, slot_view(a, cvc, win), n_head, n_ctx), n_head, false)
+                 : multi_head_attention(a, qr, ck, cache_heads(a, slot_view(a, cvc, win), n_head, n_ctx), n_head, false,
+                                        opts.flash_attn);
+    };
+    if (shared_window) {
+      att = cross_one(q, shared);
+    } else if (wstrided) {
+      // As the strided self-attention: B batches of one query, each against its own window.
+      const size_t w0 = static_cast<size_t>(windows[0]);
+      Tensor* qh = permute(a, reshape(a, q, {D, n_head, 1, B}), 0, 2, 1, 3);
+      Tensor* kh = view(a, ckc, {D, n_ctx, n_head, B}, {ckc->nb[1], dtype_row_bytes(ckc->type, D), wstep * ckc->nb[2]},
+                        w0 * ckc->nb[2]);
+      Tensor* out = nullptr;  // [D, H, 1, B]
+      if (opts.flash_attn) {
+        Tensor* vh = view(a, cvc, {D, n_ctx, n_head, B}, {cvc->nb[1], dtype_row_bytes(cvc->type, D), wstep * cvc->nb[2]},
+                          w0 * cvc->nb[2]);
+        out = flash_attn(a, qh, kh, vh, nullptr, kq_scale, /*causal=*/false);
+      } else {
+        Tensor* vt = cache.v_transposed()
+                         ? view(a, cvc, {n_ctx, D, n_head, B},
+                                {cvc->nb[1], static_cast<size_t>(D) * cvc->nb[1], wstep * cvc->nb[2]}, w0 * cvc->nb[2])
+                         : cont(a, transpose(a, view(a, cvc, {D, n_ctx, n_head, B},
+                                                     {cvc->nb[1], dtype_row_bytes(cvc->type, D), wstep * cvc->nb[2]},
+                                                     w0 * cvc->nb[2])));
+        Tensor* probs = soft_max(a, mul_mat(a, kh, qh), nullptr, kq_scale, /*causal=*/false);  // [n_ctx, 1, H, B]
+        out = cont(a, permute(a, mul_mat(a, vt, probs), 0, 2, 1, 3));                         // [D, H, 1, B]
+      }
+      att = reshape(a, out, {S, B});
+    } else {
+      att = nullptr;
+      for (int64_t b = 0; b < B; ++b) {
+        Tensor* ab = cross_one(slice(a, q, 1, b, b + 1), windows[static_cast<size_t>(b)]);
+        att = att ? concat(a, att, ab, 1) : ab;
+      }
+    }
     x = add(a, x, linear(a, att, l.cross_out_w, l.cross_out_b));
 
     h = layer_norm(a, x, l.mlp_ln_w, l.mlp_ln_b, kLayerNormEps);

@@ -33,6 +33,8 @@ struct DecoderGraphOptions {
   bool flash_attn = true;
   bool all_logits = false;  // project every token's row, not only the last one
   int seq = 0;              // build_decoder: the self-attention cache slot the tokens extend
+  int window = 0;           // the cross-attention cache window the tokens attend to (build_decoder;
+                            // build_decoder_batch when it gets no per-row windows)
   // build_decoder only: for each of these heads, an extra graph output f32 [n_audio_ctx, n] =
   // (q_t . k_f) / sqrt(D), the head's cross-attention logits before the softmax, appended to
   // *cross_qk_out in this order. Computed beside the attention (which keeps its fused or plain
@@ -51,10 +53,14 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
 // n_past of self-attention cache slot seqs[b] (distinct slots), attending to that slot's positions
 // [0, n_past]. Projections, MLP and logits are single mul_mats over B columns (each weight read
 // once for all rows); the self-attention is one batched node when the slots step evenly
-// (s0, s0+d, s0+2d, ...), else one per row; the cross-attention is one node (all B queries
-// against the shared cross K/V). Returns f32 [n_vocab, B] logits, row b's column at b
-// (opts.all_logits and opts.seq are not used). Requires n_past < n_text_ctx.
+// (s0, s0+d, s0+2d, ...), else one per row. Cross-attention: without `windows` every row reads
+// window opts.window, one node (all B queries against the shared cross K/V); with `windows` (one
+// per row: the batched long-audio pipeline, each row its own chunk) row b reads window
+// windows[b]: one node with the rows as batch dim when the windows step evenly, else one per
+// row (rows sharing a window still share one node when all do). Returns f32 [n_vocab, B] logits,
+// row b's column at b (opts.all_logits and opts.seq are not used). Requires n_past < n_text_ctx.
 Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
-                            Tensor* tokens, std::span<const int> seqs, int n_past, const DecoderGraphOptions& opts = {});
+                            Tensor* tokens, std::span<const int> seqs, int n_past, const DecoderGraphOptions& opts = {},
+                            std::span<const int> windows = {});
 
 }  // namespace hark

@@ -45,13 +45,20 @@ Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp
 }
 
 void build_cross_kv(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, Tensor* features,
-                    KvCache& cache) {
+                    KvCache& cache, int window) {
+  HARK_CHECK(window >= 0 && window < cache.n_windows(), "encoder: cross K/V window " + std::to_string(window) +
+                                                            " outside the KV cache's [0, " +
+                                                            std::to_string(cache.n_windows()) + ")");
+  // Window `window` of a [ne0, ne1, n_windows] cache tensor, as [ne0, ne1].
+  auto at = [&](Tensor* c) {
+    return view(a, c, {c->ne[0], c->ne[1]}, {c->nb[1]}, static_cast<size_t>(window) * c->nb[2]);
+  };
   for (int l = 0; l < hp.n_text_layer; ++l) {
     const DecoderLayer& d = w.dec[static_cast<size_t>(l)];
-    g.build(copy(a, linear(a, features, d.cross_k_w, nullptr), cache.cross_k(l)));
+    g.build(copy(a, linear(a, features, d.cross_k_w, nullptr), at(cache.cross_k(l))));
     Tensor* v = linear(a, features, d.cross_v_w, d.cross_v_b);  // [S, n_audio_ctx]
     // A transposed cache takes the values key-major (the copy converts the strided view).
-    g.build(copy(a, cache.v_transposed() ? transpose(a, v) : v, cache.cross_v(l)));
+    g.build(copy(a, cache.v_transposed() ? transpose(a, v) : v, at(cache.cross_v(l))));
   }
 }
 

@@ -21,9 +21,9 @@ Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp
                       bool flash_attn = true);
 
 // Adds to g, layer by layer, the nodes that project `features` into every decoder layer's cross
-// key/value cache (and, on the way, the encoder nodes that compute `features`). Values go in
-// transposed when the cache stores them so (KvCache::v_transposed).
+// key/value cache window `window` (and, on the way, the encoder nodes that compute `features`).
+// Values go in transposed when the cache stores them so (KvCache::v_transposed).
 void build_cross_kv(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, Tensor* features,
-                    KvCache& cache);
+                    KvCache& cache, int window = 0);
 
 }  // namespace hark

@@ -54,13 +54,7 @@ void copy_range(const Tensor& src, size_t src_off, Tensor& dst, size_t dst_off, 
 KvCache::KvCache(const HParams& hp, BufferType* type, DType dtype, bool v_transposed, int n_seq)
     : hp_(hp), type_(type), dtype_(dtype), v_transposed_(v_transposed), n_ctx_(hp.n_text_ctx) {
   HARK_CHECK(!dtype_quantized(dtype), std::string("KvCache: the cache type must be f16 or f32, got ") + dtype_name(dtype));
-  const int64_t s = hp.n_text_state;
-  for (int l = 0; l < hp.n_text_layer; ++l) {
-    cross_k_.push_back(cross_arena_.new_tensor(dtype, {s, hp.n_audio_ctx}, "kv." + std::to_string(l) + ".cross_k"));
-    cross_v_.push_back(v_transposed ? cross_arena_.new_tensor(dtype, {hp.n_audio_ctx, s}, "kv." + std::to_string(l) + ".cross_v")
-                                    : cross_arena_.new_tensor(dtype, {s, hp.n_audio_ctx}, "kv." + std::to_string(l) + ".cross_v"));
-  }
-  cross_buffer_ = place_all(type, cross_arena_);
+  alloc_cross(1);
   alloc_self(n_seq);
 }
 
@@ -89,6 +83,37 @@ void KvCache::alloc_self(int n_seq) {
   self_buffer_ = std::move(buffer);
   self_arena_ = std::move(arena);
   n_seq_ = n_seq;
+}
+
+void KvCache::alloc_cross(int n_win) {
+  HARK_CHECK(n_win >= 1, "KvCache: the number of windows must be at least 1, got " + std::to_string(n_win));
+  const int64_t s = hp_.n_text_state, ctx = hp_.n_audio_ctx;
+  auto arena = std::make_unique<TensorArena>();
+  std::vector<Tensor*> k, v;
+  for (int l = 0; l < hp_.n_text_layer; ++l) {
+    k.push_back(arena->new_tensor(dtype_, {s, ctx, n_win}, "kv." + std::to_string(l) + ".cross_k"));
+    v.push_back(v_transposed_ ? arena->new_tensor(dtype_, {ctx, s, n_win}, "kv." + std::to_string(l) + ".cross_v")
+                              : arena->new_tensor(dtype_, {s, ctx, n_win}, "kv." + std::to_string(l) + ".cross_v"));
+  }
+  std::unique_ptr<Buffer> buffer = place_all(type_, *arena);
+  // As for the self part: windows are the outermost dim, so the kept ones are a prefix.
+  if (cross_buffer_) {
+    const int keep = std::min(n_win, n_win_);
+    for (int l = 0; l < hp_.n_text_layer; ++l) {
+      copy_range(*cross_k_[l], 0, *k[l], 0, static_cast<size_t>(keep) * cross_k_[l]->nb[2]);
+      copy_range(*cross_v_[l], 0, *v[l], 0, static_cast<size_t>(keep) * cross_v_[l]->nb[2]);
+    }
+  }
+  cross_k_ = std::move(k);
+  cross_v_ = std::move(v);
+  cross_buffer_ = std::move(buffer);
+  cross_arena_ = std::move(arena);
+  n_win_ = n_win;
+}
+
+void KvCache::set_n_windows(int n) {
+  if (n == n_win_) return;
+  alloc_cross(n);
 }
 
 void KvCache::set_n_seq(int n) {

@@ -8,10 +8,15 @@
 //
 // Sequences: the self-attention cache has n_seq slots (default 1), one per sequence decoded
 // against the same window (beam search, best-of): self_k(l) is [S, n_text_ctx, n_seq], slot s at
-// s * nb[2]. The cross-attention K/V stay one copy, shared by every slot (all of them decode the
-// same audio). set_n_seq grows or shrinks the slots on demand (only the self-attention memory is
+// s * nb[2]. set_n_seq grows or shrinks the slots on demand (only the self-attention memory is
 // reallocated; slots that remain keep their contents) and copy_seq forks a sequence: it copies
 // the first n_past positions of one slot into another, every layer.
+//
+// Windows: the cross-attention K/V have n_windows copies (default 1), one per encoded 30 s window
+// held at once: cross_k(l) is [S, n_audio_ctx, n_windows], window w at w * nb[2]. Beams and
+// best-of candidates all read one window; the batched long-audio pipeline decodes B independent
+// chunks in one step, each row against its own window. set_n_windows reallocates only the cross
+// part (windows that remain keep their contents).
 //
 // v_transposed stores the values as [n_ctx, S] per slot (row s: channel s over positions) for the
 // plain attention path, whose weighted sum wants V key-major (layers.h): each value is transposed
@@ -38,17 +43,24 @@ class KvCache {
   // transposed values). Tensors change when set_n_seq reallocates them: do not hold them across.
   Tensor* self_k(int layer) const { return self_k_[layer]; }
   Tensor* self_v(int layer) const { return self_v_[layer]; }
+  // Cross-attention K/V of a layer, every window: [S, n_audio_ctx, n_windows] ([n_audio_ctx, S,
+  // n_windows] for transposed values). Tensors change when set_n_windows reallocates them.
   Tensor* cross_k(int layer) const { return cross_k_[layer]; }
   Tensor* cross_v(int layer) const { return cross_v_[layer]; }
   size_t bytes() const { return self_buffer_->size() + cross_buffer_->size(); }
   size_t self_bytes() const { return self_buffer_->size(); }
   bool v_transposed() const { return v_transposed_; }
   int n_seq() const { return n_seq_; }
+  int n_windows() const { return n_win_; }
   int n_text_ctx() const { return n_ctx_; }
 
   // Resizes the self-attention cache to n slots (n >= 1). Slots [0, min(old, n)) keep their
   // contents; new slots are zeroed. No-op when n equals n_seq().
   void set_n_seq(int n);
+
+  // Resizes the cross-attention cache to n windows (n >= 1). Windows [0, min(old, n)) keep their
+  // contents; new ones are zeroed. No-op when n equals n_windows().
+  void set_n_windows(int n);
 
   // Copies positions [0, n_past) of every layer's self K and V from slot src to slot dst (a
   // fork: dst then continues from src's history). Cost: 2 x n_text_layer copies of n_past rows
@@ -57,6 +69,7 @@ class KvCache {
 
  private:
   void alloc_self(int n_seq);
+  void alloc_cross(int n_win);
 
   const HParams hp_;
   BufferType* type_;
@@ -64,7 +77,8 @@ class KvCache {
   bool v_transposed_ = false;
   int n_ctx_ = 0;
   int n_seq_ = 0;
-  TensorArena cross_arena_;
+  int n_win_ = 0;
+  std::unique_ptr<TensorArena> cross_arena_;
   std::unique_ptr<Buffer> cross_buffer_;
   std::unique_ptr<TensorArena> self_arena_;
   std::unique_ptr<Buffer> self_buffer_;

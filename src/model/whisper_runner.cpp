@@ -42,10 +42,7 @@ WhisperRunner::WhisperRunner(const ModelFile& model, std::vector<Backend*> backe
       enc_sched_(std::make_unique<Scheduler>(backends_)),
       dec_sched_(std::make_unique<Scheduler>(backends_)) {
   const HParams& hp = model.hparams();
-  enc_mel_ = enc_arena_.new_tensor(DType::F32, {2 * static_cast<int64_t>(hp.n_audio_ctx), hp.n_mels}, "mel");
-  enc_mel_->flags |= kFlagInput;
-  Tensor* features = build_encoder(enc_arena_, model.weights(), hp, enc_mel_, opts_.flash_attn);
-  build_cross_kv(enc_arena_, enc_graph_, model.weights(), hp, features, cache_);
+  build_encoder_graph(0);
   // Plans and allocates now, so a model too large for the device fails here, not mid-job.
   enc_sched_->alloc_graph(enc_graph_);
 
@@ -62,6 +59,17 @@ WhisperRunner::WhisperRunner(const ModelFile& model, std::vector<Backend*> backe
 
 WhisperRunner::~WhisperRunner() = default;
 
+void WhisperRunner::build_encoder_graph(int window) {
+  const HParams& hp = model_.hparams();
+  enc_arena_.reset();
+  enc_graph_.clear();
+  enc_mel_ = enc_arena_.new_tensor(DType::F32, {2 * static_cast<int64_t>(hp.n_audio_ctx), hp.n_mels}, "mel");
+  enc_mel_->flags |= kFlagInput;
+  Tensor* features = build_encoder(enc_arena_, model_.weights(), hp, enc_mel_, opts_.flash_attn);
+  build_cross_kv(enc_arena_, enc_graph_, model_.weights(), hp, features, cache_, window);
+  enc_window_ = window;
+}
+
 void WhisperRunner::set_abort_callback(AbortCallback cb) {
   enc_sched_->set_abort_callback(cb);
   dec_sched_->set_abort_callback(std::move(cb));
@@ -76,10 +84,16 @@ int WhisperRunner::decoder_reallocs() const {
   return n - reallocs_at_start_;
 }
 
-ComputeStatus WhisperRunner::encode(std::span<const float> mel) {
+ComputeStatus WhisperRunner::encode(std::span<const float> mel, int window) {
   HARK_CHECK(mel.size() == static_cast<size_t>(enc_mel_->nelements()),
              "encode: expected a mel window of " + std::to_string(enc_mel_->nelements()) + " values, got " +
                  std::to_string(mel.size()));
+  HARK_CHECK(window >= 0 && window < cache_.n_windows(), "encode: cross window " + std::to_string(window) +
+                                                             " outside [0, " + std::to_string(cache_.n_windows()) +
+                                                             ") (set_n_windows first)");
+  // The graph's last nodes copy into one window: another window gets the same graph with other
+  // copy targets (same shapes, so the same plan and memory). Rebuilt only when the window changes.
+  if (window != enc_window_) build_encoder_graph(window);
   // Planned again before the input is written: the scheduler replans a graph that was computed
   // before, and the input must be written where that plan puts it. (The same graph gets the same
   // plan; this costs microseconds against an encoder pass.)
@@ -89,7 +103,8 @@ ComputeStatus WhisperRunner::encode(std::span<const float> mel) {
 }
 
 Tensor* WhisperRunner::build_decoder_step(int n_tokens, int n_past, bool all_rows, int seq,
-                                          std::span<const CrossQkHead> cross_qk, std::vector<Tensor*>* cross_qk_out) {
+                                          std::span<const CrossQkHead> cross_qk, std::vector<Tensor*>* cross_qk_out,
+                                          int window) {
   dec_arena_.reset();
   dec_tokens_ = dec_arena_.new_tensor(DType::I32, {n_tokens}, "tokens");
   dec_tokens_->flags |= kFlagInput;
@@ -97,19 +112,20 @@ Tensor* WhisperRunner::build_decoder_step(int n_tokens, int n_past, bool all_row
   o.flash_attn = opts_.flash_attn;
   o.all_logits = all_rows;
   o.seq = seq;
+  o.window = window;
   o.cross_qk = cross_qk;
   o.cross_qk_out = cross_qk_out;
   return build_decoder(dec_arena_, dec_graph_, model_.weights(), model_.hparams(), cache_, dec_tokens_, n_past, o);
 }
 
-Tensor* WhisperRunner::build_decoder_batch_step(std::span<const int> seqs, int n_past) {
+Tensor* WhisperRunner::build_decoder_batch_step(std::span<const int> seqs, int n_past, std::span<const int> windows) {
   dec_arena_.reset();
   dec_tokens_ = dec_arena_.new_tensor(DType::I32, {static_cast<int64_t>(seqs.size())}, "tokens");
   dec_tokens_->flags |= kFlagInput;
   DecoderGraphOptions o;
   o.flash_attn = opts_.flash_attn;
   return build_decoder_batch(dec_arena_, dec_graph_, model_.weights(), model_.hparams(), cache_, dec_tokens_, seqs,
-                             n_past, o);
+                             n_past, o, windows);
 }
 
 void WhisperRunner::check_tokens(std::span<const int32_t> tokens, const char* what) const {
@@ -131,22 +147,26 @@ ComputeStatus WhisperRunner::run_decoder(Tensor* out, std::span<const int32_t> t
 }
 
 ComputeStatus WhisperRunner::decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits,
-                                    bool all_rows, int seq) {
+                                    bool all_rows, int seq, int window) {
   check_tokens(tokens, "decode");
   HARK_CHECK(logits != nullptr, "decode: logits is null");
   HARK_CHECK(seq >= 0 && seq < cache_.n_seq(), "decode: sequence slot " + std::to_string(seq) + " outside [0, " +
                                                     std::to_string(cache_.n_seq()) + ") (set_n_sequences first)");
-  return run_decoder(build_decoder_step(static_cast<int>(tokens.size()), n_past, all_rows, seq), tokens, logits);
+  HARK_CHECK(window >= 0 && window < cache_.n_windows(), "decode: cross window " + std::to_string(window) +
+                                                             " outside [0, " + std::to_string(cache_.n_windows()) +
+                                                             ") (set_n_windows first)");
+  return run_decoder(build_decoder_step(static_cast<int>(tokens.size()), n_past, all_rows, seq, {}, nullptr, window),
+                     tokens, logits);
 }
 
 ComputeStatus WhisperRunner::decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
-                                          std::vector<float>* logits) {
+                                          std::vector<float>* logits, std::span<const int> windows) {
   check_tokens(tokens, "decode_batch");
   HARK_CHECK(logits != nullptr, "decode_batch: logits is null");
   HARK_CHECK(seqs.size() == tokens.size(), "decode_batch: " + std::to_string(tokens.size()) + " tokens but " +
                                                std::to_string(seqs.size()) + " sequence slots (one slot per row)");
-  // build_decoder_batch checks the slots and n_past.
-  return run_decoder(build_decoder_batch_step(seqs, n_past), tokens, logits);
+  // build_decoder_batch checks the slots, the windows and n_past.
+  return run_decoder(build_decoder_batch_step(seqs, n_past, windows), tokens, logits);
 }
 
 void WhisperRunner::set_n_sequences(int n) {
@@ -154,18 +174,35 @@ void WhisperRunner::set_n_sequences(int n) {
   if (n == cache_.n_seq()) return;
   cache_.set_n_seq(n);
   if (n == 1) return;
-  // The largest batch step: n rows at the last position, both ways through the self-attention
-  // (one batched node for slots in order; one node per row for slots out of order), so any batch
-  // of up to n rows fits. Growth asked for here is not a decode step's realloc.
+  reserve_batch(n, /*own_windows=*/false);
+  if (cache_.n_windows() > 1) reserve_batch(std::min(n, cache_.n_windows()), /*own_windows=*/true);
+}
+
+void WhisperRunner::set_n_windows(int n) {
+  HARK_CHECK(n >= 1, "set_n_windows: need at least 1 window, got " + std::to_string(n));
+  if (n == cache_.n_windows()) return;
+  if (cache_.n_seq() < n) set_n_sequences(n);
+  cache_.set_n_windows(n);
+  // The encoder graph's copies wrote into the old cross tensors: aim them at the new ones (and
+  // re-plan, since the graph is new).
+  build_encoder_graph(std::min(enc_window_, n - 1));
+  enc_sched_->alloc_graph(enc_graph_);
+  if (n > 1) reserve_batch(n, /*own_windows=*/true);
+}
+
+// The largest batch step of n rows: n rows at the last position, each way through the attention
+// (one batched node for slots (and windows) in order; one node per row out of order), so any
+// batch of up to n rows fits. Growth asked for here is not a decode step's realloc.
+void WhisperRunner::reserve_batch(int n, bool own_windows) {
   const int before = decoder_reallocs();
   std::vector<int> seqs(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) seqs[static_cast<size_t>(i)] = i;
   const int last = model_.hparams().n_text_ctx - 1;
-  build_decoder_batch_step(seqs, last);
-  dec_sched_->reserve(dec_graph_);
-  std::reverse(seqs.begin(), seqs.end());
-  build_decoder_batch_step(seqs, last);
-  dec_sched_->reserve(dec_graph_);
+  for (int pass = 0; pass < 2; ++pass) {
+    build_decoder_batch_step(seqs, last, own_windows ? std::span<const int>(seqs) : std::span<const int>());
+    dec_sched_->reserve(dec_graph_);
+    std::reverse(seqs.begin(), seqs.end());
+  }
   reallocs_at_start_ += decoder_reallocs() - before;
 }
 

@@ -48,16 +48,18 @@ class WhisperRunner {
   WhisperRunner(const WhisperRunner&) = delete;
   WhisperRunner& operator=(const WhisperRunner&) = delete;
 
-  // One 30 s window: mel is f32 mel-major [n_mels][2 * n_audio_ctx]. Fills the cross-attention
-  // cache for the decode steps that follow. Aborted when the abort callback fired.
-  ComputeStatus encode(std::span<const float> mel);
+  // One 30 s window: mel is f32 mel-major [n_mels][2 * n_audio_ctx]. Fills cross-attention window
+  // `window` of the cache (0 unless set_n_windows made more) for the decode steps that follow.
+  // Aborted when the abort callback fired.
+  ComputeStatus encode(std::span<const float> mel, int window = 0);
 
   // Decodes `tokens` at positions n_past.. of sequence slot `seq` (their keys/values enter that
   // slot's cache) and writes the logits of the last one (n_vocab floats) to `logits`; with
   // all_rows, the logits of every token (n_vocab x n floats, token i's at [i * n_vocab, (i + 1) *
   // n_vocab)).
+  // The tokens attend to cross window `window`.
   ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits,
-                       bool all_rows = false, int seq = 0);
+                       bool all_rows = false, int seq = 0, int window = 0);
 
   // ---- several sequences against one window (beam search, best-of) ----
   // Self-attention cache slots: 1 at construction. set_n_sequences(n) (re)sizes the
@@ -74,8 +76,19 @@ class WhisperRunner {
   // slots are 0, 1, 2, ... (any even step) share one self-attention node.
   // The shared prefix (prompt + start sequence) is decoded once with decode(..., seq = 0) and
   // forked to the other slots with copy_sequence.
+  // windows: the cross window each row attends to (one per row; empty: every row window 0). Rows
+  // of independent chunks (the batched pipeline: row b in slot b against window b) share one
+  // cross-attention node when their windows step evenly.
   ComputeStatus decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
-                             std::vector<float>* logits);
+                             std::vector<float>* logits, std::span<const int> windows = {});
+
+  // ---- several windows at once (the batched long-audio pipeline) ----
+  // Cross-attention windows: 1 at construction. set_n_windows(n) (re)sizes the cross K/V to n
+  // windows (windows [0, min(old, n)) keep their contents), grows the self-attention slots to at
+  // least n, and reserves compute memory for batch steps of n rows each against its own window.
+  // Memory: n x the cross K/V of one window (tiny 9 MB, base 18 MB per window).
+  void set_n_windows(int n);
+  int n_windows() const { return cache_.n_windows(); }
 
   // Fork: positions [0, n_past) of every layer's self K/V go from slot src to slot dst (copy on
   // fork: n_past rows per layer, through the cache buffer's own copy). dst then continues src's
@@ -110,8 +123,11 @@ class WhisperRunner {
 
  private:
   Tensor* build_decoder_step(int n_tokens, int n_past, bool all_rows, int seq = 0,
-                             std::span<const CrossQkHead> cross_qk = {}, std::vector<Tensor*>* cross_qk_out = nullptr);
-  Tensor* build_decoder_batch_step(std::span<const int> seqs, int n_past);
+                             std::span<const CrossQkHead> cross_qk = {}, std::vector<Tensor*>* cross_qk_out = nullptr,
+                             int window = 0);
+  Tensor* build_decoder_batch_step(std::span<const int> seqs, int n_past, std::span<const int> windows = {});
+  void build_encoder_graph(int window);
+  void reserve_batch(int n, bool own_windows);
   void check_tokens(std::span<const int32_t> tokens, const char* what) const;
   ComputeStatus run_decoder(Tensor* out, std::span<const int32_t> tokens, std::vector<float>* logits);
 
@@ -123,6 +139,7 @@ class WhisperRunner {
   TensorArena enc_arena_;
   Graph enc_graph_;
   Tensor* enc_mel_ = nullptr;
+  int enc_window_ = 0;  // the cross window enc_graph_ writes
   std::unique_ptr<Scheduler> enc_sched_;
 
   TensorArena dec_arena_;

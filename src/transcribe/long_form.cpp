@@ -93,6 +93,16 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
   r->suppress.erase(std::unique(r->suppress.begin(), r->suppress.end()), r->suppress.end());
 }
 
+// OpenAI's single_timestamp_ending: the window's tokens (end-of-text aside) end in one timestamp
+// after a text token, i.e. the model said "no more speech after this".
+bool single_timestamp_ending(const SpecialTokens& st, std::span<const int32_t> tokens) {
+  size_t n = tokens.size();
+  while (n > 0 && tokens[n - 1] == st.eot) --n;
+  return n >= 2 && !st.is_timestamp(tokens[n - 2]) && st.is_timestamp(tokens[n - 1]);
+}
+
+}  // namespace
+
 // Token t0/t1 of one segment from the probabilities recorded at each token's step. (A search
 // that recorded none leaves every token unsure: times shared by text length.)
 void set_token_times(const SpecialTokens& st, const decode::WindowTokens& w, const decode::RawSegment& rs,
@@ -110,7 +120,6 @@ void set_token_times(const SpecialTokens& st, const decode::WindowTokens& w, con
   }
 }
 
-// splitmix64 of a few values: the sampling seed of one pass of one window.
 uint64_t mix_seed(uint64_t seed, int64_t seek, int pass) {
   uint64_t z = seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(seek + 1)) ^
                (0xC2B2AE3D27D4EB4Full * static_cast<uint64_t>(pass + 1));
@@ -118,16 +127,6 @@ uint64_t mix_seed(uint64_t seed, int64_t seek, int pass) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
-
-// OpenAI's single_timestamp_ending: the window's tokens (end-of-text aside) end in one timestamp
-// after a text token, i.e. the model said "no more speech after this".
-bool single_timestamp_ending(const SpecialTokens& st, std::span<const int32_t> tokens) {
-  size_t n = tokens.size();
-  while (n > 0 && tokens[n - 1] == st.eot) --n;
-  return n >= 2 && !st.is_timestamp(tokens[n - 2]) && st.is_timestamp(tokens[n - 1]);
-}
-
-}  // namespace
 
 std::span<const float> checked_audio(std::span<const float> samples, int64_t offset_ms, int64_t duration_ms,
                                      const char* what) {
@@ -174,10 +173,46 @@ JobRequest check_request(const LoadedModel& m, std::span<const float> samples, c
     HARK_CHECK(std::isfinite(p.vad_params.samples_overlap),
                "transcribe: vad samples_overlap must be finite, got " + num(p.vad_params.samples_overlap));
   }
+  HARK_CHECK(p.batch_size >= 1 && p.batch_size <= kMaxBatchSize,
+             "transcribe: batch_size must be in [1, " + std::to_string(kMaxBatchSize) + "] (1: sequential), got " +
+                 std::to_string(p.batch_size));
+  if (p.batch_size > 1) {
+    HARK_CHECK(!p.vad_model_path.empty(), "transcribe: batch_size > 1 needs vad_model_path, a Silero VAD model "
+                                          "(the chunks are cut at the pauses it finds; e.g. ggml-silero-v6.2.0.bin)");
+    HARK_CHECK(!p.word_timestamps, "transcribe: word_timestamps is not supported with batch_size > 1 (use batch_size 1)");
+    HARK_CHECK(p.n_processors == 1, "transcribe: batch_size > 1 and n_processors > 1 cannot be combined (got n_processors " +
+                                        std::to_string(p.n_processors) + ")");
+    vad::check_segment_options(p.vad_params);
+  }
   r.alignment_heads = resolve_alignment_heads(m, p);
   if (!p.initial_prompt.empty()) r.prompt = m.tokenizer->encode(" " + p.initial_prompt);
   r.n_threads = p.n_threads > 0 ? p.n_threads : m.n_threads;
   return r;
+}
+
+DecodePolicy decode_policy(const LoadedModel& m, const JobRequest& req, const TranscribeParams& p, int n_text_ctx) {
+  DecodePolicy d;
+  decode::WindowRequest& wreq = d.request;
+  wreq.rules.timestamps = p.timestamps;
+  wreq.rules.suppress = req.suppress;
+  wreq.rules.blank_tokens = m.blank;
+  wreq.rules.suppress_blank = p.suppress_blank;
+  wreq.rules.max_initial_timestamp_index =
+      p.max_initial_timestamp < 0 ? -1 : static_cast<int>(std::lround(std::min(p.max_initial_timestamp, 60.0f) / 0.02f));
+  wreq.max_tokens = p.max_tokens_per_window > 0 ? std::min(p.max_tokens_per_window, n_text_ctx / 2) : n_text_ctx / 2;
+  wreq.best_of = p.best_of;
+  wreq.length_penalty = p.length_penalty;
+  wreq.beam_size = p.beam_size;  // used at temperature 0 only (best_of at T > 0), as OpenAI
+  wreq.patience = p.patience;
+  d.thresholds.compression_ratio = p.compression_ratio_threshold;
+  d.thresholds.logprob = p.logprob_threshold;
+  d.thresholds.no_speech = p.no_speech_threshold;
+  // The temperatures of each window: the first, then up by temperature_inc to 1.0.
+  d.temperatures = {p.temperature};
+  if (p.temperature_inc > 0.0f)
+    for (int k = 1; p.temperature + static_cast<float>(k) * p.temperature_inc <= 1.0f + 1e-6f; ++k)
+      d.temperatures.push_back(p.temperature + static_cast<float>(k) * p.temperature_inc);
+  return d;
 }
 
 Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRequest& req,
@@ -210,28 +245,10 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
 
   // max_len cuts segments at token times, so it needs them (as in whisper.cpp).
   const bool token_timestamps = p.token_timestamps || p.max_len > 0;
-  decode::WindowRequest wreq;
-  wreq.rules.timestamps = p.timestamps;
-  wreq.rules.suppress = req.suppress;
-  wreq.rules.blank_tokens = m.blank;
-  wreq.rules.suppress_blank = p.suppress_blank;
-  wreq.rules.max_initial_timestamp_index =
-      p.max_initial_timestamp < 0 ? -1 : static_cast<int>(std::lround(std::min(p.max_initial_timestamp, 60.0f) / 0.02f));
-  wreq.max_tokens = p.max_tokens_per_window > 0 ? std::min(p.max_tokens_per_window, n_text_ctx / 2) : n_text_ctx / 2;
-  wreq.best_of = p.best_of;
-  wreq.length_penalty = p.length_penalty;
-  wreq.beam_size = p.beam_size;  // used at temperature 0 only (best_of at T > 0), as OpenAI
-  wreq.patience = p.patience;
-  decode::Thresholds thresholds;
-  thresholds.compression_ratio = p.compression_ratio_threshold;
-  thresholds.logprob = p.logprob_threshold;
-  thresholds.no_speech = p.no_speech_threshold;
-
-  // The temperatures of each window: the first, then up by temperature_inc to 1.0.
-  std::vector<float> temperatures = {p.temperature};
-  if (p.temperature_inc > 0.0f)
-    for (int k = 1; p.temperature + static_cast<float>(k) * p.temperature_inc <= 1.0f + 1e-6f; ++k)
-      temperatures.push_back(p.temperature + static_cast<float>(k) * p.temperature_inc);
+  DecodePolicy policy = decode_policy(m, req, p, n_text_ctx);
+  decode::WindowRequest& wreq = policy.request;
+  const decode::Thresholds& thresholds = policy.thresholds;
+  const std::vector<float>& temperatures = policy.temperatures;
 
   const auto content = static_cast<int64_t>(mel.n_content_frames);
   int64_t seek = 0;

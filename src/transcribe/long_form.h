@@ -10,7 +10,10 @@
 
 #include "backend/backend.h"
 #include "hark/hark.hpp"
+#include "decode/fallback.h"
+#include "decode/greedy.h"
 #include "decode/model.h"
+#include "decode/segments.h"
 #include "transcribe/job_control.h"
 #include "transcribe/loaded_model.h"
 
@@ -38,6 +41,25 @@ std::span<const float> checked_audio(std::span<const float> samples, int64_t off
 // Validates params against the model and the audio (every decoding option too: a bad temperature,
 // best_of or regex fails here, before any compute); throws hark::Error naming what is wrong.
 JobRequest check_request(const LoadedModel& m, std::span<const float> samples, const TranscribeParams& p);
+
+// How every window of a job is decoded: the search request (rules, suppression, token limit,
+// best_of, beams; prompt, start and temperature are set per window), the fallback temperatures
+// (the first, then up by temperature_inc to 1.0) and the fallback thresholds. Shared by the
+// long-form loop and the batched pipeline, so both decode by the same rules.
+struct DecodePolicy {
+  decode::WindowRequest request;
+  std::vector<float> temperatures;
+  decode::Thresholds thresholds;
+};
+DecodePolicy decode_policy(const LoadedModel& m, const JobRequest& req, const TranscribeParams& p, int n_text_ctx);
+
+// The sampling seed of one pass (fallback step) of the window at `seek` (10 ms units): splitmix64
+// of the three, so a window draws the same tokens however the job is cut or batched.
+uint64_t mix_seed(uint64_t seed, int64_t seek, int pass);
+
+// Token t0/t1 of one segment (token_timestamps) from the probabilities recorded at each token's step.
+void set_token_times(const SpecialTokens& st, const decode::WindowTokens& w, const decode::RawSegment& rs,
+                     int64_t window_offset, const TranscribeParams& p, Segment* seg);
 
 // The loop calls these directly; whoever sets them wraps user code in JobControl::call.
 struct LongFormHooks {

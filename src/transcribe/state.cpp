@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "runtime/error.h"
+#include "transcribe/batched_pipeline.h"
 #include "transcribe/language_detect.h"
 #include "transcribe/vad_audio.h"
 
@@ -46,6 +47,15 @@ Transcript StateImpl::run(const JobRequest& req, const TranscribeParams& p, JobC
   const StopBinding bind(*runner_, [&ctl] { return ctl.should_stop(); });
   decode::RunnerModel model(*runner_);
   return run_long_form(*model_, model, req, p, ctl, hooks);
+}
+
+Transcript StateImpl::run_batched(const JobRequest& req, const TranscribeParams& p, std::span<const VadSegment> speech,
+                                  JobControl& ctl, const LongFormHooks& hooks) {
+  std::lock_guard<std::mutex> lock(busy_);
+  backend_->set_n_threads(req.n_threads);
+  const StopBinding bind(*runner_, [&ctl] { return ctl.should_stop(); });
+  decode::RunnerModel model(*runner_);
+  return hark::run_batched(*model_, model, req, p, speech, ctl, hooks);
 }
 
 LanguageDetection StateImpl::detect_language(std::span<const float> samples, const DetectLanguageParams& p) {
@@ -203,6 +213,36 @@ Transcript transcribe_job(StateImpl& main, const StateLender& acquire, std::span
   } forget{p.job ? 0 : job->id()};
   const auto running = job->start_running();
   JobControl ctl(job, p.should_abort);
+
+  if (p.batch_size > 1) {
+    // The batched pipeline: the VAD's speech merged into chunks of up to 30 s, decoded in batches.
+    const auto t_vad = Clock::now();
+    const std::shared_ptr<VadModel> vad_model = m.vad_models->get(p.vad_model_path);  // before any compute
+    VadOptions vo = p.vad_params;
+    vo.max_speech_duration_s = std::min(vo.max_speech_duration_s, 30.0f);  // a chunk holds at most 30 s
+    std::vector<VadSegment> speech;
+    if (!ctl.should_stop()) speech = vad_model->detect_speech(req.samples, vo).segments;
+    const double vad_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_vad).count();
+    SegmentMerger merger(p, ctl, {req.samples.size()});
+    Transcript out;
+    if (job->abort_requested() || ctl.should_stop()) {
+      out.aborted = true;
+    } else {
+      try {
+        out = main.run_batched(req, p, speech, ctl, hooks_for(0, p, ctl, merger, nullptr));
+      } catch (...) {
+        ctl.fail(std::current_exception());
+        out.aborted = true;
+      }
+    }
+    merger.part_done(0);
+    merger.flush();
+    ctl.rethrow_if_failed();
+    out.job_id = job->id();
+    out.timings.vad_ms = vad_ms;
+    out.timings.total_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_start).count();
+    return out;
+  }
 
   // VAD-assisted: only the speech is transcribed; `work` is what the parts below cut up.
   JobRequest work = req;

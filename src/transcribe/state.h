@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "hark/hark.hpp"
+#include "hark/vad.hpp"
 #include "model/whisper_runner.h"
 #include "transcribe/job_control.h"
 #include "transcribe/loaded_model.h"
@@ -28,6 +29,9 @@ class StateImpl final : public State {
 
   // Runs a checked request as (part of) the job behind ctl, one job at a time on this state.
   Transcript run(const JobRequest& req, const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks);
+  // The same for the batched pipeline (batch_size > 1), cut at `speech` (VAD segments of req.samples).
+  Transcript run_batched(const JobRequest& req, const TranscribeParams& p, std::span<const VadSegment> speech,
+                         JobControl& ctl, const LongFormHooks& hooks);
 
   WhisperRunner& runner() { return *runner_; }
   Backend& backend() { return *backend_; }

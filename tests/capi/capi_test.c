@@ -1322,6 +1322,37 @@ static void test_vad_transcribe(hark_context* ctx, const char* not_a_model) {
   q.vad_model_path = not_a_model;
   CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_FAILED, "not a whisper.cpp VAD model");
   CHECK(bad == NULL);
+
+  /* the batched pipeline: the same speech, chunks decoded together; times inside the clip */
+  CHECK(hark_transcribe_default_params().batch_size == 1);
+  hark_transcribe_params b = p;
+  b.vad = false; /* batch_size > 1 uses the VAD model by itself */
+  b.batch_size = 4;
+  hark_result* batched = NULL;
+  CHECK_OK(hark_transcribe(ctx, audio, n, &b, &batched));
+  if (batched) {
+    CHECK(hark_result_n_windows(batched) > 0);
+    for (int i = 0; i < hark_result_n_segments(batched); ++i) {
+      CHECK(hark_result_segment_t0(batched, i) >= 2000);
+      CHECK(hark_result_segment_t1(batched, i) <= 2000 + 1750 + 10);
+    }
+  }
+  hark_result_free(batched);
+  q = b;
+  q.batch_size = 0;
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "batch_size");
+  q.batch_size = 33;
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "batch_size");
+  q = b;
+  q.vad_model_path = NULL;
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "vad_model_path");
+  q = b;
+  q.word_timestamps = true;
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "word_timestamps");
+  q = b;
+  q.n_processors = 2;
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "n_processors");
+  CHECK(bad == NULL);
   free(audio);
   hark_audio_free(clip);
 }

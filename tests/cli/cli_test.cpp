@@ -498,6 +498,20 @@ TEST_F(Cli, TranscribeWithVadUsesWhisperCppsFlags) {
   EXPECT_NE(nomodel.code, 0);
   EXPECT_TRUE(contains(nomodel.err, "vad_model_path")) << nomodel.err;
   EXPECT_EQ(hark("transcribe -nf --vad -vm " + quote(vad) + " -vt 1.5" + m).code, 2);
+
+  // The batched pipeline: --batch-size with the VAD model; the same speech, times after the silence.
+  const fs::path bbase = dir() / "batched";
+  const CliResult b = hark("transcribe -nf --max-tokens 16 -oj --batch-size 4 -vm " + quote(vad) +
+                           " --output-file " + quote(bbase.string()) + m);
+  ASSERT_EQ(b.code, 0) << b.err;
+  const nlohmann::json jb = nlohmann::json::parse(read_file(bbase.string() + ".json"));
+  ASSERT_FALSE(jb["segments"].empty());
+  for (const auto& s : jb["segments"]) EXPECT_GE(s["t0"].get<int64_t>(), 1200) << s.dump();
+  EXPECT_EQ(hark("transcribe -nf --batch-size 0 -vm " + quote(vad) + m).code, 2);
+  EXPECT_EQ(hark("transcribe -nf --batch-size 33 -vm " + quote(vad) + m).code, 2);
+  const CliResult bnomodel = hark("transcribe -nf -q --batch-size 4" + m);
+  EXPECT_NE(bnomodel.code, 0);
+  EXPECT_TRUE(contains(bnomodel.err, "vad_model_path")) << bnomodel.err;
 }
 
 // ---- quantize --------------------------------------------------------------------------------

@@ -11,6 +11,11 @@
 // Sequences: every slot keeps its own context. decode() works in slot 0; decode_batch() calls the
 // script once per row with that slot's context (Call::seq, Call::batch); copy_sequence() copies
 // the context's first n_past tokens and is recorded in `forks`.
+//
+// Windows (the batched pipeline): select_window(w) makes w the window encode() fills and decode()
+// reads; Call::window is then the encode() call that filled the window a call reads, so a plan per
+// encoded chunk holds whichever window the chunk sits in. decode_rows() is decode_batch() with a
+// window per row (Call::batch counts its rows too).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -45,18 +50,20 @@ class ScriptedModel final : public decode::Model {
   ComputeStatus encode(std::span<const float> mel) override {
     mels.emplace_back(mel.begin(), mel.end());
     ++window_;
-    pass_ = -1;
+    filled_[static_cast<size_t>(selected_)] = window_;
+    passes_[window_] = -1;
     return ComputeStatus::Ok;
   }
   ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits) override {
     EXPECT_GE(n_past, 0);
     std::vector<int32_t>& context_ = contexts_[0];
     EXPECT_LE(static_cast<size_t>(n_past), context_.size()) << "decode past the end of what was fed";
-    if (n_past == 0) ++pass_;
+    const int win = filled_[static_cast<size_t>(selected_)];
+    if (n_past == 0) ++passes_[win];
     context_.resize(static_cast<size_t>(n_past));
     context_.insert(context_.end(), tokens.begin(), tokens.end());
     EXPECT_LE(static_cast<int>(context_.size()), n_text_ctx_) << "text context overflow";
-    Call c{window_, pass_, {tokens.begin(), tokens.end()}, n_past, context_};
+    Call c{win, passes_[win], {tokens.begin(), tokens.end()}, n_past, context_};
     *logits = script_(c);
     calls.push_back(std::move(c));
     return ComputeStatus::Ok;
@@ -93,6 +100,28 @@ class ScriptedModel final : public decode::Model {
   }
   ComputeStatus decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
                              std::vector<float>* logits) override {
+    return rows(tokens, seqs, std::vector<int>(tokens.size(), selected_), n_past, logits);
+  }
+  void reserve_windows(int n) override {
+    reserve_sequences(n);
+    if (static_cast<int>(filled_.size()) < n) filled_.resize(static_cast<size_t>(n), -1);
+  }
+  void select_window(int w) override {
+    EXPECT_TRUE(w >= 0 && w < static_cast<int>(filled_.size())) << "window " << w << " not reserved";
+    selected_ = w;
+  }
+  ComputeStatus decode_rows(std::span<const int32_t> tokens, std::span<const int> seqs, std::span<const int> windows,
+                            int n_past, std::vector<float>* logits) override {
+    EXPECT_EQ(windows.size(), tokens.size());
+    for (int w : windows) EXPECT_TRUE(w >= 0 && w < static_cast<int>(filled_.size())) << "window " << w << " not reserved";
+    ++n_row_steps;
+    return rows(tokens, seqs, windows, n_past, logits);
+  }
+  int n_row_steps = 0;  // decode_rows calls
+
+ private:
+  ComputeStatus rows(std::span<const int32_t> tokens, std::span<const int> seqs, std::span<const int> windows, int n_past,
+                     std::vector<float>* logits) {
     EXPECT_EQ(tokens.size(), seqs.size());
     EXPECT_GE(tokens.size(), 1u);
     logits->clear();
@@ -105,7 +134,9 @@ class ScriptedModel final : public decode::Model {
       ctx.resize(static_cast<size_t>(n_past));
       ctx.push_back(tokens[b]);
       EXPECT_LE(static_cast<int>(ctx.size()), n_text_ctx_) << "text context overflow";
-      Call c{window_, pass_, {tokens[b]}, n_past, ctx, s, static_cast<int>(tokens.size())};
+      const int win = filled_.at(static_cast<size_t>(windows[b]));
+      if (n_past == 0) ++passes_[win];
+      Call c{win, passes_[win], {tokens[b]}, n_past, ctx, s, static_cast<int>(tokens.size())};
       const std::vector<float> row = script_(c);
       logits->insert(logits->end(), row.begin(), row.end());
       calls.push_back(std::move(c));
@@ -113,6 +144,8 @@ class ScriptedModel final : public decode::Model {
     ++n_batch_steps;
     return ComputeStatus::Ok;
   }
+
+ public:
   void copy_sequence(int src, int dst, int n_past) override {
     const std::vector<int32_t>& from = contexts_.at(static_cast<size_t>(src));
     EXPECT_LE(static_cast<size_t>(n_past), from.size()) << "fork of positions slot " << src << " never had";
@@ -130,7 +163,10 @@ class ScriptedModel final : public decode::Model {
  private:
   int n_text_ctx_;
   Script script_;
-  int window_ = -1, pass_ = -1;
+  int window_ = -1;                  // encode() calls so far - 1
+  int selected_ = 0;                 // select_window
+  std::vector<int> filled_ = {-1};   // per window: the encode() call that filled it
+  std::map<int, int> passes_ = {{-1, -1}};  // per filled window: calls with n_past == 0 so far - 1
   std::vector<std::vector<int32_t>> contexts_ = std::vector<std::vector<int32_t>>(1);  // per slot
 };
 

@@ -1,0 +1,276 @@
+#include "transcribe/batched_pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "decode/batched_greedy.h"
+#include "frontend/mel.h"
+#include "runtime/error.h"
+#include "transcribe/language_detect.h"
+#include "transcribe/max_len.h"
+
+namespace hark {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+constexpr int64_t kUnitSamples = kSampleRate / 100;  // one 10 ms unit
+
+// A chunk's tokens as a whole: when text follows the last timestamp (the model ran out of window
+// before closing its segment), a closing timestamp at the chunk's end is added, so split_window
+// keeps that text instead of leaving it to a next window (chunks have none).
+std::vector<int32_t> closed_at_end(const SpecialTokens& st, std::vector<int32_t> tokens, int64_t frames) {
+  while (!tokens.empty() && tokens.back() == st.eot) tokens.pop_back();
+  bool any_timestamp = false, text_after = false;
+  for (int32_t id : tokens) {
+    if (st.is_timestamp(id)) {
+      any_timestamp = true;
+      text_after = false;
+    } else if (st.is_text(id)) {
+      text_after = true;
+    }
+  }
+  if (any_timestamp && text_after)
+    tokens.push_back(st.timestamp_begin + static_cast<int32_t>(std::min<int64_t>(frames, frontend::kWindowFrames) / 2));
+  return tokens;
+}
+
+}  // namespace
+
+std::vector<AudioChunk> merge_speech_chunks(std::span<const VadSegment> speech, int64_t n_units, int64_t max_units) {
+  HARK_CHECK(max_units >= 1, "merge_speech_chunks: max_units must be >= 1, got " + std::to_string(max_units));
+  std::vector<AudioChunk> out;
+  bool open = false;
+  AudioChunk cur;
+  for (const VadSegment& seg : speech) {
+    const int64_t a = std::clamp<int64_t>(seg.t0, 0, n_units), b = std::clamp<int64_t>(seg.t1, 0, n_units);
+    for (int64_t p0 = a; p0 < b; p0 += max_units) {
+      const int64_t p1 = std::min(b, p0 + max_units);
+      if (open && p1 - cur.t0 <= max_units) {
+        cur.t1 = std::max(cur.t1, p1);
+        continue;
+      }
+      int64_t from = p0;
+      if (open) {
+        from = std::max(p0, cur.t1);  // never back into the chunk before
+        out.push_back(cur);
+        open = false;
+      }
+      if (p1 > from) {
+        cur = {from, p1};
+        open = true;
+      }
+    }
+  }
+  if (open) out.push_back(cur);
+  return out;
+}
+
+Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequest& req, const TranscribeParams& p,
+                       std::span<const VadSegment> speech, JobControl& ctl, const LongFormHooks& hooks) {
+  const auto t_start = Clock::now();
+  const SpecialTokens& st = m.file->vocab().special();
+  const int n_text_ctx = model.n_text_ctx();
+  HARK_CHECK(p.batch_size >= 1 && p.batch_size <= kMaxBatchSize,
+             "transcribe: batch_size must be in [1, " + std::to_string(kMaxBatchSize) + "], got " + std::to_string(p.batch_size));
+
+  Transcript out;
+  out.job_id = ctl.job().id();
+  Timings& tm = out.timings;
+  tm.load_ms = m.file->load_ms();
+  tm.audio_seconds = static_cast<double>(req.samples.size()) / kSampleRate;
+  int lang = req.lang;
+  bool language_known = !req.auto_language;
+  out.language = st.n_languages == 0 ? "en" : (req.auto_language ? "" : language_code(lang));
+
+  const int64_t n_units = static_cast<int64_t>((req.samples.size() + kUnitSamples - 1) / kUnitSamples);
+  const std::vector<AudioChunk> chunks = merge_speech_chunks(speech, n_units, frontend::kWindowFrames);
+  const bool token_timestamps = p.token_timestamps || p.max_len > 0;
+  DecodePolicy policy = decode_policy(m, req, p, n_text_ctx);
+  decode::WindowRequest& wreq = policy.request;
+  // Chunks are independent: the initial prompt (if any) before every one, never earlier text.
+  wreq.prompt = req.prompt;
+  std::vector<int32_t> start = m.start_sequence(lang, p.translate, p.timestamps);
+  const float t0 = policy.temperatures.front();
+  // What decode_windows_batched steps together; other searches go chunk by chunk.
+  const bool lockstep = t0 > 0.0f ? p.best_of == 1 : p.beam_size == 1;
+
+  const int B = std::min<int>(p.batch_size, std::max<int>(1, static_cast<int>(chunks.size())));
+  model.reserve_windows(B);
+  int progress = 0;
+  auto report_progress = [&](int pct) {
+    if (pct <= progress) return;
+    progress = pct;
+    if (hooks.on_progress) hooks.on_progress(pct);
+  };
+
+  for (size_t first = 0; first < chunks.size() && !out.aborted; first += static_cast<size_t>(B)) {
+    const size_t n = std::min(chunks.size() - first, static_cast<size_t>(B));
+    std::vector<int64_t> frames(n);
+    // Encode: chunk k of the batch into window k.
+    for (size_t k = 0; k < n && !out.aborted; ++k) {
+      const AudioChunk& c = chunks[first + k];
+      if (ctl.should_stop() || (hooks.on_encoder_begin && !hooks.on_encoder_begin()) || ctl.should_stop()) {
+        out.aborted = true;
+        break;
+      }
+      auto t = Clock::now();
+      const size_t s0 = static_cast<size_t>(c.t0 * kUnitSamples);
+      const size_t s1 = std::min(req.samples.size(), static_cast<size_t>(c.t1 * kUnitSamples));
+      const frontend::LogMel mel = frontend::log_mel_spectrogram(req.samples.data() + s0, s1 - s0, m.filters, req.n_threads,
+                                                                 frontend::kWindowSamples, [&ctl] { return ctl.should_stop(); });
+      tm.mel_ms += ms_since(t);
+      if (mel.aborted) {
+        out.aborted = true;
+        break;
+      }
+      frames[k] = std::min<int64_t>(static_cast<int64_t>(mel.n_content_frames), frontend::kWindowFrames);
+      t = Clock::now();
+      model.select_window(static_cast<int>(k));
+      if (model.encode(frontend::mel_window(mel, 0)) != ComputeStatus::Ok) {
+        out.aborted = true;
+        break;
+      }
+      tm.encode_ms += ms_since(t);
+      ++tm.n_windows;
+    }
+    if (out.aborted) break;
+
+    auto t = Clock::now();
+    if (!language_known) {
+      // The first chunk decides the language of the whole job, as the first window does.
+      model.select_window(0);
+      const LanguageGuess g = guess_language(st, model);
+      if (g.aborted) {
+        out.aborted = true;
+        break;
+      }
+      ++tm.n_decode_steps;
+      lang = g.id;
+      out.language = language_code(lang);
+      out.language_prob = g.probs[static_cast<size_t>(lang)];
+      start = m.start_sequence(lang, p.translate, p.timestamps);
+      language_known = true;
+    }
+    wreq.start = start;
+
+    // The first temperature: all chunks together (or one by one for beams / best-of).
+    std::vector<decode::WindowTokens> rows(n);
+    std::vector<double> ratios(n, 0.0);
+    wreq.temperature = t0;
+    if (lockstep) {
+      std::vector<int> windows(n);
+      std::vector<uint64_t> seeds(n);
+      for (size_t k = 0; k < n; ++k) {
+        windows[k] = static_cast<int>(k);
+        seeds[k] = mix_seed(p.seed, req.offset_units + chunks[first + k].t0, 0);
+      }
+      decode::BatchedWindows bw = decode::decode_windows_batched(model, st, wreq, windows, seeds);
+      tm.n_decode_steps += bw.n_steps;
+      for (const decode::WindowTokens& w : bw.rows) tm.n_decode_tokens += w.n_sampled;
+      if (bw.aborted) out.aborted = true;
+      rows = std::move(bw.rows);
+    } else {
+      for (size_t k = 0; k < n && !out.aborted; ++k) {
+        model.select_window(static_cast<int>(k));
+        wreq.seed = mix_seed(p.seed, req.offset_units + chunks[first + k].t0, 0);
+        rows[k] = decode::decode_window(model, st, wreq);
+        tm.n_decode_tokens += rows[k].n_sampled;
+        tm.n_decode_steps += rows[k].n_steps;
+        out.aborted = rows[k].aborted;
+      }
+    }
+    // Temperature fallback, chunk by chunk on its own window (OpenAI's decode_with_fallback).
+    for (size_t k = 0; k < n && !out.aborted; ++k) {
+      auto ratio_of = [&](const decode::WindowTokens& w) {
+        std::vector<int32_t> text;
+        for (int32_t id : w.tokens)
+          if (st.is_text(id)) text.push_back(id);
+        return decode::compression_ratio(m.tokenizer->decode(text));
+      };
+      ratios[k] = ratio_of(rows[k]);
+      for (size_t pass = 1; pass < policy.temperatures.size(); ++pass) {
+        if (!decode::needs_fallback(policy.thresholds, ratios[k], rows[k].avg_logprob, rows[k].no_speech_prob)) break;
+        if (pass == 1) ++out.n_fallback_windows;
+        model.select_window(static_cast<int>(k));
+        wreq.temperature = policy.temperatures[pass];
+        wreq.seed = mix_seed(p.seed, req.offset_units + chunks[first + k].t0, static_cast<int>(pass));
+        rows[k] = decode::decode_window(model, st, wreq);
+        tm.n_decode_tokens += rows[k].n_sampled;
+        tm.n_decode_steps += rows[k].n_steps;
+        if (rows[k].aborted) {
+          out.aborted = true;
+          break;
+        }
+        ratios[k] = ratio_of(rows[k]);
+      }
+    }
+    tm.decode_ms += ms_since(t);
+    if (out.aborted) break;
+
+    // Segments, chunk by chunk in audio order.
+    for (size_t k = 0; k < n; ++k) {
+      const AudioChunk& c = chunks[first + k];
+      const decode::WindowTokens& w = rows[k];
+      const int64_t offset = req.offset_units + c.t0;
+      out.windows.push_back({offset, offset + frames[k], false});
+      if (decode::is_silence(policy.thresholds, w.avg_logprob, w.no_speech_prob)) {
+        out.windows.back().skipped_as_silence = true;
+        continue;
+      }
+      const std::vector<int32_t> whole = closed_at_end(st, w.tokens, frames[k]);
+      decode::WindowResult r = decode::split_window(st, whole, offset, frames[k], req.speaker_turn);
+      if (p.single_segment && !r.segments.empty()) {
+        decode::RawSegment one;
+        one.t0 = r.segments.front().t0;
+        one.t1 = offset + frames[k];
+        for (const decode::RawSegment& rs : r.segments) {
+          one.tokens.insert(one.tokens.end(), rs.tokens.begin(), rs.tokens.end());
+          one.positions.insert(one.positions.end(), rs.positions.begin(), rs.positions.end());
+          one.speaker_turn_next = one.speaker_turn_next || rs.speaker_turn_next;
+        }
+        r.segments.assign(1, std::move(one));
+      }
+      if (r.speaker_turn_first && !out.segments.empty()) out.segments.back().speaker_turn_next = true;
+      std::vector<Segment> fresh;
+      for (const decode::RawSegment& rs : r.segments) {
+        Segment seg;
+        seg.t0 = rs.t0;
+        seg.t1 = rs.t1;
+        seg.text = m.tokenizer->decode(rs.tokens);
+        seg.temperature = w.temperature;
+        seg.avg_logprob = w.avg_logprob;
+        seg.compression_ratio = ratios[k];
+        seg.no_speech_prob = w.no_speech_prob;
+        seg.speaker_turn_next = rs.speaker_turn_next;
+        for (size_t i = 0; i < rs.tokens.size(); ++i) {
+          TokenData td;
+          td.id = rs.tokens[i];
+          td.text = std::string(m.tokenizer->token_bytes(td.id));
+          td.p = w.probs[rs.positions[i]];
+          td.logp = w.logprobs[rs.positions[i]];
+          seg.tokens.push_back(std::move(td));
+        }
+        if (token_timestamps) set_token_times(st, w, rs, offset, p, &seg);
+        fresh.push_back(std::move(seg));
+      }
+      fresh = wrap_segments(std::move(fresh), p.max_len, p.split_on_word, [&m](std::span<const TokenData> toks) {
+        std::vector<int32_t> ids;
+        for (const TokenData& td : toks) ids.push_back(td.id);
+        return m.tokenizer->decode(ids);
+      });
+      for (const Segment& seg : fresh) out.segments.push_back(seg);
+      if (hooks.on_segments && !fresh.empty()) hooks.on_segments(std::move(fresh));
+    }
+    const int64_t done = chunks[first + n - 1].t1;
+    report_progress(static_cast<int>(std::min<int64_t>(99, done * 100 / std::max<int64_t>(n_units, 1))));
+  }
+  if (!out.aborted) report_progress(100);
+  tm.total_ms = ms_since(t_start);
+  return out;
+}
+
+}  // namespace hark

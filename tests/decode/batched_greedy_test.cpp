@@ -1,0 +1,213 @@
+// The batched search of several windows (decode/batched_greedy) on a ScriptedModel whose logits are
+// a function of each window and each row's own context: every row gives exactly what
+// decode_window gives for that window alone (tokens, log-probs, timestamp probabilities,
+// no-speech probability), greedy and sampled, with the timestamp rules on (each row its own);
+// rows stop on their own and drop out of the next step; what it does not batch is refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "decode/batched_greedy.h"
+#include "decode/greedy.h"
+#include "decode/scripted_model.h"
+
+namespace hark::testing {
+namespace {
+
+// Text tokens 0..3, eot 4, the special tokens, then timestamps 0.00 .. 2.00 s.
+SpecialTokens small_tokens() {
+  SpecialTokens st{};
+  st.eot = 4;
+  st.sot = 5;
+  st.lang_first = 6;
+  st.n_languages = 0;
+  st.translate = 6;
+  st.transcribe = 7;
+  st.solm = 8;
+  st.prev = 9;
+  st.no_speech = 10;
+  st.no_timestamps = 11;
+  st.timestamp_begin = 12;
+  st.n_vocab = 12 + 101;
+  return st;
+}
+
+decode::WindowRequest small_request(const SpecialTokens& st, float temperature) {
+  decode::WindowRequest req;
+  req.start = {st.sot, st.transcribe};
+  req.rules.timestamps = true;
+  req.rules.max_initial_timestamp_index = 20;
+  req.rules.suppress_blank = false;
+  req.rules.suppress = decode::default_suppressed(st);
+  req.max_tokens = 24;
+  req.temperature = temperature;
+  return req;
+}
+
+// Seeded pseudo-random logits per (window, sampled tokens): text, timestamps and end-of-text in
+// [-2, 2], end-of-text growing likelier with length at a rate of the window's own, so rows finish
+// at different depths. At <|startoftranscript|> the no-speech logit depends on the window.
+ScriptedModel::Script window_script(const SpecialTokens& st) {
+  return [st](const ScriptedModel::Call& c) {
+    std::vector<float> l(static_cast<size_t>(st.n_vocab), 0.0f);
+    const uint64_t w = static_cast<uint64_t>(c.window + 3);
+    if (c.context.back() == st.sot) {
+      l[static_cast<size_t>(st.no_speech)] = 0.3f * static_cast<float>(w);
+      return l;
+    }
+    const std::vector<int32_t> sampled = sampled_of(st, c.context);
+    uint64_t h = w * 0x9E3779B97F4A7C15ull + 17;
+    for (int32_t t : sampled) h = (h ^ static_cast<uint64_t>(t + 1)) * 0xBF58476D1CE4E5B9ull;
+    for (int32_t t = 0; t < st.n_vocab; ++t) {
+      if (t > st.eot && t < st.timestamp_begin) continue;
+      h ^= h >> 29;
+      h *= 0x94D049BB133111EBull;
+      l[static_cast<size_t>(t)] = static_cast<float>(static_cast<double>(h >> 11) * 0x1.0p-53 * 4.0 - 2.0);
+    }
+    l[static_cast<size_t>(st.eot)] += (0.2f + 0.15f * static_cast<float>(w % 5)) * static_cast<float>(sampled.size()) - 2.0f;
+    return l;
+  };
+}
+
+void expect_same(const decode::WindowTokens& got, const decode::WindowTokens& want, const std::string& what) {
+  EXPECT_EQ(got.tokens, want.tokens) << what;
+  EXPECT_EQ(got.logprobs, want.logprobs) << what;
+  EXPECT_EQ(got.probs, want.probs) << what;
+  ASSERT_EQ(got.ts_probs.size(), want.ts_probs.size()) << what;
+  for (size_t k = 0; k < got.ts_probs.size(); ++k) {
+    EXPECT_EQ(got.ts_probs[k].tid, want.ts_probs[k].tid) << what << ", token " << k;
+    EXPECT_EQ(got.ts_probs[k].pt, want.ts_probs[k].pt) << what << ", token " << k;
+  }
+  EXPECT_EQ(got.sum_logprob, want.sum_logprob) << what;
+  EXPECT_EQ(got.avg_logprob, want.avg_logprob) << what;
+  EXPECT_FLOAT_EQ(got.no_speech_prob, want.no_speech_prob) << what;
+  EXPECT_EQ(got.n_sampled, want.n_sampled) << what;
+  EXPECT_FALSE(got.aborted) << what;
+}
+
+TEST(BatchedGreedy, EveryRowEqualsItsWindowDecodedAlone) {
+  const SpecialTokens st = small_tokens();
+  for (float temperature : {0.0f, 0.7f}) {
+    for (int B = 1; B <= 5; ++B) {
+      const std::string what = "T " + std::to_string(temperature) + ", B " + std::to_string(B);
+      decode::WindowRequest req = small_request(st, temperature);
+      std::vector<uint64_t> seeds;
+      for (int b = 0; b < B; ++b) seeds.push_back(1000 + 7 * static_cast<uint64_t>(b));
+
+      ScriptedModel batched(448, window_script(st));
+      batched.reserve_windows(B);
+      std::vector<int> windows;
+      for (int b = 0; b < B; ++b) {
+        batched.select_window(b);
+        ASSERT_EQ(batched.encode(std::vector<float>(4, static_cast<float>(b))), ComputeStatus::Ok);
+        windows.push_back(b);
+      }
+      const decode::BatchedWindows got = decode::decode_windows_batched(batched, st, req, windows, seeds);
+      ASSERT_EQ(got.rows.size(), static_cast<size_t>(B));
+      EXPECT_FALSE(got.aborted);
+      EXPECT_EQ(got.n_steps, batched.n_row_steps) << what << ": every step is one decode_rows call";
+      EXPECT_EQ(batched.calls.size(), batched.calls.size());
+
+      ScriptedModel alone(448, window_script(st));
+      size_t longest = 0;
+      for (int b = 0; b < B; ++b) {
+        ASSERT_EQ(alone.encode(std::vector<float>(4, static_cast<float>(b))), ComputeStatus::Ok);
+        req.seed = seeds[static_cast<size_t>(b)];
+        const decode::WindowTokens want = decode::decode_window(alone, st, req);
+        expect_same(got.rows[static_cast<size_t>(b)], want, what + ", row " + std::to_string(b));
+        longest = std::max(longest, want.tokens.size());
+      }
+      // Prefix steps (sot, transcribe) plus one per token of the longest row but its last.
+      EXPECT_EQ(got.n_steps, static_cast<int>(req.start.size() + longest - 1)) << what;
+    }
+  }
+}
+
+// Rows stop on their own: a row is fed exactly its own tokens (never one after its end), and each
+// step holds only the rows still running.
+TEST(BatchedGreedy, FinishedRowsDropOut) {
+  const SpecialTokens st = small_tokens();
+  const decode::WindowRequest req = small_request(st, 0.0f);
+  constexpr int B = 4;
+  ScriptedModel m(448, window_script(st));
+  m.reserve_windows(B);
+  for (int b = 0; b < B; ++b) {
+    m.select_window(b);
+    ASSERT_EQ(m.encode(std::vector<float>(4, static_cast<float>(b))), ComputeStatus::Ok);
+  }
+  const std::vector<int> windows = {0, 1, 2, 3};
+  const decode::BatchedWindows got = decode::decode_windows_batched(m, st, req, windows, {});
+  std::vector<size_t> lengths;
+  for (const auto& r : got.rows) lengths.push_back(r.tokens.size());
+  ASSERT_NE(*std::min_element(lengths.begin(), lengths.end()), *std::max_element(lengths.begin(), lengths.end()))
+      << "the script should end the rows at different depths";
+  std::vector<size_t> fed(B, 0);
+  const int n_prefix = static_cast<int>(req.start.size());
+  for (const ScriptedModel::Call& c : m.calls) {
+    ASSERT_EQ(c.tokens.size(), 1u);
+    if (c.n_past < n_prefix) {
+      EXPECT_EQ(c.batch, B) << "the prefix is fed to every row";
+      continue;
+    }
+    const size_t k = static_cast<size_t>(c.n_past - n_prefix);  // index of the fed token in its row
+    const auto& row = got.rows[static_cast<size_t>(c.seq)];
+    ASSERT_LT(k + 1, row.tokens.size()) << "row " << c.seq << " was fed past its last token";
+    EXPECT_EQ(c.tokens[0], row.tokens[k]);
+    EXPECT_EQ(c.window, c.seq) << "row b reads window b";
+    int running = 0;
+    for (size_t b = 0; b < static_cast<size_t>(B); ++b) running += k + 1 < got.rows[b].tokens.size() ? 1 : 0;
+    EXPECT_EQ(c.batch, running) << "step " << k << ": only running rows";
+    ++fed[static_cast<size_t>(c.seq)];
+  }
+  for (size_t b = 0; b < static_cast<size_t>(B); ++b) EXPECT_EQ(fed[b] + 1, got.rows[b].tokens.size()) << "row " << b;
+}
+
+TEST(BatchedGreedy, RefusesWhatItDoesNotBatch) {
+  const SpecialTokens st = small_tokens();
+  ScriptedModel m(448, window_script(st));
+  m.reserve_windows(2);
+  const std::vector<int> windows = {0, 1};
+  decode::WindowRequest beam = small_request(st, 0.0f);
+  beam.beam_size = 2;
+  EXPECT_THROW(
+      {
+        try {
+          decode::decode_windows_batched(m, st, beam, windows, {});
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("beam"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      Error);
+  decode::WindowRequest best = small_request(st, 0.5f);
+  best.best_of = 3;
+  const std::vector<uint64_t> seeds = {1, 2};
+  EXPECT_THROW(decode::decode_windows_batched(m, st, best, windows, seeds), Error);
+  const decode::WindowRequest sampled = small_request(st, 0.5f);
+  EXPECT_THROW(decode::decode_windows_batched(m, st, sampled, windows, std::vector<uint64_t>{1}), Error)
+      << "one seed per window";
+  EXPECT_THROW(decode::decode_windows_batched(m, st, small_request(st, 0.0f), {}, {}), Error) << "no windows";
+  EXPECT_TRUE(m.calls.empty()) << "refused before any step";
+}
+
+// A model with one window refuses the batched calls by name.
+TEST(BatchedGreedy, OneWindowModelsRefuseWindows) {
+  struct OneWindow final : decode::Model {
+    void reserve_sequences(int) override {}
+    ComputeStatus decode_batch(std::span<const int32_t>, std::span<const int>, int, std::vector<float>*) override {
+      return ComputeStatus::Ok;
+    }
+    void copy_sequence(int, int, int) override {}
+    ComputeStatus encode(std::span<const float>) override { return ComputeStatus::Ok; }
+    ComputeStatus decode(std::span<const int32_t>, int, std::vector<float>*) override { return ComputeStatus::Ok; }
+    int n_text_ctx() const override { return 448; }
+  } m;
+  EXPECT_NO_THROW(m.reserve_windows(1));
+  EXPECT_THROW(m.reserve_windows(2), Error);
+  EXPECT_THROW(m.select_window(1), Error);
+}
+
+}  // namespace
+}  // namespace hark::testing
