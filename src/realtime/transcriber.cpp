@@ -118,11 +118,14 @@ class Transcriber final : public RealtimeTranscriber {
     recorded_ += n;
     while (!s.empty()) {
       const size_t put = ring_.write(s);
+      queued_ += int64_t(put);
       s = s.subspan(put);
       if (s.empty()) break;
       if (stop_requested_) break;  // capture is over: the rest of this chunk was never "captured"
       if (live_) {
-        dropped_ += s.size();
+        dropped_ += int64_t(s.size());
+        if (!gaps_.empty() && gaps_.back().at == queued_) gaps_.back().n += int64_t(s.size());
+        else gaps_.push_back({queued_, int64_t(s.size())});
         break;
       }
       cv_.notify_all();
@@ -208,9 +211,23 @@ class Transcriber final : public RealtimeTranscriber {
     emit(std::move(e));
   }
 
+  // Feeds audio to the slicer, transcribing each slice it closes.
+  void slice_up(std::span<const float> audio, size_t* last_partial) {
+    for (size_t off = 0; off < audio.size();) {
+      off += slicer_.append(audio.subspan(off));
+      if (slicer_.closed()) {
+        transcribe_slice(true);
+        slicer_.next();
+        *last_partial = 0;
+      }
+    }
+  }
+
   void work() {
     prev_text_ = base_.initial_prompt;
     std::vector<float> buf;
+    std::vector<Gap> gaps;
+    int64_t taken = 0;        // ring samples the worker has taken so far
     size_t last_partial = 0;  // open-slice size at its last partial result
     int64_t dropped_reported = 0;
     bool wav_reported = false;
@@ -219,10 +236,12 @@ class Transcriber final : public RealtimeTranscriber {
       int64_t dropped = 0;
       std::string wav_error;
       buf.clear();
+      gaps.clear();
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return ring_.size() > 0 || capture_ended_ || dropped_ != dropped_reported; });
         ring_.drain_into(&buf);
+        gaps.swap(gaps_);  // every gap so far lies within or at the end of what was just drained
         ended = capture_ended_;
         dropped = dropped_;
         wav_error = wav_error_;
@@ -231,21 +250,29 @@ class Transcriber final : public RealtimeTranscriber {
       if (dropped != dropped_reported) {
         emit(make_event(kCodeOverflow, "capture ring overflow: " + std::to_string(dropped - dropped_reported) +
                                            " samples dropped (transcription is slower than real time; the saved "
-                                           "WAV has them, later segment times are early by as much)"));
+                                           "WAV has them; the slice ends at the gap)"));
         dropped_reported = dropped;
       }
       if (!wav_error.empty() && !wav_reported) {
         emit(make_event(kCodeSourceFailed, "recording: " + wav_error));
         wav_reported = true;
       }
-      for (size_t off = 0; off < buf.size();) {
-        off += slicer_.append(std::span<const float>(buf).subspan(off));
-        if (slicer_.closed()) {
+      // Audio on both sides of a gap is not continuous: the open slice closes there, and the next
+      // starts after the dropped audio, so its times are times of the recording.
+      size_t pos = 0;
+      for (const Gap& g : gaps) {
+        const size_t at = size_t(g.at - taken);
+        slice_up(std::span<const float>(buf).subspan(pos, at - pos), &last_partial);
+        pos = at;
+        if (!slicer_.slice().empty()) {
           transcribe_slice(true);
           slicer_.next();
           last_partial = 0;
         }
+        slicer_.skip(g.n);
       }
+      slice_up(std::span<const float>(buf).subspan(pos), &last_partial);
+      taken += int64_t(buf.size());
       if (ended) break;
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -294,7 +321,13 @@ class Transcriber final : public RealtimeTranscriber {
   std::condition_variable cv_;
   SampleRing ring_;
   size_t recorded_ = 0;
+  int64_t queued_ = 0;   // samples written to the ring so far
   int64_t dropped_ = 0;
+  struct Gap {
+    int64_t at;  // the ring sample (counted from the first) the dropped audio came before
+    int64_t n;
+  };
+  std::vector<Gap> gaps_;  // not yet taken by the worker
   bool capture_ended_ = false;
   bool stop_requested_ = false;
   bool finished_ = false;

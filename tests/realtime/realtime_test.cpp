@@ -73,6 +73,35 @@ std::vector<std::string> by_slices(Context& ctx, const std::vector<float>& audio
 
 class RealtimeTest : public MicroModelTest {};
 
+// Holds the worker inside its first transcription (at the encoder's start) until open(), so a
+// test can act while a slice is being transcribed.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, opened = false;
+  // Params whose first encoder window waits at the gate.
+  std::shared_ptr<TranscribeParams> params(const TranscribeParams& base) {
+    auto p = std::make_shared<TranscribeParams>(base);
+    p->on_encoder_begin = [this] {
+      std::unique_lock<std::mutex> lock(mu);
+      entered = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return opened; });
+      return true;
+    };
+    return p;
+  }
+  void wait_entered() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return entered; });
+  }
+  void open() {
+    std::lock_guard<std::mutex> lock(mu);
+    opened = true;
+    cv.notify_all();
+  }
+};
+
 TEST_F(RealtimeTest, FileInFastModeGivesTheSlicesTextAndEndsOnItsOwn) {
   const std::vector<float> audio = speech_like_tones(5.0);
   const std::string wav = temp_path("in.wav");
@@ -189,6 +218,101 @@ TEST_F(RealtimeTest, RingOverflowIsReported) {
   EXPECT_GE(ev.all.back().dropped_samples, int64_t(audio.size() - 1600));
   EXPECT_EQ(load_audio(wav), audio);  // the recording keeps what transcription had to drop
   std::remove(wav.c_str());
+}
+
+// Audio dropped on overflow still counts: the slice open at the gap ends there, and later slices
+// and segments keep times from the start of the recording.
+TEST_F(RealtimeTest, TimesAfterAnOverflowCountTheDroppedAudio) {
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.audio_slice_sec = 1;
+  o.ring_sec = 1.5;
+  Gate gate;
+  o.transcribe = gate.params(*o.transcribe);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<RealtimeEvent> events;
+  auto src = open_push_source(/*live=*/true);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, [&](const RealtimeEvent& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    events.push_back(e);
+    cv.notify_all();
+  });
+  const std::vector<float> audio = speech_like_tones(4.5);
+  auto part = [&](double from, double to) {
+    return std::span<const float>(audio).subspan(size_t(from * kSampleRate), size_t((to - from) * kSampleRate));
+  };
+  src->push(part(0, 1));  // slice 0, whose transcription waits at the gate
+  gate.wait_entered();
+  src->push(part(1, 2.5));  // fills the 1.5 s ring
+  src->push(part(2.5, 3.5));  // finds it full: dropped
+  gate.open();
+  {  // the overflow is reported once the worker has taken the ring's audio: room for the rest
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return !events.empty() && events.back().code == kCodeOverflow; });
+  }
+  src->push(part(3.5, 4.5));
+  src->finish();
+  rt->wait();
+  const RealtimeEvent& last = events.back();
+  EXPECT_EQ(last.dropped_samples, int64_t(kSampleRate));
+  EXPECT_DOUBLE_EQ(last.recording_time_ms, 4500.0);
+  std::vector<std::pair<int64_t, int64_t>> bounds;
+  for (const RealtimeSlice& s : last.slices) {
+    EXPECT_TRUE(s.final);
+    bounds.emplace_back(s.t0, s.t1);
+  }
+  // 0-1 s, 1-2 s (a full slice), 2-2.5 s (ended by the gap), then 3.5-4.5 s after the dropped second
+  const std::vector<std::pair<int64_t, int64_t>> want = {{0, 100}, {100, 200}, {200, 250}, {350, 450}};
+  EXPECT_EQ(bounds, want);
+  auto state = ctx->new_state();
+  TranscribeParams p = *slice_options().transcribe;
+  p.initial_prompt = last.slices[2].data.result;
+  const Transcript after = state->transcribe(part(3.5, 4.5), p);
+  EXPECT_EQ(last.slices[3].data.result, after.text());
+  ASSERT_EQ(last.slices[3].data.segments.size(), after.segments.size());
+  for (size_t i = 0; i < after.segments.size(); ++i) {
+    EXPECT_EQ(last.slices[3].data.segments[i].t0, after.segments[i].t0 + 350);
+    EXPECT_EQ(last.slices[3].data.segments[i].t1, after.segments[i].t1 + 350);
+  }
+}
+
+// stop() while a slice is being transcribed: that transcription runs to its end (not aborted),
+// then the slice is finalised with all audio pushed before stop(), and the last event says so.
+TEST_F(RealtimeTest, StopDuringATranscriptionLetsItFinishThenFinalises) {
+  const std::vector<float> audio = speech_like_tones(1.5);
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.partial_sec = 0.5;
+  Gate gate;
+  o.transcribe = gate.params(*o.transcribe);
+  Events ev;
+  auto src = open_push_source(/*live=*/false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  src->push(audio);  // the worker takes all 1.5 s and starts a partial: it waits at the gate
+  gate.wait_entered();
+  rt->stop();
+  EXPECT_TRUE(rt->running());
+  gate.open();
+  rt->wait();
+  EXPECT_FALSE(rt->running());
+  auto state = ctx->new_state();
+  const std::string want = state->transcribe(audio, *slice_options().transcribe).text();
+  ASSERT_GE(ev.all.size(), 3u);  // the partial, the final, the closing event
+  const RealtimeEvent& partial = ev.all[0];
+  ASSERT_EQ(partial.slices.size(), 1u);
+  EXPECT_FALSE(partial.slices[0].final);
+  EXPECT_EQ(partial.code, 0) << partial.error;
+  EXPECT_EQ(partial.slices[0].data.result, want);  // finished, not cut short
+  const RealtimeEvent& last = ev.all.back();
+  EXPECT_TRUE(last.is_stopped_by_action);
+  EXPECT_FALSE(last.is_capturing);
+  ASSERT_EQ(last.slices.size(), 1u);
+  EXPECT_TRUE(last.slices[0].final);
+  EXPECT_EQ(last.slices[0].t1, 150);
+  EXPECT_EQ(last.slices[0].data.result, want);
+  EXPECT_FALSE(want.empty());
+  for (const RealtimeEvent& e : ev.all) EXPECT_EQ(e.code, 0) << e.error;
 }
 
 TEST_F(RealtimeTest, SavedWavIsSampleExact) {
