@@ -143,11 +143,15 @@ class HARK_API RealtimeTranscriber {
   static std::unique_ptr<RealtimeTranscriber> start(Context& ctx, std::shared_ptr<AudioSource> source,
                                                     const RealtimeOptions& options, EventSink on_event);
   virtual ~RealtimeTranscriber() = default;  // stops and waits
-  // Ends capture; the audio already captured is still transcribed and the last event says
+  // Ends capture; a transcription in progress runs to its end (never aborted), the audio already
+  // captured is still transcribed, the last slice finalised, and the last event says
   // is_stopped_by_action. Returns at once; thread-safe.
   virtual void stop() = 0;
   virtual void wait() = 0;  // until the last event has been delivered
   virtual bool running() const = 0;
+  // The stream's job: jobs::abort(id) (or abort_all) ends it at once instead: capture ends, the
+  // transcription in progress is abandoned within a graph node, audio not yet transcribed is
+  // dropped (the open slice is not finalised), and the last event says is_stopped_by_action.
   virtual int job_id() const = 0;
 };
 

@@ -121,7 +121,7 @@ class Transcriber final : public RealtimeTranscriber {
       queued_ += int64_t(put);
       s = s.subspan(put);
       if (s.empty()) break;
-      if (stop_requested_) break;  // capture is over: the rest of this chunk was never "captured"
+      if (stop_requested_ || capture_ended_) break;  // capture is over: the rest was never "captured"
       if (live_) {
         dropped_ += int64_t(s.size());
         if (!gaps_.empty() && gaps_.back().at == queued_) gaps_.back().n += int64_t(s.size());
@@ -129,7 +129,7 @@ class Transcriber final : public RealtimeTranscriber {
         break;
       }
       cv_.notify_all();
-      cv_.wait(lock, [&] { return ring_.space() > 0 || stop_requested_; });
+      cv_.wait(lock, [&] { return ring_.space() > 0 || stop_requested_ || capture_ended_; });
     }
     if (recorded_ >= r_.max_samples) capture_ended_ = true;  // realtimeAudioSec reached
     cv_.notify_all();
@@ -175,16 +175,19 @@ class Transcriber final : public RealtimeTranscriber {
     s.final = final;
     s.t0 = slicer_.start_sample() / 160;
     s.t1 = (slicer_.start_sample() + int64_t(audio.size())) / 160;
+    if (job_->abort_requested()) return;
     const auto t0 = std::chrono::steady_clock::now();
     int code = 0;
     std::string error;
     if (!audio.empty() && slicer_.had_speech()) {
       TranscribeParams p = base_;
       p.job = nullptr;
+      p.should_abort = [this, user = base_.should_abort] { return job_->abort_requested() || (user && user()); };
       if (!prev_text_.empty()) p.initial_prompt = prev_text_;
       if (opts_.n_threads > 0) p.n_threads = opts_.n_threads;
       try {
         Transcript t = state_->transcribe(audio, p);
+        if (t.aborted && job_->abort_requested()) return;  // the stream ends; nothing to report
         s.data.result = t.text();
         for (Segment& seg : t.segments) {  // times from the start of the recording
           seg.t0 += s.t0;
@@ -239,7 +242,11 @@ class Transcriber final : public RealtimeTranscriber {
       gaps.clear();
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return ring_.size() > 0 || capture_ended_ || dropped_ != dropped_reported; });
+        // Timed: jobs::abort(job_id) sets a flag of the job's without waking this thread.
+        while (!cv_.wait_for(lock, std::chrono::milliseconds(100), [&] {
+          return ring_.size() > 0 || capture_ended_ || dropped_ != dropped_reported || job_->abort_requested();
+        })) {
+        }
         ring_.drain_into(&buf);
         gaps.swap(gaps_);  // every gap so far lies within or at the end of what was just drained
         ended = capture_ended_;
@@ -273,7 +280,7 @@ class Transcriber final : public RealtimeTranscriber {
       }
       slice_up(std::span<const float>(buf).subspan(pos), &last_partial);
       taken += int64_t(buf.size());
-      if (ended) break;
+      if (ended || job_->abort_requested()) break;
       {
         std::lock_guard<std::mutex> lock(mu_);
         caught_up = ring_.size() == 0;
@@ -285,8 +292,10 @@ class Transcriber final : public RealtimeTranscriber {
         last_partial = open;
       }
     }
-    source_->stop();  // joins a source thread that ended by itself or hit realtimeAudioSec
-    if (!slicer_.slice().empty()) transcribe_slice(true);
+    const bool aborted = job_->abort_requested();
+    if (aborted) on_end("");  // capture ends here, whatever the source still delivers
+    source_->stop();          // joins a source thread that ended by itself or hit realtimeAudioSec
+    if (!slicer_.slice().empty() && !aborted) transcribe_slice(true);
     if (wav_) {
       try {
         wav_->close();
@@ -298,7 +307,7 @@ class Transcriber final : public RealtimeTranscriber {
     {
       std::lock_guard<std::mutex> lock(mu_);
       source_error = source_error_;
-      by_action = stop_requested_;
+      by_action = stop_requested_ || aborted;
     }
     RealtimeEvent last = make_event(source_error.empty() ? 0 : kCodeSourceFailed, source_error);
     last.is_capturing = false;

@@ -315,6 +315,30 @@ TEST_F(RealtimeTest, StopDuringATranscriptionLetsItFinishThenFinalises) {
   for (const RealtimeEvent& e : ev.all) EXPECT_EQ(e.code, 0) << e.error;
 }
 
+// The abort path: jobs::abort(job_id) abandons the transcription in progress and what is left.
+TEST_F(RealtimeTest, AbortByJobIdEndsWithoutFinishingTheSlice) {
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.partial_sec = 0.5;
+  Gate gate;
+  o.transcribe = gate.params(*o.transcribe);
+  Events ev;
+  auto src = open_push_source(/*live=*/false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  src->push(speech_like_tones(1.5));
+  gate.wait_entered();  // a partial is being transcribed
+  EXPECT_TRUE(jobs::abort(rt->job_id()));
+  gate.open();
+  rt->wait();  // no stop(): the abort alone ends the stream
+  EXPECT_FALSE(rt->running());
+  ASSERT_FALSE(ev.all.empty());
+  const RealtimeEvent& last = ev.all.back();
+  EXPECT_TRUE(last.is_stopped_by_action);
+  EXPECT_FALSE(last.is_capturing);
+  for (const RealtimeSlice& s : last.slices) EXPECT_FALSE(s.final) << "slice " << s.index;
+  src->push(speech_like_tones(0.5));  // after the end: ignored, never blocks
+}
+
 TEST_F(RealtimeTest, SavedWavIsSampleExact) {
   auto ctx = load();
   RealtimeOptions o = slice_options();
