@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
+#include <functional>
 #include <condition_variable>
 #include <cstring>
 #include <map>
@@ -452,6 +454,100 @@ TEST(RealtimeSources, Pcm16FromADescriptorInOddByteCounts) {
   EXPECT_EQ(end_error, "");
   ASSERT_EQ(got.size(), pcm.size());
   for (size_t i = 0; i < pcm.size(); ++i) EXPECT_EQ(got[i], float(pcm[i]) / 32768.0f) << i;
+}
+
+// 44.1 kHz stereo pushed in 100 ms chunks reaches the transcriber as 16 kHz mono: the recording
+// is the 16 kHz audio (up to the two resamplings) and the final texts are those of the 16 kHz push.
+TEST_F(RealtimeTest, PushAtOtherRatesAndChannelsIsConverted) {
+  const std::vector<float> mono = speech_like_tones(4.5);
+  const std::vector<float> up = audio::resample(mono.data(), mono.size(), kSampleRate, 44100);
+  std::vector<float> stereo(up.size() * 2);
+  for (size_t i = 0; i < up.size(); ++i) stereo[2 * i] = 1.5f * up[i], stereo[2 * i + 1] = 0.5f * up[i];
+  auto ctx = load();
+  auto run = [&](std::shared_ptr<PushSource> src, const std::vector<float>& audio, size_t chunk,
+                 const std::string& wav) {
+    RealtimeOptions o = slice_options();
+    o.audio_output_path = wav;
+    Events ev;
+    auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+    for (size_t pos = 0; pos < audio.size(); pos += chunk)
+      src->push(std::span<const float>(audio).subspan(pos, std::min(chunk, audio.size() - pos)));
+    src->finish();
+    rt->wait();
+    std::vector<std::string> texts;
+    for (const RealtimeSlice& sl : ev.finals()) texts.push_back(sl.data.result);
+    EXPECT_DOUBLE_EQ(ev.all.back().recording_time_ms, 4500.0);
+    return texts;
+  };
+  const std::string wav = temp_path("converted.wav");
+  const std::vector<std::string> want = run(open_push_source(false), mono, 1600, "");
+  const std::vector<std::string> got = run(open_push_source(false, 44100, 2), stereo, 2 * 4410, wav);
+  const std::vector<float> heard = load_audio(wav);
+  std::remove(wav.c_str());
+  ASSERT_EQ(heard.size(), mono.size());
+  float worst = 0;
+  for (size_t i = 0; i < mono.size(); ++i) worst = std::max(worst, std::fabs(heard[i] - mono[i]));
+  EXPECT_LT(worst, 0.02f);  // tones under 1.2 kHz pass both resamplings almost untouched
+  EXPECT_EQ(got, want);
+}
+
+TEST(RealtimeSources, BadPushFormatsSayWhatIsWrong) {
+  auto refused = [](const std::function<void()>& f, const std::string& word) {
+    try {
+      f();
+      ADD_FAILURE() << word << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  };
+  refused([] { open_push_source(true, 0, 1); }, "sample rate 0");
+  refused([] { open_push_source(true, 1000000, 1); }, "sample rate 1000000");
+  refused([] { open_push_source(true, 44100, 0); }, "channel count 0");
+  refused([] { open_pcm16_fd_source(0, 16000, 300); }, "channel count 300");
+  auto src = open_push_source(false, 48000, 2);
+  std::vector<float> got;
+  src->start([&](std::span<const float> s) { got.insert(got.end(), s.begin(), s.end()); }, nullptr);
+  const std::vector<float> three = {0.1f, 0.2f, 0.3f};
+  refused([&] { src->push(three); }, "not a whole number of frames of 2 channels");
+  const std::vector<float> nan = {0.1f, 0.2f, std::nanf(""), 0.0f};
+  refused([&] { src->push(nan); }, "NaN");
+  src->stop();
+}
+
+TEST(RealtimeSources, Pcm16AtOtherRatesAndChannels) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::vector<int16_t> pcm(48000 * 2);  // 1 s of 48 kHz stereo: a 440 Hz tone left, silence right
+  for (size_t f = 0; f < 48000; ++f) pcm[2 * f] = int16_t(16000 * std::sin(2 * M_PI * 440.0 * double(f) / 48000));
+  auto src = open_pcm16_fd_source(fds[0], 48000, 2);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<float> got;
+  bool ended = false;
+  src->start(
+      [&](std::span<const float> s) {
+        std::lock_guard<std::mutex> lock(mu);
+        got.insert(got.end(), s.begin(), s.end());
+      },
+      [&](const std::string&) {
+        std::lock_guard<std::mutex> lock(mu);
+        ended = true;
+        cv.notify_all();
+      });
+  const auto* bytes = reinterpret_cast<const char*>(pcm.data());
+  const size_t n = pcm.size() * 2;
+  for (size_t pos = 0, k = 3; pos < n; pos += k, k = k * 7 % 3001 + 1)  // part frames on every read
+    ASSERT_EQ(::write(fds[1], bytes + pos, std::min(k, n - pos)), ssize_t(std::min(k, n - pos)));
+  ::close(fds[1]);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return ended; });
+  }
+  src->stop();
+  ::close(fds[0]);
+  ASSERT_EQ(got.size(), 16000u);  // 1 s at 16 kHz, the resampler's tail included
+  for (size_t i = 1000; i < 15000; i += 997)  // the average of the channels: half the left tone
+    EXPECT_NEAR(got[i], 0.5 * 16000.0 / 32768.0 * std::sin(2 * M_PI * 440.0 * double(i) / 16000), 0.01) << i;
 }
 
 TEST(RealtimeSources, MissingCaptureDeviceSaysSo) {
