@@ -14,7 +14,13 @@ CLI::App* add_stream_command(CLI::App& app, StreamCommandOptions& o) {
   CLI::App* c = app.add_subcommand("stream", "Transcribe live audio in slices as it arrives (realtime)");
   c->add_option("-m,--model", o.model, "Whisper model in ggml .bin format");
   c->add_option("--capture", o.capture, "Capture device: 'default', a name from --list-devices, or '-' for "
-                                        "raw s16le 16 kHz mono on stdin")
+                                        "raw s16le on stdin (16 kHz mono unless --pcm-rate/--pcm-channels)")
+      ->capture_default_str();
+  c->add_option("--pcm-rate", o.pcm_rate, "--capture -: sample rate of the raw s16le on stdin")
+      ->check(CLI::Range(1000, 768000))
+      ->capture_default_str();
+  c->add_option("--pcm-channels", o.pcm_channels, "--capture -: interleaved channels of the raw s16le on stdin")
+      ->check(CLI::Range(1, 256))
       ->capture_default_str();
   c->add_option("--file", o.file, "Play this audio file instead of capturing");
   c->add_option("--speed", o.speed, "--file: playback speed (1 real time, 0 as fast as transcribed)")
@@ -81,7 +87,7 @@ int run_stream(const StreamCommandOptions& o, const std::atomic<bool>& interrupt
   if (o.model.empty()) throw hark::Error("stream: --model is required");
   std::shared_ptr<hark::AudioSource> source;
   if (!o.file.empty()) source = hark::open_file_source(o.file, o.speed);
-  else if (o.capture == "-") source = hark::open_pcm16_fd_source(STDIN_FILENO);
+  else if (o.capture == "-") source = hark::open_pcm16_fd_source(STDIN_FILENO, o.pcm_rate, o.pcm_channels);
   else source = hark::open_capture_source(o.capture);
 
   hark::ContextParams cp;

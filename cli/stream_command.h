@@ -1,7 +1,8 @@
 // `hark stream`: live transcription of a capture device, stdin (raw s16le 16 kHz mono) or a file
 // played at real-time speed, in slices (whisper.rn's transcribeRealtime).
 //
-//   hark stream -m MODEL [--capture default|DEVICE|-] [--file F] [--slice-sec S] [--min-sec S]
+//   hark stream -m MODEL [--capture default|DEVICE|-] [--pcm-rate HZ] [--pcm-channels N] [--file F]
+//               [--slice-sec S] [--min-sec S]
 //               [--max-sec S] [--vad energy|MODEL] [--save out.wav] [--json] [--list-devices]
 #pragma once
 #include <CLI/CLI.hpp>
@@ -14,6 +15,7 @@ struct StreamCommandOptions {
   std::string capture = "default";  // a device, "default", or "-" for stdin
   std::string file;                 // instead of capture: played at --speed x real time
   double speed = 1.0;
+  int pcm_rate = 16000, pcm_channels = 1;  // --capture -: what stdin's raw s16le holds
   double slice_sec = 10, min_sec = 1, max_sec = 300, partial_sec = 1;
   std::string vad;   // "energy" or a Silero model path
   std::string save;  // WAV of everything captured

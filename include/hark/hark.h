@@ -472,6 +472,7 @@ typedef struct hark_timings {
   int n_decode_tokens;  /* decoder steps */
   double audio_seconds;
   double real_time_factor; /* seconds of work per second of audio, load excluded */
+  double vad_ms;           /* VAD-assisted transcription (vad): finding the speech; 0 without */
 } hark_timings;
 
 HARK_API hark_status hark_result_timings(const hark_result* result, hark_timings* out, size_t out_size);
@@ -664,6 +665,8 @@ typedef struct hark_stream_params {
   int n_threads;             /* 0: the context's */
   hark_stream_event_callback on_event; /* runs on the stream's own thread */
   void* user_data;
+  int sample_rate;           /* 16000: the rate of what hark_stream_push() takes (1000..768000 Hz) */
+  int channels;              /* 1: interleaved channels of what hark_stream_push() takes (1..256) */
 } hark_stream_params;
 
 HARK_API hark_status hark_stream_params_init(hark_stream_params* params, size_t params_size);
@@ -675,9 +678,12 @@ static inline hark_stream_params hark_stream_default_params(void) {
 
 /* Starts transcribing what hark_stream_push() delivers. */
 HARK_API hark_status hark_stream_create(hark_context* ctx, const hark_stream_params* params, hark_stream** out);
-/* 16 kHz mono float, any chunk size; any thread. */
+/* Interleaved float at the params' sample_rate and channels (converted to 16 kHz mono), any
+ * number of whole frames: n_samples counts values over all channels. Any thread. */
 HARK_API hark_status hark_stream_push(hark_stream* stream, const float* samples, size_t n_samples);
-/* Ends capture; what was pushed is still transcribed, the last event says is_stopped_by_action. Returns at once. */
+/* Ends capture; a transcription in progress runs to its end, what was pushed is still transcribed,
+ * the last event says is_stopped_by_action. Returns at once. hark_job_abort(event->job_id) ends
+ * the stream at once instead, without transcribing what is left. */
 HARK_API hark_status hark_stream_stop(hark_stream* stream);
 /* Until the last event has been delivered (after stop, or once audio_sec was pushed). */
 HARK_API hark_status hark_stream_wait(hark_stream* stream);

@@ -9,7 +9,8 @@
 //       [](const hark::RealtimeEvent& e) { printf("%s\n", e.data.result.c_str()); });
 //   ... rt->stop(); rt->wait();
 //
-// Audio is 16 kHz mono float in [-1, 1]. Events run on the transcriber's own thread.
+// Sources deliver 16 kHz mono float in [-1, 1] (push and raw PCM sources convert other rates and
+// channel counts). Events run on the transcriber's own thread.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -45,19 +46,24 @@ class HARK_API AudioSource {
 // the stream. Pushing before start() or after stop()/finish() is ignored.
 class HARK_API PushSource : public AudioSource {
  public:
+  // Interleaved float frames at the source's rate and channel count (a whole number of frames);
+  // converted to 16 kHz mono (channels averaged, libsoxr) before delivery. Throws hark::Error for
+  // a part frame or a NaN/Inf sample.
   virtual void push(std::span<const float> samples) = 0;
   virtual void finish() = 0;
 };
 // live: see AudioSource::live (a binding pushing microphone audio: true; a test or a file: false).
-HARK_API std::shared_ptr<PushSource> open_push_source(bool live = true);
+// sample_rate (1000..768000 Hz) and channels (1..256) of what push() takes; hark::Error otherwise.
+HARK_API std::shared_ptr<PushSource> open_push_source(bool live = true, int sample_rate = 16000, int channels = 1);
 
 // A file (any format load_audio reads) played at `speed` x real time (1: real time) in chunks of
 // chunk_ms; speed 0: as fast as the consumer takes it (tests, batch).
 HARK_API std::shared_ptr<AudioSource> open_file_source(const std::string& path, double speed = 1.0,
                                                        int chunk_ms = 100);
-// Raw PCM, signed 16-bit little-endian, mono, 16 kHz, read from a file descriptor (0: stdin)
-// until end of file. The descriptor is not closed.
-HARK_API std::shared_ptr<AudioSource> open_pcm16_fd_source(int fd);
+// Raw PCM, signed 16-bit little-endian, interleaved, at sample_rate with `channels` (16 kHz mono
+// by default; converted like push()), read from a file descriptor (0: stdin) until end of file.
+// The descriptor is not closed.
+HARK_API std::shared_ptr<AudioSource> open_pcm16_fd_source(int fd, int sample_rate = 16000, int channels = 1);
 
 // A capture device (PulseAudio; PipeWire serves the same API). device: "default" or "" for the
 // server's default source, or a source name from list_capture_devices(). Throws hark::Error
@@ -143,11 +149,15 @@ class HARK_API RealtimeTranscriber {
   static std::unique_ptr<RealtimeTranscriber> start(Context& ctx, std::shared_ptr<AudioSource> source,
                                                     const RealtimeOptions& options, EventSink on_event);
   virtual ~RealtimeTranscriber() = default;  // stops and waits
-  // Ends capture; the audio already captured is still transcribed and the last event says
+  // Ends capture; a transcription in progress runs to its end (never aborted), the audio already
+  // captured is still transcribed, the last slice finalised, and the last event says
   // is_stopped_by_action. Returns at once; thread-safe.
   virtual void stop() = 0;
   virtual void wait() = 0;  // until the last event has been delivered
   virtual bool running() const = 0;
+  // The stream's job: jobs::abort(id) (or abort_all) ends it at once instead: capture ends, the
+  // transcription in progress is abandoned within a graph node, audio not yet transcribed is
+  // dropped (the open slice is not finalised), and the last event says is_stopped_by_action.
   virtual int job_id() const = 0;
 };
 

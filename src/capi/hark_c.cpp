@@ -1250,6 +1250,7 @@ hark_status hark_result_timings(const hark_result* result, hark_timings* out, si
     v.n_decode_tokens = t.n_decode_tokens;
     v.audio_seconds = t.audio_seconds;
     v.real_time_factor = t.real_time_factor();
+    v.vad_ms = t.vad_ms;
     write_out(out, out_size, kTimingsV1, v);
   });
 }
@@ -1609,13 +1610,16 @@ struct hark_stream {
   std::unique_ptr<hark::RealtimeTranscriber> impl;
   hark_stream_event_callback on_event = nullptr;
   void* user_data = nullptr;
+  int channels = 1;
   hark::capi::Activity activity;
 };
 
 namespace {
 
 constexpr size_t kStreamParamsV1 = offsetof(hark_stream_params, user_data) + sizeof(void*);
-static_assert(sizeof(hark_stream_params) == kStreamParamsV1, "must end on a pointer-sized field");
+// sample_rate and channels, two ints after the pointer, fill 8 bytes: still no tail padding.
+static_assert(sizeof(hark_stream_params) == offsetof(hark_stream_params, channels) + sizeof(int),
+              "hark_stream_params must end without tail padding");
 
 hark_stream_params stream_defaults() {
   const hark::RealtimeOptions o;
@@ -1632,6 +1636,8 @@ hark_stream_params stream_defaults() {
   p.vad_thold = o.vad_thold;
   p.vad_freq_thold = o.vad_freq_thold;
   p.language = "en";
+  p.sample_rate = hark::kSampleRate;
+  p.channels = 1;
   return p;
 }
 
@@ -1687,13 +1693,18 @@ hark_status hark_stream_create(hark_context* ctx, const hark_stream_params* para
     o.vad_freq_thold = p.vad_freq_thold;
     if (p.vad_model_path) o.vad_model_path = p.vad_model_path;
     o.n_threads = p.n_threads;
+    require(p.sample_rate >= 1000 && p.sample_rate <= 768000,
+            "params->sample_rate " + std::to_string(p.sample_rate) + " Hz is out of range (1000..768000)");
+    require(p.channels >= 1 && p.channels <= 256,
+            "params->channels " + std::to_string(p.channels) + " is out of range (1..256)");
     auto tp = std::make_shared<hark::TranscribeParams>();
     if (p.language) tp->language = p.language;
     o.transcribe = tp;
     auto s = std::make_unique<hark_stream>();
     s->on_event = p.on_event;
     s->user_data = p.user_data;
-    s->source = hark::open_push_source(p.live);
+    s->channels = p.channels;
+    s->source = hark::open_push_source(p.live, p.sample_rate, p.channels);
     const hark_stream* raw = s.get();
     s->impl = hark::RealtimeTranscriber::start(*ctx->impl, s->source, o,
                                                [raw](const hark::RealtimeEvent& e) { deliver(raw, e); });
@@ -1707,6 +1718,9 @@ hark_status hark_stream_push(hark_stream* stream, const float* samples, size_t n
     std::optional<Lease> l;
     lease(stream, Kind::Stream, "stream", l);
     require(samples != nullptr || n_samples == 0, "samples is NULL");
+    require(n_samples % size_t(stream->channels) == 0,
+            "n_samples " + std::to_string(n_samples) + " is not a whole number of frames of " +
+                std::to_string(stream->channels) + " channels");
     if (n_samples) stream->source->push(std::span<const float>(samples, n_samples));
   });
 }

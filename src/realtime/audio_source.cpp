@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "audio/audio.h"
 #include "hark/hark.hpp"
 #include "runtime/error.h"
 
@@ -35,12 +36,36 @@ void ThreadedSource::stop() {
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
+ToMono16k::ToMono16k(int sample_rate, int channels, const std::string& name) : channels_(channels), name_(name) {
+  if (sample_rate != kSampleRate || channels != 1)  // the converter checks both and says what is wrong
+    conv_ = std::make_unique<audio::Converter>(sample_rate, channels, name);
+}
+
+ToMono16k::~ToMono16k() = default;
+
+std::span<const float> ToMono16k::convert(std::span<const float> values) {
+  if (!conv_) return values;
+  HARK_CHECK(values.size() % size_t(channels_) == 0,
+             name_ + ": " + std::to_string(values.size()) + " values are not a whole number of frames of " +
+                 std::to_string(channels_) + " channels");
+  out_.clear();
+  conv_->push(values.data(), values.size() / size_t(channels_), &out_);
+  return out_;
+}
+
+std::span<const float> ToMono16k::flush() {
+  if (!conv_) return {};
+  out_.clear();
+  conv_->finish(&out_);
+  return out_;
+}
+
 namespace {
 
 // Push: everything happens on the caller's thread; the mutex makes stop() wait for a push in flight.
 class Push final : public PushSource {
  public:
-  explicit Push(bool live) : live_(live) {}
+  Push(bool live, int sample_rate, int channels) : live_(live), conv_(sample_rate, channels, "push source") {}
   bool live() const override { return live_; }
   void start(SampleSink on_samples, EndSink on_end) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -49,7 +74,9 @@ class Push final : public PushSource {
   }
   void push(std::span<const float> samples) override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (sink_ && !samples.empty()) sink_(samples);
+    if (!sink_ || samples.empty()) return;
+    const std::span<const float> mono = conv_.convert(samples);
+    if (!mono.empty()) sink_(mono);
   }
   void finish() override { end(); }
   void stop() override { end(); }
@@ -60,6 +87,10 @@ class Push final : public PushSource {
     EndSink end;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (sink_) {  // the resampler's last samples
+        const std::span<const float> tail = conv_.flush();
+        if (!tail.empty()) sink_(tail);
+      }
       sink_ = nullptr;
       end = std::move(end_);
       end_ = nullptr;
@@ -68,6 +99,7 @@ class Push final : public PushSource {
   }
   const bool live_;
   std::mutex mu_;
+  ToMono16k conv_;
   SampleSink sink_;
   EndSink end_;
 };
@@ -103,14 +135,16 @@ class FileSource final : public ThreadedSource {
 
 class Pcm16FdSource final : public ThreadedSource {
  public:
-  explicit Pcm16FdSource(int fd) : fd_(fd) {}
+  Pcm16FdSource(int fd, int sample_rate, int channels)
+      : fd_(fd), channels_(channels), conv_(sample_rate, channels, fd == 0 ? "stdin" : "fd " + std::to_string(fd)) {}
   ~Pcm16FdSource() override { stop(); }
   bool live() const override { return false; }
   std::string name() const override { return fd_ == 0 ? "stdin" : "fd " + std::to_string(fd_); }
 
  private:
   std::string run(const SampleSink& sink) override {
-    std::vector<unsigned char> bytes(6400 + 1);  // 200 ms, plus an odd byte left from the last read
+    const size_t frame_bytes = 2 * size_t(channels_);
+    std::vector<unsigned char> bytes(frame_bytes * 3201);  // 200 ms at 16 kHz, plus a part frame left over
     std::vector<float> samples;
     size_t have = 0;
     while (!stopping()) {
@@ -124,19 +158,27 @@ class Pcm16FdSource final : public ThreadedSource {
       if (n < 0) return name() + ": read failed: " + std::strerror(errno);
       if (n == 0) break;
       have += size_t(n);
-      const size_t n_samples = have / 2;
-      samples.resize(n_samples);
-      for (size_t i = 0; i < n_samples; ++i) {
+      const size_t n_values = have / frame_bytes * size_t(channels_);
+      samples.resize(n_values);
+      for (size_t i = 0; i < n_values; ++i) {
         const int16_t v = int16_t(uint16_t(bytes[2 * i]) | uint16_t(bytes[2 * i + 1]) << 8);
         samples[i] = float(v) / 32768.0f;
       }
-      if (n_samples) sink(samples);
-      if (have % 2) bytes[0] = bytes[have - 1];  // half a sample waits for its other byte
-      have %= 2;
+      const std::span<const float> mono = conv_.convert(samples);
+      if (!mono.empty()) sink(mono);
+      const size_t used = n_values * 2;  // a part frame waits for the rest of its bytes
+      std::copy(bytes.begin() + ptrdiff_t(used), bytes.begin() + ptrdiff_t(have), bytes.begin());
+      have -= used;
+    }
+    if (!stopping()) {
+      const std::span<const float> tail = conv_.flush();
+      if (!tail.empty()) sink(tail);
     }
     return "";
   }
   int fd_;
+  int channels_;
+  ToMono16k conv_;
 };
 
 }  // namespace
@@ -144,15 +186,17 @@ class Pcm16FdSource final : public ThreadedSource {
 
 namespace hark {
 
-std::shared_ptr<PushSource> open_push_source(bool live) { return std::make_shared<realtime::Push>(live); }
+std::shared_ptr<PushSource> open_push_source(bool live, int sample_rate, int channels) {
+  return std::make_shared<realtime::Push>(live, sample_rate, channels);
+}
 
 std::shared_ptr<AudioSource> open_file_source(const std::string& path, double speed, int chunk_ms) {
   return std::make_shared<realtime::FileSource>(path, speed, chunk_ms);
 }
 
-std::shared_ptr<AudioSource> open_pcm16_fd_source(int fd) {
+std::shared_ptr<AudioSource> open_pcm16_fd_source(int fd, int sample_rate, int channels) {
   HARK_CHECK(fd >= 0, "open_pcm16_fd_source: bad file descriptor " + std::to_string(fd));
-  return std::make_shared<realtime::Pcm16FdSource>(fd);
+  return std::make_shared<realtime::Pcm16FdSource>(fd, sample_rate, channels);
 }
 
 std::shared_ptr<AudioSource> open_capture_source(const std::string& device) {

@@ -3,11 +3,18 @@
 // hark::AudioSource (include/hark/realtime.hpp); bindings use PushSource instead.
 #pragma once
 #include <atomic>
+#include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "hark/realtime.hpp"
+
+namespace hark::audio {
+class Converter;
+}
 
 namespace hark::realtime {
 
@@ -30,6 +37,25 @@ class ThreadedSource : public AudioSource {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   bool started_ = false;
+};
+
+// Interleaved audio at a source's rate and channel count in, 16 kHz mono out (passed through
+// untouched when it already is). Throws hark::Error naming the source for a rate or channel count
+// out of range, a part frame, or a NaN/Inf sample.
+class ToMono16k {
+ public:
+  ToMono16k(int sample_rate, int channels, const std::string& name);
+  ~ToMono16k();
+  // The 16 kHz mono audio of these values (whole frames); valid until the next call.
+  std::span<const float> convert(std::span<const float> values);
+  // The resampler's last samples, once at the end.
+  std::span<const float> flush();
+
+ private:
+  int channels_;
+  std::string name_;
+  std::unique_ptr<audio::Converter> conv_;  // null: nothing to convert
+  std::vector<float> out_;
 };
 
 // The capture device source (capture_pulse.cpp, or the stub when built without PulseAudio).

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "runtime/error.h"
+
 namespace hark::realtime {
 
 Slicer::Slicer(SlicerConfig config) : cfg_(std::move(config)) {
@@ -50,6 +52,11 @@ bool Slicer::pause_found() {
   // A quiet tail after sound is a pause; a window of (near) silence throughout is not one, or
   // silence would be cut into many slices of nothing.
   return r.detected && r.energy_all > 1e-4f;
+}
+
+void Slicer::skip(int64_t n) {
+  HARK_CHECK(slice_.empty(), "Slicer::skip: the open slice must be closed first");
+  start_ += n;
 }
 
 void Slicer::next() {

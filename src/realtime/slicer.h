@@ -36,6 +36,9 @@ class Slicer {
   bool had_speech() const { return !cfg_.silero || speech_; }
   // Begins the next slice where this one ended.
   void next();
+  // n samples of the recording will never arrive (dropped on overflow): the empty open slice
+  // starts that much later, so times stay times of the recording.
+  void skip(int64_t n);
 
  private:
   bool pause_found();

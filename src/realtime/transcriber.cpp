@@ -118,15 +118,18 @@ class Transcriber final : public RealtimeTranscriber {
     recorded_ += n;
     while (!s.empty()) {
       const size_t put = ring_.write(s);
+      queued_ += int64_t(put);
       s = s.subspan(put);
       if (s.empty()) break;
-      if (stop_requested_) break;  // capture is over: the rest of this chunk was never "captured"
+      if (stop_requested_ || capture_ended_) break;  // capture is over: the rest was never "captured"
       if (live_) {
-        dropped_ += s.size();
+        dropped_ += int64_t(s.size());
+        if (!gaps_.empty() && gaps_.back().at == queued_) gaps_.back().n += int64_t(s.size());
+        else gaps_.push_back({queued_, int64_t(s.size())});
         break;
       }
       cv_.notify_all();
-      cv_.wait(lock, [&] { return ring_.space() > 0 || stop_requested_; });
+      cv_.wait(lock, [&] { return ring_.space() > 0 || stop_requested_ || capture_ended_; });
     }
     if (recorded_ >= r_.max_samples) capture_ended_ = true;  // realtimeAudioSec reached
     cv_.notify_all();
@@ -172,16 +175,19 @@ class Transcriber final : public RealtimeTranscriber {
     s.final = final;
     s.t0 = slicer_.start_sample() / 160;
     s.t1 = (slicer_.start_sample() + int64_t(audio.size())) / 160;
+    if (job_->abort_requested()) return;
     const auto t0 = std::chrono::steady_clock::now();
     int code = 0;
     std::string error;
     if (!audio.empty() && slicer_.had_speech()) {
       TranscribeParams p = base_;
       p.job = nullptr;
+      p.should_abort = [this, user = base_.should_abort] { return job_->abort_requested() || (user && user()); };
       if (!prev_text_.empty()) p.initial_prompt = prev_text_;
       if (opts_.n_threads > 0) p.n_threads = opts_.n_threads;
       try {
         Transcript t = state_->transcribe(audio, p);
+        if (t.aborted && job_->abort_requested()) return;  // the stream ends; nothing to report
         s.data.result = t.text();
         for (Segment& seg : t.segments) {  // times from the start of the recording
           seg.t0 += s.t0;
@@ -208,9 +214,23 @@ class Transcriber final : public RealtimeTranscriber {
     emit(std::move(e));
   }
 
+  // Feeds audio to the slicer, transcribing each slice it closes.
+  void slice_up(std::span<const float> audio, size_t* last_partial) {
+    for (size_t off = 0; off < audio.size();) {
+      off += slicer_.append(audio.subspan(off));
+      if (slicer_.closed()) {
+        transcribe_slice(true);
+        slicer_.next();
+        *last_partial = 0;
+      }
+    }
+  }
+
   void work() {
     prev_text_ = base_.initial_prompt;
     std::vector<float> buf;
+    std::vector<Gap> gaps;
+    int64_t taken = 0;        // ring samples the worker has taken so far
     size_t last_partial = 0;  // open-slice size at its last partial result
     int64_t dropped_reported = 0;
     bool wav_reported = false;
@@ -219,10 +239,16 @@ class Transcriber final : public RealtimeTranscriber {
       int64_t dropped = 0;
       std::string wav_error;
       buf.clear();
+      gaps.clear();
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return ring_.size() > 0 || capture_ended_ || dropped_ != dropped_reported; });
+        // Timed: jobs::abort(job_id) sets a flag of the job's without waking this thread.
+        while (!cv_.wait_for(lock, std::chrono::milliseconds(100), [&] {
+          return ring_.size() > 0 || capture_ended_ || dropped_ != dropped_reported || job_->abort_requested();
+        })) {
+        }
         ring_.drain_into(&buf);
+        gaps.swap(gaps_);  // every gap so far lies within or at the end of what was just drained
         ended = capture_ended_;
         dropped = dropped_;
         wav_error = wav_error_;
@@ -231,22 +257,30 @@ class Transcriber final : public RealtimeTranscriber {
       if (dropped != dropped_reported) {
         emit(make_event(kCodeOverflow, "capture ring overflow: " + std::to_string(dropped - dropped_reported) +
                                            " samples dropped (transcription is slower than real time; the saved "
-                                           "WAV has them, later segment times are early by as much)"));
+                                           "WAV has them; the slice ends at the gap)"));
         dropped_reported = dropped;
       }
       if (!wav_error.empty() && !wav_reported) {
         emit(make_event(kCodeSourceFailed, "recording: " + wav_error));
         wav_reported = true;
       }
-      for (size_t off = 0; off < buf.size();) {
-        off += slicer_.append(std::span<const float>(buf).subspan(off));
-        if (slicer_.closed()) {
+      // Audio on both sides of a gap is not continuous: the open slice closes there, and the next
+      // starts after the dropped audio, so its times are times of the recording.
+      size_t pos = 0;
+      for (const Gap& g : gaps) {
+        const size_t at = size_t(g.at - taken);
+        slice_up(std::span<const float>(buf).subspan(pos, at - pos), &last_partial);
+        pos = at;
+        if (!slicer_.slice().empty()) {
           transcribe_slice(true);
           slicer_.next();
           last_partial = 0;
         }
+        slicer_.skip(g.n);
       }
-      if (ended) break;
+      slice_up(std::span<const float>(buf).subspan(pos), &last_partial);
+      taken += int64_t(buf.size());
+      if (ended || job_->abort_requested()) break;
       {
         std::lock_guard<std::mutex> lock(mu_);
         caught_up = ring_.size() == 0;
@@ -258,8 +292,10 @@ class Transcriber final : public RealtimeTranscriber {
         last_partial = open;
       }
     }
-    source_->stop();  // joins a source thread that ended by itself or hit realtimeAudioSec
-    if (!slicer_.slice().empty()) transcribe_slice(true);
+    const bool aborted = job_->abort_requested();
+    if (aborted) on_end("");  // capture ends here, whatever the source still delivers
+    source_->stop();          // joins a source thread that ended by itself or hit realtimeAudioSec
+    if (!slicer_.slice().empty() && !aborted) transcribe_slice(true);
     if (wav_) {
       try {
         wav_->close();
@@ -271,7 +307,7 @@ class Transcriber final : public RealtimeTranscriber {
     {
       std::lock_guard<std::mutex> lock(mu_);
       source_error = source_error_;
-      by_action = stop_requested_;
+      by_action = stop_requested_ || aborted;
     }
     RealtimeEvent last = make_event(source_error.empty() ? 0 : kCodeSourceFailed, source_error);
     last.is_capturing = false;
@@ -294,7 +330,13 @@ class Transcriber final : public RealtimeTranscriber {
   std::condition_variable cv_;
   SampleRing ring_;
   size_t recorded_ = 0;
+  int64_t queued_ = 0;   // samples written to the ring so far
   int64_t dropped_ = 0;
+  struct Gap {
+    int64_t at;  // the ring sample (counted from the first) the dropped audio came before
+    int64_t n;
+  };
+  std::vector<Gap> gaps_;  // not yet taken by the worker
   bool capture_ended_ = false;
   bool stop_requested_ = false;
   bool finished_ = false;

@@ -12,6 +12,7 @@
 #include "hark/hark.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -1257,6 +1258,57 @@ static void test_stream(hark_context* ctx, const float* audio, size_t n) {
   pthread_mutex_destroy(&w.mu);
 }
 
+/* Pushed audio at another rate and channel count: 1 s of 44.1 kHz stereo is one 1 s slice and
+ * 1000 ms of recording (one slice: the stream decodes with temperature fallback, slow on random
+ * weights); bad rates, channel counts and part frames are refused. */
+static void test_stream_rate(hark_context* ctx, const float* audio, size_t n) {
+  CHECK(hark_stream_default_params().sample_rate == 16000 && hark_stream_default_params().channels == 1);
+  if (n < 16000) return;
+  const size_t frames = 44100; /* 1 s */
+  float* stereo = (float*)malloc(frames * 2 * sizeof(float));
+  for (size_t f = 0; f < frames; ++f) { /* linear interpolation of the 16 kHz audio; left louder */
+    const double x = (double)f * 16000.0 / 44100.0;
+    const size_t i = (size_t)x;
+    const double fr = x - (double)i;
+    const float v = (float)((1 - fr) * audio[i] + fr * audio[i + 1 < n ? i + 1 : i]);
+    stereo[2 * f] = 1.5f * v;
+    stereo[2 * f + 1] = 0.5f * v;
+  }
+  StreamWatch w;
+  memset(&w, 0, sizeof w);
+  pthread_mutex_init(&w.mu, NULL);
+  hark_stream_params p = hark_stream_default_params();
+  p.audio_slice_sec = 1.0;
+  p.audio_min_sec = 0.5;
+  p.partial_sec = 0;
+  p.live = false;
+  p.sample_rate = 44100;
+  p.channels = 2;
+  p.on_event = on_stream_event;
+  p.user_data = &w;
+  hark_stream* s = NULL;
+  CHECK_OK(hark_stream_create(ctx, &p, &s));
+  if (s) {
+    CHECK_ERR(hark_stream_push(s, stereo, 3), HARK_ERR_INVALID_ARGUMENT, "whole number of frames");
+    for (size_t f = 0; f < frames; f += 4410) CHECK_OK(hark_stream_push(s, stereo + 2 * f, 2 * (frames - f < 4410 ? frames - f : 4410)));
+    CHECK_OK(hark_stream_stop(s));
+    CHECK_OK(hark_stream_wait(s));
+    CHECK(w.n_final == 1 && w.last_code == 0);
+    CHECK(w.last_recording_ms == 1000.0);
+    CHECK_OK(hark_stream_free(s));
+  }
+  hark_stream* s2 = NULL;
+  p.sample_rate = 0;
+  CHECK_ERR(hark_stream_create(ctx, &p, &s2), HARK_ERR_INVALID_ARGUMENT, "sample_rate");
+  CHECK(s2 == NULL);
+  p.sample_rate = 48000;
+  p.channels = 0;
+  CHECK_ERR(hark_stream_create(ctx, &p, &s2), HARK_ERR_INVALID_ARGUMENT, "channels");
+  CHECK(s2 == NULL);
+  free(stereo);
+  pthread_mutex_destroy(&w.mu);
+}
+
 /* VAD-assisted transcription from C: the shared clip between silences transcribed with the vad_*
  * fields; fewer encoder windows, times inside the speech (the caller's timeline), silence gives
  * an empty result, and bad VAD settings are refused before any compute. */
@@ -1285,6 +1337,14 @@ static void test_vad_transcribe(hark_context* ctx, const char* not_a_model) {
   hark_result* r = NULL;
   CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r));
   if (plain && r) {
+    hark_timings tp, tv;
+    CHECK_OK(hark_result_timings(plain, &tp, sizeof tp));
+    CHECK_OK(hark_result_timings(r, &tv, sizeof tv));
+    CHECK(tp.vad_ms == 0 && tv.vad_ms > 0 && tv.vad_ms < tv.total_ms);
+    hark_timings old;  /* a caller built before vad_ms: filled up to its size, the rest untouched */
+    old.vad_ms = -7;
+    CHECK_OK(hark_result_timings(r, &old, offsetof(hark_timings, vad_ms)));
+    CHECK(old.vad_ms == -7 && old.total_ms == tv.total_ms);
     CHECK(hark_result_n_windows(r) < hark_result_n_windows(plain));
     CHECK(hark_result_n_segments(r) > 0);
     for (int i = 0; i < hark_result_n_segments(r); ++i) {
@@ -1459,6 +1519,7 @@ int main(int argc, char** argv) {
     test_aborts(ctx, model);
     test_bench(ctx);
     test_stream(ctx, audio, n);
+    test_stream_rate(ctx, audio, n);
     if (mi.multilingual) test_detect_language(ctx, audio, n);
     test_vad_transcribe(ctx, not_a_model);
     CHECK_OK(hark_context_free(ctx));

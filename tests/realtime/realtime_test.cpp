@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
+#include <functional>
 #include <condition_variable>
 #include <cstring>
 #include <map>
@@ -72,6 +74,35 @@ std::vector<std::string> by_slices(Context& ctx, const std::vector<float>& audio
 }
 
 class RealtimeTest : public MicroModelTest {};
+
+// Holds the worker inside its first transcription (at the encoder's start) until open(), so a
+// test can act while a slice is being transcribed.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, opened = false;
+  // Params whose first encoder window waits at the gate.
+  std::shared_ptr<TranscribeParams> params(const TranscribeParams& base) {
+    auto p = std::make_shared<TranscribeParams>(base);
+    p->on_encoder_begin = [this] {
+      std::unique_lock<std::mutex> lock(mu);
+      entered = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return opened; });
+      return true;
+    };
+    return p;
+  }
+  void wait_entered() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return entered; });
+  }
+  void open() {
+    std::lock_guard<std::mutex> lock(mu);
+    opened = true;
+    cv.notify_all();
+  }
+};
 
 TEST_F(RealtimeTest, FileInFastModeGivesTheSlicesTextAndEndsOnItsOwn) {
   const std::vector<float> audio = speech_like_tones(5.0);
@@ -191,6 +222,125 @@ TEST_F(RealtimeTest, RingOverflowIsReported) {
   std::remove(wav.c_str());
 }
 
+// Audio dropped on overflow still counts: the slice open at the gap ends there, and later slices
+// and segments keep times from the start of the recording.
+TEST_F(RealtimeTest, TimesAfterAnOverflowCountTheDroppedAudio) {
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.audio_slice_sec = 1;
+  o.ring_sec = 1.5;
+  Gate gate;
+  o.transcribe = gate.params(*o.transcribe);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<RealtimeEvent> events;
+  auto src = open_push_source(/*live=*/true);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, [&](const RealtimeEvent& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    events.push_back(e);
+    cv.notify_all();
+  });
+  const std::vector<float> audio = speech_like_tones(4.5);
+  auto part = [&](double from, double to) {
+    return std::span<const float>(audio).subspan(size_t(from * kSampleRate), size_t((to - from) * kSampleRate));
+  };
+  src->push(part(0, 1));  // slice 0, whose transcription waits at the gate
+  gate.wait_entered();
+  src->push(part(1, 2.5));  // fills the 1.5 s ring
+  src->push(part(2.5, 3.5));  // finds it full: dropped
+  gate.open();
+  {  // the overflow is reported once the worker has taken the ring's audio: room for the rest
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return !events.empty() && events.back().code == kCodeOverflow; });
+  }
+  src->push(part(3.5, 4.5));
+  src->finish();
+  rt->wait();
+  const RealtimeEvent& last = events.back();
+  EXPECT_EQ(last.dropped_samples, int64_t(kSampleRate));
+  EXPECT_DOUBLE_EQ(last.recording_time_ms, 4500.0);
+  std::vector<std::pair<int64_t, int64_t>> bounds;
+  for (const RealtimeSlice& s : last.slices) {
+    EXPECT_TRUE(s.final);
+    bounds.emplace_back(s.t0, s.t1);
+  }
+  // 0-1 s, 1-2 s (a full slice), 2-2.5 s (ended by the gap), then 3.5-4.5 s after the dropped second
+  const std::vector<std::pair<int64_t, int64_t>> want = {{0, 100}, {100, 200}, {200, 250}, {350, 450}};
+  EXPECT_EQ(bounds, want);
+  auto state = ctx->new_state();
+  TranscribeParams p = *slice_options().transcribe;
+  p.initial_prompt = last.slices[2].data.result;
+  const Transcript after = state->transcribe(part(3.5, 4.5), p);
+  EXPECT_EQ(last.slices[3].data.result, after.text());
+  ASSERT_EQ(last.slices[3].data.segments.size(), after.segments.size());
+  for (size_t i = 0; i < after.segments.size(); ++i) {
+    EXPECT_EQ(last.slices[3].data.segments[i].t0, after.segments[i].t0 + 350);
+    EXPECT_EQ(last.slices[3].data.segments[i].t1, after.segments[i].t1 + 350);
+  }
+}
+
+// stop() while a slice is being transcribed: that transcription runs to its end (not aborted),
+// then the slice is finalised with all audio pushed before stop(), and the last event says so.
+TEST_F(RealtimeTest, StopDuringATranscriptionLetsItFinishThenFinalises) {
+  const std::vector<float> audio = speech_like_tones(1.5);
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.partial_sec = 0.5;
+  Gate gate;
+  o.transcribe = gate.params(*o.transcribe);
+  Events ev;
+  auto src = open_push_source(/*live=*/false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  src->push(audio);  // the worker takes all 1.5 s and starts a partial: it waits at the gate
+  gate.wait_entered();
+  rt->stop();
+  EXPECT_TRUE(rt->running());
+  gate.open();
+  rt->wait();
+  EXPECT_FALSE(rt->running());
+  auto state = ctx->new_state();
+  const std::string want = state->transcribe(audio, *slice_options().transcribe).text();
+  ASSERT_GE(ev.all.size(), 3u);  // the partial, the final, the closing event
+  const RealtimeEvent& partial = ev.all[0];
+  ASSERT_EQ(partial.slices.size(), 1u);
+  EXPECT_FALSE(partial.slices[0].final);
+  EXPECT_EQ(partial.code, 0) << partial.error;
+  EXPECT_EQ(partial.slices[0].data.result, want);  // finished, not cut short
+  const RealtimeEvent& last = ev.all.back();
+  EXPECT_TRUE(last.is_stopped_by_action);
+  EXPECT_FALSE(last.is_capturing);
+  ASSERT_EQ(last.slices.size(), 1u);
+  EXPECT_TRUE(last.slices[0].final);
+  EXPECT_EQ(last.slices[0].t1, 150);
+  EXPECT_EQ(last.slices[0].data.result, want);
+  EXPECT_FALSE(want.empty());
+  for (const RealtimeEvent& e : ev.all) EXPECT_EQ(e.code, 0) << e.error;
+}
+
+// The abort path: jobs::abort(job_id) abandons the transcription in progress and what is left.
+TEST_F(RealtimeTest, AbortByJobIdEndsWithoutFinishingTheSlice) {
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.partial_sec = 0.5;
+  Gate gate;
+  o.transcribe = gate.params(*o.transcribe);
+  Events ev;
+  auto src = open_push_source(/*live=*/false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  src->push(speech_like_tones(1.5));
+  gate.wait_entered();  // a partial is being transcribed
+  EXPECT_TRUE(jobs::abort(rt->job_id()));
+  gate.open();
+  rt->wait();  // no stop(): the abort alone ends the stream
+  EXPECT_FALSE(rt->running());
+  ASSERT_FALSE(ev.all.empty());
+  const RealtimeEvent& last = ev.all.back();
+  EXPECT_TRUE(last.is_stopped_by_action);
+  EXPECT_FALSE(last.is_capturing);
+  for (const RealtimeSlice& s : last.slices) EXPECT_FALSE(s.final) << "slice " << s.index;
+  src->push(speech_like_tones(0.5));  // after the end: ignored, never blocks
+}
+
 TEST_F(RealtimeTest, SavedWavIsSampleExact) {
   auto ctx = load();
   RealtimeOptions o = slice_options();
@@ -304,6 +454,100 @@ TEST(RealtimeSources, Pcm16FromADescriptorInOddByteCounts) {
   EXPECT_EQ(end_error, "");
   ASSERT_EQ(got.size(), pcm.size());
   for (size_t i = 0; i < pcm.size(); ++i) EXPECT_EQ(got[i], float(pcm[i]) / 32768.0f) << i;
+}
+
+// 44.1 kHz stereo pushed in 100 ms chunks reaches the transcriber as 16 kHz mono: the recording
+// is the 16 kHz audio (up to the two resamplings) and the final texts are those of the 16 kHz push.
+TEST_F(RealtimeTest, PushAtOtherRatesAndChannelsIsConverted) {
+  const std::vector<float> mono = speech_like_tones(4.5);
+  const std::vector<float> up = audio::resample(mono.data(), mono.size(), kSampleRate, 44100);
+  std::vector<float> stereo(up.size() * 2);
+  for (size_t i = 0; i < up.size(); ++i) stereo[2 * i] = 1.5f * up[i], stereo[2 * i + 1] = 0.5f * up[i];
+  auto ctx = load();
+  auto run = [&](std::shared_ptr<PushSource> src, const std::vector<float>& audio, size_t chunk,
+                 const std::string& wav) {
+    RealtimeOptions o = slice_options();
+    o.audio_output_path = wav;
+    Events ev;
+    auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+    for (size_t pos = 0; pos < audio.size(); pos += chunk)
+      src->push(std::span<const float>(audio).subspan(pos, std::min(chunk, audio.size() - pos)));
+    src->finish();
+    rt->wait();
+    std::vector<std::string> texts;
+    for (const RealtimeSlice& sl : ev.finals()) texts.push_back(sl.data.result);
+    EXPECT_DOUBLE_EQ(ev.all.back().recording_time_ms, 4500.0);
+    return texts;
+  };
+  const std::string wav = temp_path("converted.wav");
+  const std::vector<std::string> want = run(open_push_source(false), mono, 1600, "");
+  const std::vector<std::string> got = run(open_push_source(false, 44100, 2), stereo, 2 * 4410, wav);
+  const std::vector<float> heard = load_audio(wav);
+  std::remove(wav.c_str());
+  ASSERT_EQ(heard.size(), mono.size());
+  float worst = 0;
+  for (size_t i = 0; i < mono.size(); ++i) worst = std::max(worst, std::fabs(heard[i] - mono[i]));
+  EXPECT_LT(worst, 0.02f);  // tones under 1.2 kHz pass both resamplings almost untouched
+  EXPECT_EQ(got, want);
+}
+
+TEST(RealtimeSources, BadPushFormatsSayWhatIsWrong) {
+  auto refused = [](const std::function<void()>& f, const std::string& word) {
+    try {
+      f();
+      ADD_FAILURE() << word << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  };
+  refused([] { open_push_source(true, 0, 1); }, "sample rate 0");
+  refused([] { open_push_source(true, 1000000, 1); }, "sample rate 1000000");
+  refused([] { open_push_source(true, 44100, 0); }, "channel count 0");
+  refused([] { open_pcm16_fd_source(0, 16000, 300); }, "channel count 300");
+  auto src = open_push_source(false, 48000, 2);
+  std::vector<float> got;
+  src->start([&](std::span<const float> s) { got.insert(got.end(), s.begin(), s.end()); }, nullptr);
+  const std::vector<float> three = {0.1f, 0.2f, 0.3f};
+  refused([&] { src->push(three); }, "not a whole number of frames of 2 channels");
+  const std::vector<float> nan = {0.1f, 0.2f, std::nanf(""), 0.0f};
+  refused([&] { src->push(nan); }, "NaN");
+  src->stop();
+}
+
+TEST(RealtimeSources, Pcm16AtOtherRatesAndChannels) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::vector<int16_t> pcm(48000 * 2);  // 1 s of 48 kHz stereo: a 440 Hz tone left, silence right
+  for (size_t f = 0; f < 48000; ++f) pcm[2 * f] = int16_t(16000 * std::sin(2 * M_PI * 440.0 * double(f) / 48000));
+  auto src = open_pcm16_fd_source(fds[0], 48000, 2);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<float> got;
+  bool ended = false;
+  src->start(
+      [&](std::span<const float> s) {
+        std::lock_guard<std::mutex> lock(mu);
+        got.insert(got.end(), s.begin(), s.end());
+      },
+      [&](const std::string&) {
+        std::lock_guard<std::mutex> lock(mu);
+        ended = true;
+        cv.notify_all();
+      });
+  const auto* bytes = reinterpret_cast<const char*>(pcm.data());
+  const size_t n = pcm.size() * 2;
+  for (size_t pos = 0, k = 3; pos < n; pos += k, k = k * 7 % 3001 + 1)  // part frames on every read
+    ASSERT_EQ(::write(fds[1], bytes + pos, std::min(k, n - pos)), ssize_t(std::min(k, n - pos)));
+  ::close(fds[1]);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return ended; });
+  }
+  src->stop();
+  ::close(fds[0]);
+  ASSERT_EQ(got.size(), 16000u);  // 1 s at 16 kHz, the resampler's tail included
+  for (size_t i = 1000; i < 15000; i += 997)  // the average of the channels: half the left tone
+    EXPECT_NEAR(got[i], 0.5 * 16000.0 / 32768.0 * std::sin(2 * M_PI * 440.0 * double(i) / 16000), 0.01) << i;
 }
 
 TEST(RealtimeSources, MissingCaptureDeviceSaysSo) {

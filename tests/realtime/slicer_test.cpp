@@ -86,5 +86,23 @@ TEST(Slicer, SileroEndsASliceAfterSpeechAndAPause) {
   EXPECT_EQ(cut(c, audio, {333, 4096}), a);
 }
 
+// Dropped audio moves the next slice's start by as much; only an empty slice may be moved.
+TEST(Slicer, SkipMovesTheNextSliceStart) {
+  SlicerConfig c;
+  c.slice_samples = 1600;
+  Slicer s(c);
+  const std::vector<float> a = tone(0.05, 0.3f);
+  s.append(a);
+  try {
+    s.skip(100);
+    ADD_FAILURE() << "skipped with audio in the open slice";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("open slice"), std::string::npos) << e.what();
+  }
+  s.next();
+  s.skip(16000);
+  EXPECT_EQ(s.start_sample(), int64_t(a.size()) + 16000);
+}
+
 }  // namespace
 }  // namespace hark::realtime

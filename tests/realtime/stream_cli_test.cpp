@@ -2,6 +2,7 @@
 // with isCapturing false and the whole recording; a bad capture device is a clear error.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -55,6 +56,33 @@ TEST_F(StreamCliTest, StdinPcmWithJsonPrintsOneEventPerLine) {
   EXPECT_NE(last.find("\"isCapturing\":false"), std::string::npos) << last;
   EXPECT_NE(last.find("\"recordingTime\":1500"), std::string::npos) << last;
   EXPECT_NE(last.find("\"isStoppedByAction\":false"), std::string::npos) << last;
+}
+
+// --pcm-rate/--pcm-channels: 1.5 s of 8 kHz stereo on stdin is 1.5 s of recording.
+TEST_F(StreamCliTest, StdinPcmAtAnotherRateAndChannelCount) {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string raw = std::string(tmp && *tmp ? tmp : "/tmp") + "/hark-stream8k-" + std::to_string(::getpid()) + ".raw";
+  {
+    std::ofstream f(raw, std::ios::binary);
+    for (int i = 0; i < 12000; ++i) {
+      const int16_t s = int16_t(8000 * std::sin(2 * M_PI * 200.0 * i / 8000.0));
+      const char b[4] = {char(s & 0xff), char((s >> 8) & 0xff), char(s & 0xff), char((s >> 8) & 0xff)};
+      f.write(b, 4);
+    }
+  }
+  int rc = -1;
+  const std::string cmd = std::string("'") + HARK_CLI_PATH + "' stream -nf -m '" + file_->path() +
+                          "' --capture - --pcm-rate 8000 --pcm-channels 2 --slice-sec 1 --min-sec 0.5 "
+                          "--partial-sec 0 --json < '" + raw + "'";
+  const std::string out = run_capture(cmd, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("\"recordingTime\":1500"), std::string::npos) << out;
+  const std::string bad = run_capture(std::string("'") + HARK_CLI_PATH + "' stream -m x --capture - --pcm-rate 5 < '" +
+                                          raw + "' 2>&1",
+                                      &rc);
+  std::remove(raw.c_str());
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(bad.find("pcm-rate"), std::string::npos) << bad;
 }
 
 TEST_F(StreamCliTest, NoSuchCaptureDeviceIsAClearError) {

@@ -1,8 +1,13 @@
 // The energy VAD (whisper.rn's realtime VAD) as a pure function: on real speech with pauses
-// (the shared three-clip recording) and on built signals for each option.
+// (the shared three-clip recording, espeak-ng utterances between sox silences) and on built
+// signals for each option.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <numbers>
 
 #include "hark/hark.hpp"
@@ -79,6 +84,61 @@ TEST(EnergyVad, HighPassIgnoresRumble) {
   EnergyVadOptions o;
   o.freq_thold = 0.0f;  // unfiltered, the rumble is the loudest part
   EXPECT_FALSE(energy_vad(s, o).detected);
+}
+
+// Runs a shell command quietly; true when it exits 0.
+bool sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+
+// Real synthesized speech (espeak-ng) between silences made and joined by sox: during speech the
+// VAD sees no pause, a second after each utterance it does, and a window of silence alone has
+// no energy at all (no speech to end: the realtime slicer does not cut there).
+TEST(EnergyVad, EspeakSpeechBetweenSoxSilences) {
+  if (!sh("command -v espeak-ng")) GTEST_SKIP() << "espeak-ng is not installed (Debian: espeak-ng)";
+  if (!sh("command -v sox")) GTEST_SKIP() << "sox is not installed (Debian: sox)";
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/hark-evad-" + std::to_string(::getpid());
+  ASSERT_TRUE(sh("mkdir -p '" + dir + "'"));
+  const std::string s1 = dir + "/s1.wav", s2 = dir + "/s2.wav", sil = dir + "/sil.wav", all = dir + "/all.wav";
+  ASSERT_TRUE(sh("espeak-ng -w '" + s1 + "' 'The quick brown fox jumps over the lazy dog while the farmer watches "
+                                         "from the old wooden fence.'"));
+  ASSERT_TRUE(sh("espeak-ng -w '" + s2 + "' 'Seven silver spoons were found beneath the kitchen floor of the "
+                                         "abandoned house on the hill.'"));
+  // 3 s of digital silence in espeak-ng's own format (22.05 kHz, 16-bit mono), then the whole file
+  ASSERT_TRUE(sh("sox -n -r 22050 -c 1 -b 16 '" + sil + "' trim 0 3"));
+  ASSERT_TRUE(sh("sox '" + sil + "' '" + s1 + "' '" + sil + "' '" + s2 + "' '" + sil + "' '" + all + "'"));
+  const std::vector<float> a = load_audio(all);
+  const std::vector<float> p1 = load_audio(s1), p2 = load_audio(s2);
+  sh("rm -rf '" + dir + "'");
+  const double d1 = double(p1.size()) / kSr, d2 = double(p2.size()) / kSr;
+  ASSERT_NEAR(double(a.size()) / kSr, 9 + d1 + d2, 0.01);
+  // Where each utterance really sounds inside espeak-ng's file (it adds quiet at both ends).
+  auto sounding = [](const std::vector<float>& p, double* from, double* to) {
+    size_t i = 0, j = p.size();
+    while (i < j && std::fabs(p[i]) < 0.01f) ++i;
+    while (j > i && std::fabs(p[j - 1]) < 0.01f) --j;
+    *from = double(i) / kSr;
+    *to = double(j) / kSr;
+  };
+  double starts[2], ends[2];
+  sounding(p1, &starts[0], &ends[0]);
+  sounding(p2, &starts[1], &ends[1]);
+  starts[0] += 3, ends[0] += 3;
+  starts[1] += 6 + d1, ends[1] += 6 + d1;
+  auto upto = [&](double t) { return energy_vad(std::span<const float>(a).first(size_t(t * kSr))); };
+  for (int u = 0; u < 2; ++u) {
+    ASSERT_GT(ends[u] - starts[u], 3.0) << "utterance " << u << ": too short for a 2 s window inside it";
+    for (double t = starts[u] + 1.0; t < ends[u] - 0.3; t += 0.25) {  // inside the utterance: no pause
+      const EnergyVadResult r = upto(t);
+      EXPECT_FALSE(r.detected) << "utterance " << u << " at " << t << " s";
+      EXPECT_GT(r.energy_last, 1e-4f) << "utterance " << u << " at " << t << " s";  // the slicer's "sound"
+    }
+    for (double t = ends[u] + 1.0; t <= ends[u] + 1.5; t += 0.1)  // a second into the pause after it
+      EXPECT_TRUE(upto(t).detected) << "pause after utterance " << u << " at " << t << " s";
+    const EnergyVadResult quiet = upto(ends[u] + 2.9);  // the last 2 s: silence only
+    EXPECT_LT(quiet.energy_all, 1e-4f) << "silence after utterance " << u;
+  }
+  const EnergyVadResult lead = upto(2.9);  // the silence before any speech
+  EXPECT_LT(lead.energy_all, 1e-4f);
 }
 
 TEST(EnergyVad, BadOptionsAreErrors) {
