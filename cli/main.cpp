@@ -5,6 +5,7 @@
 //   hark bench -m MODEL [-t N] [--json]
 //   hark vad -vm MODEL FILE... [--threshold P] [--min-speech-ms N] ... [--json]   (cli/vad_command.h)
 //   hark stream -m MODEL [--capture default|DEVICE|-] [--file F] [--slice-sec S] ... [--json]   (cli/stream_command.h)
+//   hark serve -m MODEL [--host H] [--port P] [--parallel N] ...   (cli/serve_command.h, server/)
 //
 // A thin layer over the public API (hark/hark.hpp) and nothing else, as every front end is.
 // Exit codes: 0 success, 1 an error while running (message on stderr as "hark: error: ..."),
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "hark/hark.hpp"
+#include "serve_command.h"
 #include "stream_command.h"
 #include "vad_command.h"
 
@@ -453,6 +455,9 @@ int main(int argc, char** argv) {
   StreamCommandOptions sopt;
   CLI::App* stream = add_stream_command(app, sopt);
 
+  ServeCommandOptions serve_opt;
+  CLI::App* serve = add_serve_command(app, serve_opt);
+
   try {
     std::vector<std::string> args = whisper_cpp_spellings(argc, argv);
     app.parse(args);
@@ -473,6 +478,7 @@ int main(int argc, char** argv) {
     if (bench->parsed()) return run_bench(bopt);
     if (vad->parsed()) return run_vad(vopt);
     if (stream->parsed()) return run_stream(sopt, g_interrupted);
+    if (serve->parsed()) return run_serve(serve_opt, g_interrupted);
     return run_info(info_model);
   } catch (const std::exception& e) {
     print_error(e.what());
