@@ -522,6 +522,42 @@ TEST(Server, WhisperCppInference) {
   EXPECT_EQ(vad->status, 400) << vad->body;  // no --vad-model on this server
 }
 
+// Many uploads at once on 4 states: every request is answered exactly once, none is lost, and
+// each text equals what the same file gives alone (same model, options and threads).
+TEST(Server, ConcurrentUploadsAllAnsweredWithTheirOwnText) {
+  ServerOptions o = test_options();
+  o.parallel = 4;
+  o.queue_size = 64;
+  Running s(o);
+  const std::vector<std::string> clips = {tones_wav(1.0), tones_wav(1.5), tones_wav(2.0)};
+  std::vector<std::string> alone;
+  for (const std::string& c : clips) {
+    auto r = s.client().Post("/v1/audio/transcriptions", form(c));
+    ASSERT_EQ(r->status, 200) << r->body;
+    alone.push_back(json::parse(r->body)["text"]);
+  }
+  constexpr int kRequests = 24;
+  std::vector<int> status(kRequests, 0);
+  std::vector<std::string> text(kRequests);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kRequests; ++i)
+    threads.emplace_back([&, i] {
+      auto r = s.client().Post("/v1/audio/transcriptions", form(clips[i % clips.size()]));
+      if (!r) return;
+      status[i] = r->status;
+      if (r->status == 200) text[i] = json::parse(r->body)["text"];
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kRequests; ++i) {
+    EXPECT_EQ(status[i], 200) << "request " << i;
+    EXPECT_EQ(text[i], alone[i % clips.size()]) << "request " << i;
+  }
+  auto m = s.client().Get("/metrics");
+  EXPECT_TRUE(contains(m->body, "hark_transcriptions_total " + std::to_string(kRequests + clips.size()))) << m->body;
+  EXPECT_TRUE(contains(m->body, "hark_queue_length 0"));
+  EXPECT_TRUE(contains(m->body, "hark_jobs_running 0"));
+}
+
 TEST(Server, HealthAndMetrics) {
   Running s(test_options());
   auto c = s.client();
