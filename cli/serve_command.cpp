@@ -26,7 +26,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeCommandOptions& o) {
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   cmd->add_option("--queue-size", s.queue_size, "Requests that may wait for a free state; more get 503 + Retry-After")
-      ->check(CLI::Range(0, 100000))
+      ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   cmd->add_option("--max-upload-mb", s.max_upload_mb, "Larger uploads get 413")
       ->check(CLI::PositiveNumber)

@@ -19,7 +19,7 @@ struct ServerOptions {
   int port = 8080;  // 0: any free port (HttpServer::port() says which)
   int parallel = 1;  // states per model: requests that run at once on it
   int threads = 0;   // compute threads per state; 0: the machine's cores / parallel (at least 1)
-  int queue_size = 16;          // requests that may wait for a state (all models); more get 503
+  int queue_size = 16;  // requests that may wait for a state (all models; each holds an HTTP thread); more get 503
   double max_upload_mb = 25;    // bodies above this get 413 (OpenAI's limit is 25 MB)
   double max_audio_sec = 0;     // longer audio gets 413; 0: no limit
   double timeout_sec = 0;       // a request still unanswered after this gets 504; 0: none
