@@ -7,6 +7,7 @@
 //   hark stream -m MODEL [--capture default|DEVICE|-] [--file F] [--slice-sec S] ... [--json]   (cli/stream_command.h)
 //   hark quantize IN OUT TYPE   (cli/quantize_command.h)
 //   hark download NAME [--dir DIR] [--base-url URL] | --list   (cli/download_command.h)
+//   hark serve -m MODEL [--host H] [--port P] [--parallel N] ...   (cli/serve_command.h, server/)
 //
 // -m takes a file or an official model name ("tiny.en": found in the models folder, see
 // hark/models.hpp). Progress goes to stderr: a bar on a terminal (cli/progress.h), percentage lines
@@ -35,6 +36,7 @@
 #include "hark/hark.hpp"
 #include "progress.h"
 #include "quantize_command.h"
+#include "serve_command.h"
 #include "stream_command.h"
 #include "vad_command.h"
 
@@ -480,6 +482,8 @@ int main(int argc, char** argv) {
   CLI::App* quantize = add_quantize_command(app, qopt);
   DownloadCommandOptions dopt;
   CLI::App* download = add_download_command(app, dopt);
+  ServeCommandOptions serve_opt;
+  CLI::App* serve = add_serve_command(app, serve_opt);
 
   try {
     std::vector<std::string> args = whisper_cpp_spellings(argc, argv);
@@ -504,6 +508,7 @@ int main(int argc, char** argv) {
     if (stream->parsed()) return run_stream(sopt, g_interrupted);
     if (quantize->parsed()) return run_quantize(qopt);
     if (download->parsed()) return run_download(dopt, g_interrupted);
+    if (serve->parsed()) return run_serve(serve_opt, g_interrupted);
     return run_info(info_model);
   } catch (const std::exception& e) {
     print_error(e.what());

@@ -84,6 +84,7 @@ HARK_API const char* hark_system_info(void);
 HARK_API int hark_language_count(void);
 HARK_API int hark_language_id(const char* code);       /* -1 when unknown or NULL */
 HARK_API const char* hark_language_code(int id);       /* static string; NULL when out of range */
+HARK_API const char* hark_language_name(int id);       /* "english", ... (OpenAI's names); NULL when out of range */
 
 /* ---- logging ------------------------------------------------------------------------------ */
 

@@ -42,6 +42,7 @@ HARK_API std::string system_info();
 HARK_API int language_count();
 HARK_API int language_id(std::string_view code);  // -1 when unknown
 HARK_API const char* language_code_at(int id);    // nullptr when out of range
+HARK_API const char* language_name_at(int id);    // "english", "chinese", ... (OpenAI's names); nullptr when out of range
 
 // ---- audio ----
 // All of these return 16 kHz mono float, downmixed by averaging channels and resampled (libsoxr).

@@ -787,6 +787,16 @@ const char* hark_language_code(int id) {
   return code;
 }
 
+const char* hark_language_name(int id) {
+  const char* name = nullptr;
+  guarded("hark_language_name", HARK_ERR_INVALID_ARGUMENT, [&] {
+    name = hark::language_name_at(id);
+    require(name != nullptr, "id " + std::to_string(id) + " is out of range [0, " +
+                                 std::to_string(hark::language_count()) + ")");
+  });
+  return name;
+}
+
 // ---- logging ----
 
 hark_status hark_set_log_callback(hark_log_callback callback, void* user_data) {

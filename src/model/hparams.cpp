@@ -41,6 +41,22 @@ constexpr std::array<const char*, kMaxLanguages> kLanguages{
     "am", "yi", "lo", "uz", "fo", "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl",
     "mg", "as", "tt", "haw", "ln", "ha", "ba", "jw", "su", "yue"};
 
+// Their English names in the same order (OpenAI's LANGUAGES, as its verbose_json reports them).
+constexpr std::array<const char*, kMaxLanguages> kLanguageNames{
+    "english", "chinese", "german", "spanish", "russian", "korean", "french", "japanese",
+    "portuguese", "turkish", "polish", "catalan", "dutch", "arabic", "swedish", "italian",
+    "indonesian", "hindi", "finnish", "vietnamese", "hebrew", "ukrainian", "greek", "malay",
+    "czech", "romanian", "danish", "hungarian", "tamil", "norwegian", "thai", "urdu", "croatian",
+    "bulgarian", "lithuanian", "latin", "maori", "malayalam", "welsh", "slovak", "telugu",
+    "persian", "latvian", "bengali", "serbian", "azerbaijani", "slovenian", "kannada", "estonian",
+    "macedonian", "breton", "basque", "icelandic", "armenian", "nepali", "mongolian", "bosnian",
+    "kazakh", "albanian", "swahili", "galician", "marathi", "punjabi", "sinhala", "khmer", "shona",
+    "yoruba", "somali", "afrikaans", "occitan", "georgian", "belarusian", "tajik", "sindhi",
+    "gujarati", "amharic", "yiddish", "lao", "uzbek", "faroese", "haitian creole", "pashto",
+    "turkmen", "nynorsk", "maltese", "sanskrit", "luxembourgish", "myanmar", "tibetan", "tagalog",
+    "malagasy", "assamese", "tatar", "hawaiian", "lingala", "hausa", "bashkir", "javanese",
+    "sundanese", "cantonese"};
+
 std::string field_error(const std::string& label, int i, int32_t value, const std::string& expected) {
   return label + ": hyper-parameter " + kFieldNames[i] + " at offset " + std::to_string(4 + 4 * i) +
          ": expected " + expected + ", found " + std::to_string(value);
@@ -202,6 +218,10 @@ SpecialTokens special_tokens(const HParams& hp) {
 
 const char* language_code(int lang) {
   return lang >= 0 && lang < kMaxLanguages ? kLanguages[static_cast<size_t>(lang)] : nullptr;
+}
+
+const char* language_name(int lang) {
+  return lang >= 0 && lang < kMaxLanguages ? kLanguageNames[static_cast<size_t>(lang)] : nullptr;
 }
 
 int language_index(const std::string& code) {

@@ -84,6 +84,7 @@ SpecialTokens special_tokens(const HParams& hp);
 // Whisper's language codes in token order ("en", "zh", "de", ...); 100 entries.
 inline constexpr int kMaxLanguages = 100;
 const char* language_code(int lang);        // nullptr when out of range
+const char* language_name(int lang);        // "english", "chinese", ...; nullptr when out of range
 int language_index(const std::string& code);  // -1 when unknown
 
 }  // namespace hark

@@ -13,4 +13,6 @@ int language_id(std::string_view code) { return language_index(std::string(code)
 
 const char* language_code_at(int id) { return language_code(id); }
 
+const char* language_name_at(int id) { return language_name(id); }
+
 }  // namespace hark

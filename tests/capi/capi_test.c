@@ -306,6 +306,8 @@ static void test_library(void) {
   CHECK_SENTINEL(hark_language_id(NULL) == -1, "NULL");
   CHECK(strcmp(hark_language_code(0), "en") == 0);
   CHECK_SENTINEL(hark_language_code(hark_language_count()) == NULL, "out of range");
+  CHECK(strcmp(hark_language_name(hark_language_id("de")), "german") == 0);
+  CHECK_SENTINEL(hark_language_name(-1) == NULL, "out of range");
   CHECK(strcmp(hark_status_name(HARK_ERR_BAD_HANDLE), "HARK_ERR_BAD_HANDLE") == 0);
   CHECK(strcmp(hark_status_name((hark_status)99), "HARK_ERR_UNKNOWN") == 0);
 

@@ -77,6 +77,11 @@ TEST(ModelHParams, LanguageCodes) {
   EXPECT_EQ(language_index("de"), 2);
   EXPECT_EQ(language_index("haw"), 93);
   EXPECT_EQ(language_index("xx"), -1);
+  EXPECT_STREQ(language_name(0), "english");
+  EXPECT_STREQ(language_name(language_index("ht")), "haitian creole");
+  EXPECT_STREQ(language_name(99), "cantonese");
+  EXPECT_EQ(language_name(100), nullptr);
+  EXPECT_EQ(language_name(-1), nullptr);
 }
 
 TEST(ModelHParams, SizeNames) {

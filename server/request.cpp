@@ -1,0 +1,168 @@
+#include "request.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "api_error.h"
+
+namespace hark::server {
+
+const std::string* Form::get(const std::string& name) const {
+  auto it = fields.find(name);
+  return it == fields.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string shown(const std::string& v) { return "'" + (v.size() > 40 ? v.substr(0, 40) + "..." : v) + "'"; }
+
+double number(const std::string& field, const std::string& v, double lo, double hi) {
+  errno = 0;
+  char* end = nullptr;
+  const double x = v.empty() ? 0 : std::strtod(v.c_str(), &end);
+  if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(x))
+    throw bad_field(field, field + ": " + shown(v) + " is not a number");
+  if (x < lo || x > hi)
+    throw bad_field(field, field + ": " + shown(v) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return x;
+}
+
+int integer(const std::string& field, const std::string& v, int lo, int hi) {
+  const double x = number(field, v, lo, hi);
+  if (x != std::floor(x)) throw bad_field(field, field + ": " + shown(v) + " is not a whole number");
+  return static_cast<int>(x);
+}
+
+bool boolean(const std::string& field, const std::string& v) {
+  const std::string l = lower(v);
+  if (l == "true" || l == "1" || l == "yes" || l == "on") return true;
+  if (l == "false" || l == "0" || l == "no" || l == "off" || l.empty()) return false;
+  throw bad_field(field, field + ": " + shown(v) + " is not true or false");
+}
+
+Format format_of(const std::string& v) {
+  if (v == "json") return Format::Json;
+  if (v == "text") return Format::Text;
+  if (v == "srt") return Format::Srt;
+  if (v == "verbose_json") return Format::VerboseJson;
+  if (v == "vtt") return Format::Vtt;
+  throw bad_field("response_format", "response_format: " + shown(v) + " is not one of json, text, srt, verbose_json, vtt");
+}
+
+// A language code ("de"), OpenAI's name of one ("german"), or "auto".
+std::string language_of(const std::string& v) {
+  const std::string l = lower(v);
+  if (l == "auto" || language_id(l) >= 0) return l;
+  for (int i = 0; i < language_count(); ++i)
+    if (l == language_name_at(i)) return language_code_at(i);
+  throw bad_field("language", "language: " + shown(v) + " is not a language Whisper knows (ISO-639-1 code, e.g. 'en')");
+}
+
+// What both APIs share: the file, model, language, prompt, format, temperature.
+TranscriptionRequest common(const Form& form, const TranscribeParams& defaults) {
+  if (!form.has_file) throw bad_field("file", "file: no audio file in the request (a multipart field named 'file')");
+  if (form.file.empty()) throw bad_field("file", "file: the uploaded file is empty");
+  TranscriptionRequest r;
+  r.params = defaults;
+  r.audio = form.file;
+  r.filename = form.filename;
+  if (const auto* v = form.get("model")) r.model = *v;
+  if (const auto* v = form.get("language"); v && !v->empty()) r.params.language = language_of(*v);
+  if (const auto* v = form.get("prompt")) r.params.initial_prompt = *v;
+  if (const auto* v = form.get("response_format"); v && !v->empty()) r.format = format_of(*v);
+  if (const auto* v = form.get("temperature"); v && !v->empty())
+    r.params.temperature = static_cast<float>(number("temperature", *v, 0.0, 1.0));
+  return r;
+}
+
+}  // namespace
+
+TranscriptionRequest parse_openai_form(const Form& form, bool translate, const TranscribeParams& defaults) {
+  TranscriptionRequest r = common(form, defaults);
+  r.api = Api::OpenAI;
+  r.params.translate = translate;
+  if (const auto* v = form.get("stream")) r.stream = boolean("stream", *v);
+  if (r.stream && r.format != Format::Json && r.format != Format::Text)
+    throw bad_field("stream", "stream: server-sent events are sent for response_format json or text only");
+  // OpenAI's SDKs send "timestamp_granularities[]"; a plain form may drop the brackets.
+  bool any = false, segment = false, word = false;
+  for (const char* name : {"timestamp_granularities[]", "timestamp_granularities"}) {
+    auto [b, e] = form.fields.equal_range(name);
+    for (auto it = b; it != e; ++it) {
+      any = true;
+      if (it->second == "segment")
+        segment = true;
+      else if (it->second == "word")
+        word = true;
+      else
+        throw bad_field("timestamp_granularities[]",
+                        "timestamp_granularities[]: " + shown(it->second) + " is not segment or word");
+    }
+  }
+  if (any) {
+    r.segments = segment;
+    r.words = word;
+  }
+  // Words cost a pass per window: only for the format that shows them.
+  r.params.word_timestamps = r.words && r.format == Format::VerboseJson;
+  return r;
+}
+
+TranscriptionRequest parse_inference_form(const Form& form, const TranscribeParams& defaults) {
+  TranscriptionRequest r = common(form, defaults);
+  r.api = Api::WhisperCpp;
+  TranscribeParams& p = r.params;
+  constexpr double kBig = std::numeric_limits<int>::max();
+  auto num = [&](const char* f, double lo, double hi, auto apply) {
+    if (const auto* v = form.get(f); v && !v->empty()) apply(number(f, *v, lo, hi));
+  };
+  auto whole = [&](const char* f, int lo, int hi, auto apply) {
+    if (const auto* v = form.get(f); v && !v->empty()) apply(integer(f, *v, lo, hi));
+  };
+  auto flag = [&](const char* f, auto apply) {
+    if (const auto* v = form.get(f)) apply(boolean(f, *v));
+  };
+  num("temperature_inc", 0.0, 1.0, [&](double x) { p.temperature_inc = static_cast<float>(x); });
+  whole("offset_t", 0, static_cast<int>(kBig), [&](int x) { p.offset_ms = x; });
+  whole("duration", 0, static_cast<int>(kBig), [&](int x) { p.duration_ms = x; });
+  whole("max_context", -1, 1 << 20, [&](int x) { p.max_context = x; });
+  whole("max_len", 0, 1 << 20, [&](int x) { p.max_len = x; });
+  // whisper.cpp's beam_size -1 means "greedy".
+  whole("beam_size", -1, 64, [&](int x) { p.beam_size = x < 1 ? 1 : x; });
+  whole("best_of", 1, 64, [&](int x) { p.best_of = x; });
+  num("word_thold", 0.0, 1.0, [&](double x) { p.thold_pt = static_cast<float>(x); });
+  num("logprob_thold", -1e9, 1e9, [&](double x) { p.logprob_threshold = static_cast<float>(x); });
+  num("no_speech_thold", 0.0, 1.0, [&](double x) { p.no_speech_threshold = static_cast<float>(x); });
+  flag("translate", [&](bool b) { p.translate = b; });
+  flag("tinydiarize", [&](bool b) { p.tdrz_enable = b; });
+  flag("split_on_word", [&](bool b) { p.split_on_word = b; });
+  flag("no_timestamps", [&](bool b) { p.timestamps = !b; });
+  flag("token_timestamps", [&](bool b) { p.token_timestamps = b; });
+  flag("detect_language", [&](bool b) {
+    if (b) p.language = "auto";
+  });
+  flag("carry_initial_prompt", [&](bool b) { p.carry_initial_prompt = b; });
+  flag("no_context", [&](bool b) { p.no_context = b; });
+  flag("suppress_non_speech", [&](bool b) { p.suppress_nst = b; });
+  flag("suppress_nst", [&](bool b) { p.suppress_nst = b; });
+  // VAD: the model is the server's (--vad-model); a request only switches it on and tunes it.
+  flag("vad", [&](bool b) { p.vad = b; });
+  num("vad_threshold", 0.0, 1.0, [&](double x) { p.vad_params.threshold = static_cast<float>(x); });
+  whole("vad_min_speech_duration_ms", 0, 1 << 30, [&](int x) { p.vad_params.min_speech_duration_ms = x; });
+  whole("vad_min_silence_duration_ms", 0, 1 << 30, [&](int x) { p.vad_params.min_silence_duration_ms = x; });
+  num("vad_max_speech_duration_s", 0.0, 1e9, [&](double x) { p.vad_params.max_speech_duration_s = static_cast<float>(x); });
+  whole("vad_speech_pad_ms", 0, 1 << 30, [&](int x) { p.vad_params.speech_pad_ms = x; });
+  num("vad_samples_overlap", 0.0, 1e3, [&](double x) { p.vad_params.samples_overlap = static_cast<float>(x); });
+  return r;
+}
+
+}  // namespace hark::server

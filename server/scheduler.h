@@ -1,0 +1,67 @@
+// Admission: which request runs when. A request waits for an idle state of its model, first come
+// first served per model, in a bounded queue: when `queue_size` requests already wait, the next is
+// refused at once (503 + Retry-After) instead of piling up. A wait ends early at the request's
+// deadline (504), when its client is gone, or when the server closes (503).
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "models.h"
+
+namespace hark::server {
+
+using Clock = std::chrono::steady_clock;
+
+class Scheduler;
+
+// A state borrowed from a model's pool; returned when the lease is destroyed.
+class Lease {
+ public:
+  Lease(Scheduler* s, std::shared_ptr<ModelPool> m, std::unique_ptr<State> st)
+      : sched_(s), model_(std::move(m)), state_(std::move(st)) {}
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease();
+  State& state() { return *state_; }
+  const ModelPool& model() const { return *model_; }
+
+ private:
+  Scheduler* sched_;
+  std::shared_ptr<ModelPool> model_;
+  std::unique_ptr<State> state_;
+};
+
+class Scheduler {
+ public:
+  explicit Scheduler(int queue_size) : queue_size_(queue_size) {}
+
+  // Throws ApiError: 503 queue full or closed, 504 deadline passed, 499 client gone (`gone`
+  // polled every 20 ms while waiting).
+  std::unique_ptr<Lease> acquire(std::shared_ptr<ModelPool> model, Clock::time_point deadline,
+                                 const std::function<bool()>& gone);
+  void close();  // waiting and later requests get 503
+
+  int running() const;
+  int queued() const;
+  bool closed() const;
+
+ private:
+  friend class Lease;
+  void release(ModelPool& m, std::unique_ptr<State> s);
+
+  const int queue_size_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool closed_ = false;
+  int running_ = 0;
+  int queued_ = 0;
+  uint64_t next_ticket_ = 0;
+  std::map<const ModelPool*, std::multimap<uint64_t, bool>> waiting_;  // per model, tickets in order
+};
+
+}  // namespace hark::server

@@ -1,0 +1,215 @@
+#include "service.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "api_error.h"
+
+namespace hark::server {
+
+namespace fs = std::filesystem;
+
+int default_threads(int parallel) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, std::min(8, cores / std::max(1, parallel)));
+}
+
+namespace {
+
+ContextParams context_params(const ServerOptions& o) {
+  ContextParams cp;
+  cp.use_gpu = o.use_gpu;
+  cp.flash_attn = o.flash_attn;
+  return cp;
+}
+
+int threads_of(const ServerOptions& o) { return o.threads > 0 ? o.threads : default_threads(o.parallel); }
+
+}  // namespace
+
+Service::Service(ServerOptions o) : opt_(std::move(o)), sched_(std::max(0, opt_.queue_size)) {
+  if (opt_.models.empty()) throw Error("no model given (-m PATH or --model NAME=PATH)");
+  for (const ModelSpec& m : opt_.models) {
+    for (const auto& loaded : models_.all())
+      if (loaded->name() == m.name) throw Error("two models are named '" + m.name + "'");
+    models_.add(std::make_shared<ModelPool>(m.name, m.path, opt_.parallel, threads_of(opt_), context_params(opt_)));
+  }
+  watcher_ = std::thread([this] { watch(); });
+}
+
+Service::~Service() {
+  stop_watch_ = true;
+  if (watcher_.joinable()) watcher_.join();
+}
+
+Prepared Service::prepare(TranscriptionRequest r, Clock::time_point deadline, std::function<bool()> gone) {
+  if (shutting_down_) throw ApiError(503, "the server is shutting down", "server_error", "", "shutting_down");
+  std::shared_ptr<ModelPool> model = models_.find(r.model);
+  if (!model)
+    throw ApiError(404, "The model '" + r.model + "' does not exist here (GET /v1/models lists them)",
+                   "invalid_request_error", "model", "model_not_found");
+  Prepared p;
+  try {
+    p.samples = decode_audio(r.audio.data(), r.audio.size());
+  } catch (const Error& e) {
+    throw ApiError(400, std::string("file: the audio could not be decoded (WAV, FLAC, OGG Vorbis/Opus or MP3): ") +
+                            e.what(),
+                   "invalid_request_error", "file", "invalid_file_format");
+  }
+  if (p.samples.empty()) throw bad_field("file", "file: the audio holds no samples");
+  p.audio_s = static_cast<double>(p.samples.size()) / kSampleRate;
+  if (opt_.max_audio_sec > 0 && p.audio_s > opt_.max_audio_sec) {
+    char msg[160];
+    std::snprintf(msg, sizeof msg, "file: the audio is %.1f s long; this server takes at most %.1f s (--max-audio-sec)",
+                  p.audio_s, opt_.max_audio_sec);
+    throw ApiError(413, msg, "invalid_request_error", "file", "audio_too_long");
+  }
+  if (r.params.vad) {
+    if (opt_.vad_model.empty()) throw bad_field("vad", "vad: this server has no VAD model (--vad-model)");
+    r.params.vad_model_path = opt_.vad_model;  // never a path from the request
+  }
+  p.request = std::move(r);
+  try {
+    p.lease = sched_.acquire(std::move(model), deadline, gone);
+  } catch (const ApiError& e) {
+    metrics_.count_rejected(e.code);
+    throw;
+  }
+  return p;
+}
+
+Transcript Service::run(Prepared& p, Clock::time_point deadline, std::function<bool()> gone,
+                        std::function<void(const NewSegments&)> on_segments) {
+  Running me;
+  me.job = jobs::create();
+  me.deadline = deadline;
+  me.gone = std::move(gone);
+  {
+    std::lock_guard lock(run_mu_);
+    running_.push_back(&me);
+    if (shutting_down_) me.why = 3, me.job->abort();
+  }
+  struct Unlist {
+    Service* s;
+    Running* r;
+    ~Unlist() {
+      std::lock_guard lock(s->run_mu_);
+      s->running_.remove(r);
+      jobs::remove(r->job->id());
+    }
+  } unlist{this, &me};
+
+  TranscribeParams params = p.request.params;
+  params.job = me.job;
+  params.on_new_segments = std::move(on_segments);
+  Transcript t;
+  try {
+    t = p.lease->state().transcribe(p.samples, params);
+  } catch (const Error& e) {
+    // What the request asked for did not fit the model or the options (a check before compute).
+    throw ApiError(400, e.what(), "invalid_request_error");
+  }
+  if (t.aborted) {
+    const int why = me.why.load();
+    const char* code = why == 1 ? "timeout" : why == 2 ? "client_closed" : "shutting_down";
+    metrics_.count_rejected(code);
+    if (why == 1)
+      throw ApiError(504, "the transcription took longer than this server allows (--timeout)", "server_error", "", code);
+    if (why == 2) throw ApiError(499, "the client closed the connection", "invalid_request_error", "", code);
+    throw ApiError(503, "the server is shutting down", "server_error", "", code);
+  }
+  metrics_.add_transcription(p.audio_s, t.timings.total_ms / 1000.0);
+  return t;
+}
+
+void Service::watch() {
+  while (!stop_watch_) {
+    {
+      std::lock_guard lock(run_mu_);
+      const auto now = Clock::now();
+      for (Running* r : running_) {
+        if (r->why != 0) continue;
+        if (now >= r->deadline)
+          r->why = 1;
+        else if (r->gone && r->gone())
+          r->why = 2;
+        else if (shutting_down_abort_)
+          r->why = 3;
+        if (r->why != 0) r->job->abort();
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::string Service::load(const std::string& model) {
+  if (model.empty()) throw bad_field("model", "model: give a model name or an allowed path");
+  std::lock_guard lock(load_mu_);
+  if (models_.make_default(model)) return model;
+  // A path: only where the operator allowed it, after every link is resolved.
+  std::error_code ec;
+  const fs::path want = fs::weakly_canonical(fs::path(model), ec);
+  bool allowed = false;
+  if (!ec && fs::is_regular_file(want, ec)) {
+    for (const std::string& a : opt_.load_allow) {
+      const fs::path allow = fs::weakly_canonical(fs::path(a), ec);
+      if (ec) continue;
+      if (want == allow || (fs::is_directory(allow, ec) && want.parent_path() == allow)) allowed = true;
+    }
+  }
+  if (!allowed)
+    throw ApiError(403,
+                   "model: '" + model + "' is neither a loaded model nor a file this server may load (--load-allow)",
+                   "permission_error", "model", "model_not_allowed");
+  std::shared_ptr<ModelPool> pool;
+  try {
+    pool = std::make_shared<ModelPool>(model_name_from_path(want.string()), want.string(), opt_.parallel,
+                                       threads_of(opt_), context_params(opt_));
+  } catch (const Error& e) {
+    throw ApiError(400, std::string("model: ") + e.what(), "invalid_request_error", "model", "invalid_model");
+  }
+  const std::string name = pool->name();
+  models_.replace_default(std::move(pool));
+  return name;
+}
+
+Health Service::health() const {
+  Health h;
+  for (const auto& m : models_.all()) h.models.push_back(m->name());
+  h.ready = !h.models.empty() && !shutting_down_;
+  h.running = sched_.running();
+  h.queued = sched_.queued();
+  return h;
+}
+
+std::string Service::metrics_text() const {
+  return metrics_.prometheus(sched_.running(), sched_.queued(), static_cast<int>(models_.all().size()));
+}
+
+int Service::drain(Clock::duration grace) {
+  shutting_down_ = true;
+  sched_.close();
+  const auto until = Clock::now() + grace;
+  while (sched_.running() > 0 && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  int aborted = 0;
+  {
+    std::lock_guard lock(run_mu_);
+    shutting_down_abort_ = true;
+    for (Running* r : running_) {
+      if (r->why == 0) {
+        r->why = 3;
+        r->job->abort();
+        ++aborted;
+      }
+    }
+  }
+  // Aborted jobs stop within a graph node; their requests then answer 503 and release the states
+  // (a reply stuck on a client that does not read is bounded too).
+  const auto hard = Clock::now() + std::chrono::seconds(5);
+  while (sched_.running() > 0 && Clock::now() < hard) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return aborted;
+}
+
+}  // namespace hark::server

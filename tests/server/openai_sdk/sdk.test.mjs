@@ -1,0 +1,129 @@
+// The official `openai` npm SDK against `hark serve`, with only baseURL (and a key) changed: what an
+// OpenAI client sees of every response format, streaming, translations, models and errors.
+// Started by run.sh (ctest server.openai_sdk); HARK_CLI and HARK_MAKE_TEST_MODEL name the binaries.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import OpenAI, { toFile } from 'openai';
+
+const HARK = process.env.HARK_CLI;
+const MAKE_MODEL = process.env.HARK_MAKE_TEST_MODEL;
+const KEY = 'sk-hark-test';
+
+// 4 s of gliding tones with pauses, 16 kHz mono 16-bit WAV.
+function tonesWav(seconds = 4) {
+  const rate = 16000, n = seconds * rate;
+  const buf = Buffer.alloc(44 + 2 * n);
+  buf.write('RIFF', 0); buf.writeUInt32LE(36 + 2 * n, 4); buf.write('WAVE', 8);
+  buf.write('fmt ', 12); buf.writeUInt32LE(16, 16); buf.writeUInt16LE(1, 20); buf.writeUInt16LE(1, 22);
+  buf.writeUInt32LE(rate, 24); buf.writeUInt32LE(2 * rate, 28); buf.writeUInt16LE(2, 32); buf.writeUInt16LE(16, 34);
+  buf.write('data', 36); buf.writeUInt32LE(2 * n, 40);
+  for (let i = 0; i < n; i++) {
+    const t = i / rate;
+    const a = (t % 2 < 1.5 ? 0.3 : 0) * Math.sin(2 * Math.PI * (200 + 30 * t) * t);
+    buf.writeInt16LE(Math.round(a * 32767), 44 + 2 * i);
+  }
+  return buf;
+}
+
+let dir, server, client, port;
+const wav = tonesWav();
+const file = () => toFile(wav, 'tones.wav', { type: 'audio/wav' });
+
+before(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'hark-sdk-'));
+  const model = path.join(dir, 'micro.bin');
+  execFileSync(MAKE_MODEL, ['-o', model, '--preset', 'micro', '--type', 'f16'], { stdio: 'ignore' });
+  server = spawn(HARK, ['serve', '-m', `micro=${model}`, '--port', '0', '-t', '1', '--no-fallback',
+                        '--api-key', KEY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = readline.createInterface({ input: server.stdout });
+  port = await new Promise((resolve, reject) => {
+    lines.once('line', (l) => {
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(l);
+      m ? resolve(Number(m[1])) : reject(new Error(`unexpected first line: ${l}`));
+    });
+    server.once('exit', (code) => reject(new Error(`hark serve exited with ${code}`)));
+  });
+  client = new OpenAI({ apiKey: KEY, baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
+});
+
+after(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', (code) => resolve(code)));
+    server.kill('SIGTERM');
+    assert.equal(await exited, 0, 'hark serve exits 0 on SIGTERM');
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('json: the text', async () => {
+  const r = await client.audio.transcriptions.create({ file: await file(), model: 'whisper-1' });
+  assert.equal(typeof r.text, 'string');
+});
+
+test('text, srt and vtt come back as strings', async () => {
+  const text = await client.audio.transcriptions.create({ file: await file(), model: 'micro', response_format: 'text' });
+  assert.equal(typeof text, 'string');
+  const srt = await client.audio.transcriptions.create({ file: await file(), model: 'micro', response_format: 'srt' });
+  assert.match(srt, /^1\n00:00:\d\d,\d{3} --> /);
+  const vtt = await client.audio.transcriptions.create({ file: await file(), model: 'micro', response_format: 'vtt' });
+  assert.match(vtt, /^WEBVTT/);
+});
+
+test('verbose_json with segments and words', async () => {
+  const r = await client.audio.transcriptions.create({
+    file: await file(), model: 'micro', response_format: 'verbose_json',
+    timestamp_granularities: ['segment', 'word'],
+  });
+  assert.equal(r.task, 'transcribe');
+  assert.equal(r.duration, 4);
+  assert.ok(Array.isArray(r.segments) && r.segments.length > 0);
+  for (const s of r.segments)
+    for (const k of ['id', 'seek', 'start', 'end', 'text', 'tokens', 'temperature', 'avg_logprob',
+                     'compression_ratio', 'no_speech_prob'])
+      assert.ok(k in s, `segment field ${k}`);
+  assert.ok(Array.isArray(r.words));
+  for (const w of r.words) assert.ok(typeof w.word === 'string' && w.start <= w.end);
+});
+
+test('translations', async () => {
+  const r = await client.audio.translations.create({ file: await file(), model: 'whisper-1', response_format: 'verbose_json' });
+  assert.equal(r.task, 'translate');
+});
+
+test('stream: deltas then done, adding up to the text', async () => {
+  const plain = await client.audio.transcriptions.create({ file: await file(), model: 'micro' });
+  const stream = await client.audio.transcriptions.create({ file: await file(), model: 'micro', stream: true });
+  const events = [];
+  for await (const ev of stream) events.push(ev);
+  assert.ok(events.length >= 1);
+  const done = events.at(-1);
+  assert.equal(done.type, 'transcript.text.done');
+  assert.equal(done.text, plain.text);
+  const deltas = events.slice(0, -1);
+  for (const d of deltas) assert.equal(d.type, 'transcript.text.delta');
+  assert.ok(deltas.map((d) => d.delta).join('').startsWith(plain.text));
+});
+
+test('models list', async () => {
+  const ids = [];
+  for await (const m of client.models.list()) ids.push(m.id);
+  assert.deepEqual(ids, ['micro']);
+  assert.equal((await client.models.retrieve('micro')).id, 'micro');
+});
+
+test('errors are the SDK error classes with OpenAI error bodies', async () => {
+  await assert.rejects(client.audio.transcriptions.create({ file: await file(), model: 'large-v9' }),
+    (e) => e instanceof OpenAI.NotFoundError && e.status === 404 && e.code === 'model_not_found');
+  await assert.rejects(client.audio.transcriptions.create({ file: await toFile(Buffer.from('not audio at all'), 'x.wav'), model: 'micro' }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === 'file');
+  await assert.rejects(client.audio.transcriptions.create({ file: await file(), model: 'micro', response_format: 'xml' }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === 'response_format');
+  const wrong = new OpenAI({ apiKey: 'sk-wrong', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
+  await assert.rejects(wrong.audio.transcriptions.create({ file: await file(), model: 'micro' }),
+    (e) => e instanceof OpenAI.AuthenticationError && e.status === 401);
+});

@@ -1,0 +1,129 @@
+// `hark serve` as a process: it prints where it listens (--port 0: a free port), answers, and on
+// SIGTERM stops accepting, finishes, and exits 0; a bad model or port is a clear error, exit 1/2.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server_test_util.h"
+
+namespace hark::server::testing {
+namespace {
+
+std::string cli_path() {
+  if (const char* env = std::getenv("HARK_CLI"); env && *env) return env;
+#ifdef HARK_CLI_PATH
+  return HARK_CLI_PATH;
+#else
+  return {};
+#endif
+}
+
+// A child process running `hark serve ARGS`, its stdout read line by line.
+struct ServeProcess {
+  pid_t pid = -1;
+  FILE* out = nullptr;
+  explicit ServeProcess(const std::vector<std::string>& args) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid = fork();
+    if (pid == 0) {
+      dup2(fds[1], 1);
+      close(fds[0]);
+      close(fds[1]);
+      std::vector<std::string> all = {cli_path(), "serve"};
+      all.insert(all.end(), args.begin(), args.end());
+      std::vector<char*> argv;
+      for (auto& a : all) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    out = fdopen(fds[0], "r");
+  }
+  ~ServeProcess() {
+    if (pid > 0 && !exited) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    if (out) fclose(out);
+  }
+  std::string line() {
+    char buf[1024];
+    return out && fgets(buf, sizeof buf, out) ? std::string(buf) : std::string();
+  }
+  // Exit code, or -1 when killed by a signal.
+  int wait() {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    exited = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  bool exited = false;
+};
+
+class ServeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cli_path().empty() || !fs::exists(cli_path())) GTEST_SKIP() << "the hark binary was not built";
+  }
+};
+
+TEST_F(ServeCli, AnswersThenExitsZeroOnSigterm) {
+  ServeProcess p({"-m", micro_model(), "--port", "0", "-t", "1", "--no-fallback", "--parallel", "2"});
+  const std::string first = p.line();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(first, m, std::regex("listening on http://127\\.0\\.0\\.1:(\\d+)"))) << first;
+  EXPECT_TRUE(first.find("models: micro") != std::string::npos) << first;
+  const int port = std::stoi(m[1]);
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(120, 0);
+  auto h = c.Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  auto r = c.Post("/v1/audio/transcriptions", form(tones_wav()));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  // SIGTERM while a request runs: it is answered (finished within the grace), then exit 0.
+  int during = -1;  // the status the request in flight got; 0: no answer
+  std::thread t([&] {
+    httplib::Client c2("127.0.0.1", port);
+    c2.set_read_timeout(120, 0);
+    auto r2 = c2.Post("/v1/audio/transcriptions", form(tones_wav()));
+    during = r2 ? r2->status : 0;
+  });
+  for (int i = 0; i < 200; ++i) {  // until it runs (or is already done)
+    auto hh = c.Get("/health");
+    if (!hh || hh->body.find("\"jobs_running\":1") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(p.pid, SIGTERM);
+  t.join();
+  EXPECT_EQ(p.wait(), 0);
+  EXPECT_TRUE(during == 200 || during == 503) << during;
+  EXPECT_FALSE(httplib::Client("127.0.0.1", port).Get("/health"));
+}
+
+TEST_F(ServeCli, AMissingModelIsAClearError) {
+  ServeProcess p({"-m", (scratch() / "nope.bin").string(), "--port", "0"});
+  EXPECT_EQ(p.line(), "");
+  EXPECT_EQ(p.wait(), 1);
+}
+
+TEST_F(ServeCli, BadFlagsAreUsageErrors) {
+  ServeProcess p({"-m", micro_model(), "--port", "70000"});
+  EXPECT_EQ(p.wait(), 2);
+  ServeProcess q({"--port", "0"});  // no model
+  EXPECT_EQ(q.wait(), 2);
+}
+
+}  // namespace
+}  // namespace hark::server::testing
