@@ -474,6 +474,7 @@ typedef struct hark_timings {
   double audio_seconds;
   double real_time_factor; /* seconds of work per second of audio, load excluded */
   double vad_ms;           /* VAD-assisted transcription (vad): finding the speech; 0 without */
+  int n_threads;           /* compute threads the job ran with */
 } hark_timings;
 
 HARK_API hark_status hark_result_timings(const hark_result* result, hark_timings* out, size_t out_size);

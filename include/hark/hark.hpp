@@ -123,6 +123,7 @@ struct Timings {
   double load_ms = 0, mel_ms = 0, encode_ms = 0, decode_ms = 0, total_ms = 0;
   double vad_ms = 0;        // TranscribeParams::vad: finding the speech (the VAD network and the cut)
   int n_windows = 0;        // encoder runs
+  int n_threads = 0;        // compute threads the job ran with
   // Tokens chosen, each from one decoder step's logits: every candidate (best_of) and every
   // fallback pass counted; prefix passes and language detection are not tokens.
   int n_decode_tokens = 0;
@@ -218,7 +219,7 @@ inline constexpr int kMaxBatchSize = 32;
 struct TranscribeParams {
   std::string language = "en";  // a language code, or "auto" to detect (multilingual models)
   bool translate = false;       // into English (multilingual models)
-  int n_threads = 0;            // 0: the context's
+  int n_threads = 0;            // 0: the state's (new_state's count), else the context's
   int n_processors = 1;         // > 1: the audio is cut into this many parts decoded in parallel, each on
                                 // its own state (whisper.cpp's whisper_full_parallel); threads are shared out
   int64_t offset_ms = 0;        // start here in the audio
@@ -384,7 +385,8 @@ class HARK_API Context {
   // several threads at once; each call runs in parallel with the others on shared weights.
   // samples: 16 kHz mono float in [-1, 1]. Throws hark::Error for bad input (NaN, empty...).
   virtual Transcript transcribe(std::span<const float> samples, const TranscribeParams& params = {}) = 0;
-  // A state of one's own (whisper.cpp's whisper_init_state). n_threads 0: the context's.
+  // A state of one's own (whisper.cpp's whisper_init_state). Its jobs compute on n_threads unless
+  // their params name a count; 0: the context's.
   virtual std::unique_ptr<State> new_state(int n_threads = 0) = 0;
   // State::detect_language on a state from the pool; thread-safe like transcribe().
   virtual LanguageDetection detect_language(std::span<const float> samples,

@@ -1261,6 +1261,7 @@ hark_status hark_result_timings(const hark_result* result, hark_timings* out, si
     v.audio_seconds = t.audio_seconds;
     v.real_time_factor = t.real_time_factor();
     v.vad_ms = t.vad_ms;
+    v.n_threads = t.n_threads;
     write_out(out, out_size, kTimingsV1, v);
   });
 }

@@ -71,7 +71,9 @@ class ContextImpl final : public Context {
 
   std::unique_ptr<State> new_state(int n_threads) override {
     HARK_CHECK(n_threads >= 0, "new_state: n_threads must be >= 0, got " + std::to_string(n_threads));
-    return std::make_unique<StateImpl>(model_, n_threads);
+    auto s = std::make_unique<StateImpl>(model_, n_threads);
+    s->set_default_threads(n_threads);
+    return s;
   }
 
   BenchResult bench(int n_threads) override {

@@ -154,6 +154,7 @@ std::string to_json(const Transcript& t, bool full) {
                                 {"decode_ms", tm.decode_ms},
                                 {"total_ms", tm.total_ms},
                                 {"n_windows", tm.n_windows},
+                                {"n_threads", tm.n_threads},
                                 {"n_decode_tokens", tm.n_decode_tokens},
                                 {"decode_ms_per_token", tm.decode_ms_per_token()},
                                 {"audio_seconds", tm.audio_seconds},

@@ -61,7 +61,7 @@ Transcript StateImpl::run_batched(const JobRequest& req, const TranscribeParams&
 LanguageDetection StateImpl::detect_language(std::span<const float> samples, const DetectLanguageParams& p) {
   std::lock_guard<std::mutex> lock(busy_);
   const std::function<bool()> stop = [&p] { return p.should_abort && p.should_abort(); };
-  backend_->set_n_threads(p.n_threads > 0 ? p.n_threads : model_->n_threads);
+  backend_->set_n_threads(p.n_threads > 0 ? p.n_threads : default_threads() > 0 ? default_threads() : model_->n_threads);
   const StopBinding bind(*runner_, stop);
   decode::RunnerModel model(*runner_);
   return detect_language_on(*model_, model, samples, p, stop);
@@ -201,7 +201,8 @@ Transcript transcribe_job(StateImpl& main, const StateLender& acquire, std::span
                           const TranscribeParams& p) {
   const auto t_start = Clock::now();
   const LoadedModel& m = main.model();
-  const JobRequest req = check_request(m, samples, p);
+  JobRequest req = check_request(m, samples, p);
+  if (p.n_threads == 0 && main.default_threads() > 0) req.n_threads = main.default_threads();
   std::shared_ptr<JobImpl> job = job_for(p.job);
   // A job made here for a caller who brought none leaves the registry when the call returns; one
   // the caller made stays until the caller removes it.
@@ -240,6 +241,7 @@ Transcript transcribe_job(StateImpl& main, const StateLender& acquire, std::span
     ctl.rethrow_if_failed();
     out.job_id = job->id();
     out.timings.vad_ms = vad_ms;
+    out.timings.n_threads = req.n_threads;
     out.timings.total_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_start).count();
     return out;
   }
@@ -266,6 +268,7 @@ Transcript transcribe_job(StateImpl& main, const StateLender& acquire, std::span
       t.language = st.n_languages == 0 ? "en" : (req.auto_language ? "" : language_code_at(req.lang));
       t.timings.load_ms = m.file->load_ms();
       t.timings.vad_ms = vad_ms;
+      t.timings.n_threads = req.n_threads;
       t.timings.audio_seconds = static_cast<double>(req.samples.size()) / kSampleRate;
       if (!t.aborted && p.on_progress) ctl.call([&] { p.on_progress(100); });
       ctl.rethrow_if_failed();
@@ -337,6 +340,7 @@ Transcript transcribe_job(StateImpl& main, const StateLender& acquire, std::span
     out.timings.vad_ms = vad_ms;
     out.timings.audio_seconds = static_cast<double>(req.samples.size()) / kSampleRate;  // the caller's audio
   }
+  out.timings.n_threads = req.n_threads;  // the job's, shared out among n_processors parts
   out.timings.total_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_start).count();
   return out;
 }

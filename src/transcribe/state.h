@@ -21,6 +21,10 @@ namespace hark {
 class StateImpl final : public State {
  public:
   StateImpl(std::shared_ptr<const LoadedModel> model, int n_threads);
+  // The thread count of jobs that name none: new_state's count (0: the context's). Pool states
+  // keep 0, so Context::transcribe follows the context's count as documented.
+  void set_default_threads(int n) { default_threads_ = n; }
+  int default_threads() const { return default_threads_ > 0 ? default_threads_ : 0; }
   ~StateImpl() override;
 
   size_t bytes() const override;
@@ -39,6 +43,7 @@ class StateImpl final : public State {
 
  private:
   std::shared_ptr<const LoadedModel> model_;
+  int default_threads_ = 0;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<WhisperRunner> runner_;
   std::mutex busy_;  // held while a job runs here

@@ -17,7 +17,9 @@ std::string system_info() {
   const SimdLevel best = cpu::best_simd_level();
   auto flag = [](const char* name, bool on) { return std::string(name) + " = " + (on ? "1" : "0"); };
   std::string s = flag("AVX512", best >= SimdLevel::AVX512) + " | " + flag("AVX2", best >= SimdLevel::AVX2) + " | " +
-                  flag("FMA", best >= SimdLevel::AVX2) + " | " + flag("F16C", best >= SimdLevel::AVX2);
+                  flag("FMA", best >= SimdLevel::AVX2) + " | " + flag("F16C", best >= SimdLevel::AVX2) + " | " +
+                  // Both the AVX-512 level (built with VNNI) and avx2vnni use int8 dot instructions.
+                  flag("VNNI", best >= SimdLevel::AVX2VNNI) + " | SIMD = " + cpu::simd_level_name(best);
 #ifdef HARK_HAVE_OPENBLAS
   s += " | " + flag("BLAS", true);
 #else

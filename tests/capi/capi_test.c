@@ -895,6 +895,17 @@ static void test_state(hark_context* ctx, const float* audio, size_t n, const ch
   p.n_threads = -1;
   CHECK_ERR(hark_transcribe_with_state(st, audio, n, &p, &r), HARK_ERR_INVALID_ARGUMENT, "n_threads");
   CHECK_OK(hark_state_free(st));
+  /* A 1-thread state runs its jobs on 1 thread unless the params name a count. */
+  CHECK_OK(hark_state_new(ctx, 1, &st));
+  r = NULL;
+  CHECK_OK(hark_transcribe_with_state(st, audio, n, &g_quick, &r));
+  hark_timings tm;
+  if (r) {
+    CHECK_OK(hark_result_timings(r, &tm, sizeof tm));
+    CHECK(tm.n_threads == 1);
+    hark_result_free(r);
+  }
+  CHECK_OK(hark_state_free(st));
 }
 
 static void test_aborts(hark_context* ctx, const char* model) {

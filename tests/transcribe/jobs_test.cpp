@@ -70,6 +70,22 @@ TEST_F(Jobs, AStateOfOnesOwnGivesTheSameTextAndReportsItsBytes) {
   EXPECT_FALSE(text_of(st->transcribe(a, testing::fast_params())).empty());
 }
 
+// A state made for n threads runs its jobs on n unless their params name a count; the context's
+// own jobs keep the context's count. (Jobs on a 1-thread state used to take the context's count,
+// so several such states oversubscribed the cores.)
+TEST_F(Jobs, AStateRunsItsJobsOnItsOwnThreadCount) {
+  auto ctx = load(2);
+  const std::vector<float> a = tones(3.0);
+  const std::unique_ptr<State> one = ctx->new_state(1);
+  EXPECT_EQ(one->transcribe(a, testing::fast_params()).timings.n_threads, 1);
+  TranscribeParams three = testing::fast_params();
+  three.n_threads = 3;
+  EXPECT_EQ(one->transcribe(a, three).timings.n_threads, 3);
+  EXPECT_EQ(ctx->new_state(0)->transcribe(a, testing::fast_params()).timings.n_threads, 2);
+  EXPECT_EQ(ctx->transcribe(a, testing::fast_params()).timings.n_threads, 2);
+  EXPECT_EQ(ctx->transcribe(a, three).timings.n_threads, 3);
+}
+
 TEST_F(Jobs, EveryTranscriptionIsAJobWithItsOwnId) {
   auto ctx = load(1);
   const Transcript t1 = ctx->transcribe(tones(2.0), testing::fast_params());

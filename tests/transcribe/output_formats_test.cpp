@@ -168,6 +168,7 @@ TEST(OutputFormats, Json) {
     "decode_ms": 50.0,
     "total_ms": 200.0,
     "n_windows": 1,
+    "n_threads": 0,
     "n_decode_tokens": 10,
     "decode_ms_per_token": 5.0,
     "audio_seconds": 2.5,
