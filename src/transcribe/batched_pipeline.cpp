@@ -82,9 +82,7 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
   Timings& tm = out.timings;
   tm.load_ms = m.file->load_ms();
   tm.audio_seconds = static_cast<double>(req.samples.size()) / kSampleRate;
-  int lang = req.lang;
-  bool language_known = !req.auto_language;
-  out.language = st.n_languages == 0 ? "en" : (req.auto_language ? "" : language_code(lang));
+  JobLanguage language(m, req, p, out);
 
   const int64_t n_units = static_cast<int64_t>((req.samples.size() + kUnitSamples - 1) / kUnitSamples);
   const std::vector<AudioChunk> chunks = merge_speech_chunks(speech, n_units, frontend::kWindowFrames);
@@ -93,7 +91,6 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
   decode::WindowRequest& wreq = policy.request;
   // Chunks are independent: the initial prompt (if any) before every one, never earlier text.
   wreq.prompt = req.prompt;
-  std::vector<int32_t> start = m.start_sequence(lang, p.translate, p.timestamps);
   const float t0 = policy.temperatures.front();
   // What decode_windows_batched steps together; other searches go chunk by chunk.
   const bool lockstep = t0 > 0.0f ? p.best_of == 1 : p.beam_size == 1;
@@ -140,22 +137,13 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
     if (out.aborted) break;
 
     auto t = Clock::now();
-    if (!language_known) {
-      // The first chunk decides the language of the whole job, as the first window does.
-      model.select_window(0);
-      const LanguageGuess g = guess_language(st, model);
-      if (g.aborted) {
-        out.aborted = true;
-        break;
-      }
-      ++tm.n_decode_steps;
-      lang = g.id;
-      out.language = language_code(lang);
-      out.language_prob = g.probs[static_cast<size_t>(lang)];
-      start = m.start_sequence(lang, p.translate, p.timestamps);
-      language_known = true;
+    // The first chunk decides the language of the whole job, as the first window does.
+    if (!language.known()) model.select_window(0);
+    if (!language.settle(model)) {
+      out.aborted = true;
+      break;
     }
-    wreq.start = start;
+    wreq.start = language.start();
 
     // The first temperature: all chunks together (or one by one for beams / best-of).
     std::vector<decode::WindowTokens> rows(n);

@@ -215,6 +215,27 @@ DecodePolicy decode_policy(const LoadedModel& m, const JobRequest& req, const Tr
   return d;
 }
 
+JobLanguage::JobLanguage(const LoadedModel& m, const JobRequest& req, const TranscribeParams& p, Transcript& out)
+    : m_(m), p_(p), out_(out), lang_(req.lang), known_(!req.auto_language),
+      start_(m.start_sequence(req.lang, p.translate, p.timestamps)) {
+  // "en" only when it is: asked for, or an English-only model; auto fills it in at settle().
+  const SpecialTokens& st = m.file->vocab().special();
+  out.language = st.n_languages == 0 ? "en" : (req.auto_language ? "" : language_code(lang_));
+}
+
+bool JobLanguage::settle(decode::Model& model) {
+  if (known_) return true;
+  const LanguageGuess g = guess_language(m_.file->vocab().special(), model);
+  if (g.aborted) return false;
+  ++out_.timings.n_decode_steps;
+  lang_ = g.id;
+  out_.language = language_code(lang_);
+  out_.language_prob = g.probs[static_cast<size_t>(lang_)];
+  start_ = m_.start_sequence(lang_, p_.translate, p_.timestamps);
+  known_ = true;
+  return true;
+}
+
 Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRequest& req,
                          const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks) {
   const auto t_start = Clock::now();
@@ -226,11 +247,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
   Timings& tm = out.timings;
   tm.load_ms = m.file->load_ms();
   tm.audio_seconds = static_cast<double>(req.samples.size()) / kSampleRate;
-  // The language is "en" only when it is: asked for, or an English-only model. Auto detection
-  // fills it in at the first window.
-  int lang = req.lang;
-  bool language_known = !req.auto_language;
-  out.language = st.n_languages == 0 ? "en" : (req.auto_language ? "" : language_code(lang));
+  JobLanguage language(m, req, p, out);
 
   auto t = Clock::now();
   const frontend::LogMel mel = frontend::log_mel_spectrogram(req.samples.data(), req.samples.size(), m.filters,
@@ -252,7 +269,6 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
 
   const auto content = static_cast<int64_t>(mel.n_content_frames);
   int64_t seek = 0;
-  std::vector<int32_t> start = m.start_sequence(lang, p.translate, p.timestamps);
 
   // OpenAI's prompt bookkeeping: all_tokens = the initial prompt, then every kept window's text;
   // a window's prompt is all_tokens[reset_since:], with reset_since moved to the end after a
@@ -317,21 +333,11 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     ++tm.n_windows;
 
     t = Clock::now();
-    if (!language_known) {
-      // The first window decides the language of the whole job, as in Whisper.
-      const LanguageGuess g = guess_language(st, model);
-      if (g.aborted) {
-        out.aborted = true;
-        break;
-      }
-      ++tm.n_decode_steps;
-      lang = g.id;
-      out.language = language_code(lang);
-      out.language_prob = g.probs[static_cast<size_t>(lang)];
-      start = m.start_sequence(lang, p.translate, p.timestamps);
-      language_known = true;
+    if (!language.settle(model)) {
+      out.aborted = true;
+      break;
     }
-    wreq.start = start;
+    wreq.start = language.start();
     wreq.prompt = window_prompt();
 
     // Temperature fallback (OpenAI's decode_with_fallback).
@@ -417,7 +423,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       // Words, refined segment bounds and the next seek from the last word (word_timing.h).
       t = Clock::now();
       const WordOutcome wo = words.run({seek, window_frames, content, next_seek, single_timestamp_ending(st, w.tokens),
-                                        lang, p.translate},
+                                        language.id(), p.translate},
                                        fresh);
       tm.decode_ms += ms_since(t);
       if (wo.aborted) {

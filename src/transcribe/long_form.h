@@ -61,6 +61,28 @@ uint64_t mix_seed(uint64_t seed, int64_t seek, int pass);
 void set_token_times(const SpecialTokens& st, const decode::WindowTokens& w, const decode::RawSegment& rs,
                      int64_t window_offset, const TranscribeParams& p, Segment* seg);
 
+// The job's language, decided once for the whole job (as Whisper does): the one asked for, or with
+// "auto" what the first window's logits say. Keeps the transcript's language fields and the
+// window start sequence ([sot, language, task, (notimestamps)]) that follows from it.
+class JobLanguage {
+ public:
+  JobLanguage(const LoadedModel& m, const JobRequest& req, const TranscribeParams& p, Transcript& out);
+  // With the job's first window encoded in `model`: when still unknown, guesses it (one decoder
+  // step, counted in the transcript's timings). False when the guess was aborted.
+  bool settle(decode::Model& model);
+  bool known() const { return known_; }
+  int id() const { return lang_; }
+  const std::vector<int32_t>& start() const { return start_; }
+
+ private:
+  const LoadedModel& m_;
+  const TranscribeParams& p_;
+  Transcript& out_;
+  int lang_;
+  bool known_;
+  std::vector<int32_t> start_;
+};
+
 // The loop calls these directly; whoever sets them wraps user code in JobControl::call.
 struct LongFormHooks {
   std::function<void(std::vector<Segment>&& segments)> on_segments;  // each window's new segments, in order
