@@ -54,7 +54,9 @@ Prepared Service::prepare(TranscriptionRequest r, Clock::time_point deadline, st
   try {
     p.samples = decode_audio(r.audio.data(), r.audio.size());
   } catch (const Error& e) {
-    throw ApiError(400, std::string("file: the audio could not be decoded (WAV, FLAC, OGG Vorbis/Opus or MP3): ") +
+    // 415 Unsupported Media Type: the upload is no audio hark can read (the contract;
+    // OpenAI itself answers 400 with the same error code, which its SDKs read the same way).
+    throw ApiError(415, std::string("file: the audio could not be decoded (WAV, FLAC, OGG Vorbis/Opus or MP3): ") +
                             e.what(),
                    "invalid_request_error", "file", "invalid_file_format");
   }
