@@ -1,7 +1,11 @@
 #include "http_server.h"
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -269,12 +273,38 @@ void HttpServer::routes() {
   });
 }
 
+namespace {
+
+// cpp-httplib 0.11 listens with a backlog of 5 (compiled into Debian's library), so a burst of
+// clients connecting at once overflows the accept queue and some get reset before a worker can
+// take them. On Linux, listen() on a socket that already listens sets a new backlog: find ours
+// (the listening TCP socket bound to `port`) among the descriptors and give it room.
+void widen_listen_backlog(int port) {
+  rlimit lim{};
+  const int max_fd = getrlimit(RLIMIT_NOFILE, &lim) == 0 ? static_cast<int>(std::min<rlim_t>(lim.rlim_cur, 65536)) : 1024;
+  for (int fd = 0; fd < max_fd; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
+    sockaddr_storage addr{};
+    socklen_t alen = sizeof addr;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) continue;
+    int bound = -1;
+    if (addr.ss_family == AF_INET) bound = ntohs(reinterpret_cast<const sockaddr_in*>(&addr)->sin_port);
+    if (addr.ss_family == AF_INET6) bound = ntohs(reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_port);
+    if (bound == port) ::listen(fd, SOMAXCONN);
+  }
+}
+
+}  // namespace
+
 void HttpServer::start() {
   // A client that goes away mid-answer must not kill the process: writes then fail with EPIPE.
   std::signal(SIGPIPE, SIG_IGN);
   const ServerOptions& o = svc_.options();
   port_ = o.port == 0 ? http_->bind_to_any_port(o.host) : (http_->bind_to_port(o.host, o.port) ? o.port : -1);
   if (port_ < 0) throw Error("cannot listen on " + o.host + ":" + std::to_string(o.port) + " (in use, or not an address here)");
+  widen_listen_backlog(port_);
   thread_ = std::thread([this] { http_->listen_after_bind(); });
   const auto until = Clock::now() + std::chrono::seconds(10);
   while (!http_->is_running() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
