@@ -119,8 +119,9 @@ test('models list', async () => {
 test('errors are the SDK error classes with OpenAI error bodies', async () => {
   await assert.rejects(client.audio.transcriptions.create({ file: await file(), model: 'large-v9' }),
     (e) => e instanceof OpenAI.NotFoundError && e.status === 404 && e.code === 'model_not_found');
+  // Not audio: 415 (the SDK's generic APIError, with OpenAI's error body).
   await assert.rejects(client.audio.transcriptions.create({ file: await toFile(Buffer.from('not audio at all'), 'x.wav'), model: 'micro' }),
-    (e) => e instanceof OpenAI.BadRequestError && e.param === 'file');
+    (e) => e instanceof OpenAI.APIError && e.status === 415 && e.param === 'file' && e.code === 'invalid_file_format');
   await assert.rejects(client.audio.transcriptions.create({ file: await file(), model: 'micro', response_format: 'xml' }),
     (e) => e instanceof OpenAI.BadRequestError && e.param === 'response_format');
   const wrong = new OpenAI({ apiKey: 'sk-wrong', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
