@@ -223,33 +223,8 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
         r.segments.assign(1, std::move(one));
       }
       if (r.speaker_turn_first && !out.segments.empty()) out.segments.back().speaker_turn_next = true;
-      std::vector<Segment> fresh;
-      for (const decode::RawSegment& rs : r.segments) {
-        Segment seg;
-        seg.t0 = rs.t0;
-        seg.t1 = rs.t1;
-        seg.text = m.tokenizer->decode(rs.tokens);
-        seg.temperature = w.temperature;
-        seg.avg_logprob = w.avg_logprob;
-        seg.compression_ratio = ratios[k];
-        seg.no_speech_prob = w.no_speech_prob;
-        seg.speaker_turn_next = rs.speaker_turn_next;
-        for (size_t i = 0; i < rs.tokens.size(); ++i) {
-          TokenData td;
-          td.id = rs.tokens[i];
-          td.text = std::string(m.tokenizer->token_bytes(td.id));
-          td.p = w.probs[rs.positions[i]];
-          td.logp = w.logprobs[rs.positions[i]];
-          seg.tokens.push_back(std::move(td));
-        }
-        if (token_timestamps) set_token_times(st, w, rs, offset, p, &seg);
-        fresh.push_back(std::move(seg));
-      }
-      fresh = wrap_segments(std::move(fresh), p.max_len, p.split_on_word, [&m](std::span<const TokenData> toks) {
-        std::vector<int32_t> ids;
-        for (const TokenData& td : toks) ids.push_back(td.id);
-        return m.tokenizer->decode(ids);
-      });
+      std::vector<Segment> fresh =
+          wrap_to_max_len(m, window_segments(m, w, r.segments, ratios[k], offset, p, token_timestamps), p);
       for (const Segment& seg : fresh) out.segments.push_back(seg);
       if (hooks.on_segments && !fresh.empty()) hooks.on_segments(std::move(fresh));
     }

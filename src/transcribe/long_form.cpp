@@ -215,6 +215,43 @@ DecodePolicy decode_policy(const LoadedModel& m, const JobRequest& req, const Tr
   return d;
 }
 
+std::vector<Segment> window_segments(const LoadedModel& m, const decode::WindowTokens& w,
+                                     std::span<const decode::RawSegment> raw, double compression_ratio,
+                                     int64_t token_time_offset, const TranscribeParams& p, bool token_timestamps) {
+  const SpecialTokens& st = m.file->vocab().special();
+  std::vector<Segment> out;
+  for (const decode::RawSegment& rs : raw) {
+    Segment seg;
+    seg.t0 = rs.t0;
+    seg.t1 = rs.t1;
+    seg.text = m.tokenizer->decode(rs.tokens);
+    seg.temperature = w.temperature;
+    seg.avg_logprob = w.avg_logprob;
+    seg.compression_ratio = compression_ratio;
+    seg.no_speech_prob = w.no_speech_prob;
+    seg.speaker_turn_next = rs.speaker_turn_next;
+    for (size_t k = 0; k < rs.tokens.size(); ++k) {
+      TokenData td;
+      td.id = rs.tokens[k];
+      td.text = std::string(m.tokenizer->token_bytes(td.id));
+      td.p = w.probs[rs.positions[k]];
+      td.logp = w.logprobs[rs.positions[k]];
+      seg.tokens.push_back(std::move(td));
+    }
+    if (token_timestamps) set_token_times(st, w, rs, token_time_offset, p, &seg);
+    out.push_back(std::move(seg));
+  }
+  return out;
+}
+
+std::vector<Segment> wrap_to_max_len(const LoadedModel& m, std::vector<Segment> segments, const TranscribeParams& p) {
+  return wrap_segments(std::move(segments), p.max_len, p.split_on_word, [&m](std::span<const TokenData> toks) {
+    std::vector<int32_t> ids;
+    for (const TokenData& td : toks) ids.push_back(td.id);
+    return m.tokenizer->decode(ids);
+  });
+}
+
 JobLanguage::JobLanguage(const LoadedModel& m, const JobRequest& req, const TranscribeParams& p, Transcript& out)
     : m_(m), p_(p), out_(out), lang_(req.lang), known_(!req.auto_language),
       start_(m.start_sequence(req.lang, p.translate, p.timestamps)) {
@@ -396,28 +433,8 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
       out.segments.back().speaker_turn_next = true;
       if (!held.empty()) held.back().speaker_turn_next = true;
     }
-    std::vector<Segment> fresh;
-    for (const decode::RawSegment& rs : r.segments) {
-      Segment seg;
-      seg.t0 = rs.t0;
-      seg.t1 = rs.t1;
-      seg.text = m.tokenizer->decode(rs.tokens);
-      seg.temperature = w.temperature;
-      seg.avg_logprob = w.avg_logprob;
-      seg.compression_ratio = ratio;
-      seg.no_speech_prob = w.no_speech_prob;
-      seg.speaker_turn_next = rs.speaker_turn_next;
-      for (size_t k = 0; k < rs.tokens.size(); ++k) {
-        TokenData td;
-        td.id = rs.tokens[k];
-        td.text = std::string(m.tokenizer->token_bytes(td.id));
-        td.p = w.probs[rs.positions[k]];
-        td.logp = w.logprobs[rs.positions[k]];
-        seg.tokens.push_back(std::move(td));
-      }
-      if (token_timestamps) set_token_times(st, w, rs, req.offset_units + seek, p, &seg);
-      fresh.push_back(std::move(seg));
-    }
+    std::vector<Segment> fresh =
+        window_segments(m, w, r.segments, ratio, req.offset_units + seek, p, token_timestamps);
     int64_t next_seek = seek + std::max<int64_t>(r.consumed_frames, 1);
     if (p.word_timestamps) {
       // Words, refined segment bounds and the next seek from the last word (word_timing.h).
@@ -446,11 +463,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
           }
     }
     // max_len last: it cuts at token times, and hands each part the words that start in it.
-    fresh = wrap_segments(std::move(fresh), p.max_len, p.split_on_word, [&m](std::span<const TokenData> toks) {
-      std::vector<int32_t> ids;
-      for (const TokenData& td : toks) ids.push_back(td.id);
-      return m.tokenizer->decode(ids);
-    });
+    fresh = wrap_to_max_len(m, std::move(fresh), p);
     for (const Segment& seg : fresh) {
       for (const TokenData& td : seg.tokens) all_tokens.push_back(td.id);
       out.segments.push_back(seg);

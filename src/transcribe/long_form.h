@@ -83,6 +83,15 @@ class JobLanguage {
   std::vector<int32_t> start_;
 };
 
+// The public segments of one decoded window: text, the window's decoding figures, each token's
+// id/text/p/logp, and token times when asked (token_time_offset: the window's start in the
+// caller's audio, 10 ms units). The long-form loop and the batched pipeline both build them here.
+std::vector<Segment> window_segments(const LoadedModel& m, const decode::WindowTokens& w,
+                                     std::span<const decode::RawSegment> raw, double compression_ratio,
+                                     int64_t token_time_offset, const TranscribeParams& p, bool token_timestamps);
+// Segments cut to at most p.max_len characters (max_len.h), parts' texts decoded from their tokens.
+std::vector<Segment> wrap_to_max_len(const LoadedModel& m, std::vector<Segment> segments, const TranscribeParams& p);
+
 // The loop calls these directly; whoever sets them wraps user code in JobControl::call.
 struct LongFormHooks {
   std::function<void(std::vector<Segment>&& segments)> on_segments;  // each window's new segments, in order
