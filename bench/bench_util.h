@@ -58,4 +58,14 @@ inline void write_preset_model(TempModel& temp, const std::string& preset, const
   hark::write_test_model(o, temp.path);
 }
 
+// The model a bench runs: the file given with -m, or a preset written to `temp` (then `model`
+// becomes its path). Returns the label the figures name it by ("preset:tiny" or the path).
+inline std::string model_or_preset(TempModel& temp, std::string& model, const std::string& preset,
+                                   const std::string& type, uint64_t seed) {
+  if (preset.empty()) return model;
+  write_preset_model(temp, preset, type, seed);
+  model = temp.path;
+  return "preset:" + preset;
+}
+
 }  // namespace bench

@@ -117,12 +117,7 @@ int main(int argc, char** argv) {
 
   bench::TempModel temp;
   try {
-    std::string label = model;
-    if (!preset.empty()) {
-      bench::write_preset_model(temp, preset, type, seed);
-      model = temp.path;
-      label = "preset:" + preset;
-    }
+    const std::string label = bench::model_or_preset(temp, model, preset, type, seed);
     std::string audio_label;
     const std::vector<float> audio = speech_audio(audio_where, seconds, &audio_label);
 

@@ -90,12 +90,7 @@ int main(int argc, char** argv) {
 
   bench::TempModel temp;
   try {
-    std::string label = model;
-    if (!preset.empty()) {
-      bench::write_preset_model(temp, preset, type, seed);
-      model = temp.path;
-      label = "preset:" + preset;
-    }
+    const std::string label = bench::model_or_preset(temp, model, preset, type, seed);
 
     const std::vector<float> audio = audio_path.empty() ? bench::synth_audio(seconds) : hark::load_audio(audio_path);
 
