@@ -95,6 +95,7 @@ class ModelFile {
   const Vocab& vocab() const { return header_.vocab; }
   const frontend::MelFilters& mel_filters() const { return header_.mel; }
   const std::vector<TensorEntry>& entries() const { return entries_; }
+  uint64_t tensors_offset() const { return header_.tensors_offset; }  // where the header ends
   const WhisperWeights& weights() const { return weights_; }
   Tensor* tensor(const std::string& name) const;  // nullptr when the model has no such tensor
   Buffer* buffer() const { return buffer_.get(); }

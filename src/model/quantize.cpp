@@ -82,17 +82,17 @@ QuantizeResult quantize_model(const std::string& input_path, const std::string& 
 
   const std::unique_ptr<ModelFile> mf = ModelFile::open(input_path);
   HARK_CHECK(mf->mapped(), "quantize: " + input_path + ": the weights are not mapped");
-  const ModelHeader header = ModelFile::read_header(input_path);
-  std::vector<uint8_t> head = read_prefix(input_path, header.tensors_offset);
+  // The header's bytes as the file has them (the parse above already validated them).
+  std::vector<uint8_t> head = read_prefix(input_path, mf->tensors_offset());
   int32_t ftype = 0;
   std::memcpy(&ftype, head.data() + kFtypeOffset, 4);
-  HARK_CHECK(ftype == header.hparams.ftype, "quantize: " + input_path + ": ftype not found at byte " +
+  HARK_CHECK(ftype == mf->hparams().ftype, "quantize: " + input_path + ": ftype not found at byte " +
                                                 std::to_string(kFtypeOffset) + " of the header");
   const int32_t new_ftype = ftype_for_weight_type(to);
   std::memcpy(head.data() + kFtypeOffset, &new_ftype, 4);
 
   QuantizeResult r;
-  r.from_type = dtype_name(header.hparams.weight_type());
+  r.from_type = dtype_name(mf->hparams().weight_type());
   r.to_type = dtype_name(to);
   r.input_bytes = mf->file_bytes();
   r.n_tensors = static_cast<int>(mf->entries().size());
