@@ -24,7 +24,7 @@ class StateImpl final : public State {
   // The thread count of jobs that name none: new_state's count (0: the context's). Pool states
   // keep 0, so Context::transcribe follows the context's count as documented.
   void set_default_threads(int n) { default_threads_ = n; }
-  int default_threads() const { return default_threads_ > 0 ? default_threads_ : 0; }
+  int default_threads() const { return default_threads_; }
   ~StateImpl() override;
 
   size_t bytes() const override;
