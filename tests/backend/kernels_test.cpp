@@ -115,10 +115,12 @@ TEST_P(KernelsTest, DotF16) {
   }
 }
 
-// dot_f32_rows / dot_f16_rows: every tile shape the tables unroll (weight rows 1..9 with
-// remainders, activation rows 1..9: groups of up to 8 (avx512) or 6 (avx2) and what is left),
-// weight rows at an odd byte stride (rows from the file mapping may sit at any byte), strided
-// activation rows and strided outputs; each output against the double-precision dot.
+// dot_f32_rows / dot_f16_rows: every tile shape the tables unroll (weight rows 1..9: tiles of 4
+// (avx512) or 2-3 (avx2) and the remainders, activation rows 1..9: groups of up to 6 and what
+// is left), weight rows at an odd byte stride (rows from the file mapping may sit at any byte),
+// strided activation rows and strided outputs; each output against the double-precision dot,
+// and bit for bit what the same row gives alone (nw = 1): a weight row's result must not depend
+// on which rows share its tile, which is how threads split the rows (same threads, same text).
 TEST_P(KernelsTest, WeightRowsDotsOverSeveralRows) {
   for (bool f16 : {false, true}) {
     for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{17}, int64_t{64}, int64_t{384}, int64_t{1500}}) {
@@ -159,6 +161,14 @@ TEST_P(KernelsTest, WeightRowsDotsOverSeveralRows) {
                   << (f16 ? "f16" : "f32") << " n=" << n << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m;
             }
             for (int64_t r = nw; r < ldy; ++r) ASSERT_EQ(y[m * ldy + r], -7.0f) << "wrote past the tile";
+          }
+          for (int64_t r = 0; r < nw; ++r) {
+            std::vector<float> alone(static_cast<size_t>(nx));
+            (f16 ? k().dot_f16_rows : k().dot_f32_rows)(n, wbytes.data() + 1 + r * ws, ws, 1, x.data(), xs, nx,
+                                                         alone.data(), 1);
+            for (int64_t m = 0; m < nx; ++m)
+              ASSERT_TRUE(same_bits(y[m * ldy + r], alone[m]))
+                  << (f16 ? "f16" : "f32") << " n=" << n << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m;
           }
         }
       }
