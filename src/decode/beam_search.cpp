@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "runtime/error.h"
 
@@ -23,17 +24,20 @@ struct Proposal {
 };
 
 // The k most likely tokens of a log-prob row, most likely first (ties: the lower id), none that
-// is ruled out (-inf).
-std::vector<int32_t> top_tokens(const std::vector<float>& lp, int k) {
+// is ruled out (-inf). The k-th best so far is kept in a local as the bar a value must pass, so
+// the scan over the vocabulary is a load and a compare per token (it runs for every beam at
+// every step, on the host thread, while the compute threads wait).
+std::vector<int32_t> top_tokens(std::span<const float> lp, int k) {
   std::vector<int32_t> top;
   top.reserve(static_cast<size_t>(k) + 1);
+  float bar = -std::numeric_limits<float>::infinity();  // a value must be above it (NaN never is)
   for (size_t i = 0; i < lp.size(); ++i) {
     const float v = lp[i];
-    if (!std::isfinite(v)) continue;
-    if (static_cast<int>(top.size()) == k && v <= lp[static_cast<size_t>(top.back())]) continue;
+    if (!(v > bar) || v == std::numeric_limits<float>::infinity()) continue;
     auto at = std::upper_bound(top.begin(), top.end(), v, [&](float x, int32_t t) { return x > lp[static_cast<size_t>(t)]; });
     top.insert(at, static_cast<int32_t>(i));
     if (static_cast<int>(top.size()) > k) top.pop_back();
+    if (static_cast<int>(top.size()) == k) bar = lp[static_cast<size_t>(top.back())];
   }
   return top;
 }
@@ -66,16 +70,17 @@ WindowTokens beam_search(Model& model, const SpecialTokens& st, const WindowRequ
   std::vector<Beam> next;
   std::vector<int32_t> tokens;
   std::vector<int> seqs;
-  std::vector<std::vector<float>> lps;  // each beam's log-probs this step; kept so steps do not allocate
+  // Each beam's log-probs this step: its row of `rows`, turned into log-probs in place (the row is
+  // not needed as logits again; the next step's logits replace all of `rows`).
+  std::vector<std::span<float>> lps;
   std::vector<Proposal> props;
   while (true) {
     // Proposals of every beam, ranked (a stable sort: equal scores keep beam order, then token rank).
-    if (lps.size() < beams.size()) lps.resize(beams.size());
+    lps.resize(beams.size());
     props.clear();
     for (size_t b = 0; b < beams.size(); ++b) {
-      const float* row = rows.data() + row_of[b] * n_vocab;
-      std::vector<float>& lp = lps[b];
-      lp.assign(row, row + n_vocab);
+      const std::span<float> lp(rows.data() + row_of[b] * n_vocab, n_vocab);
+      lps[b] = lp;
       apply_rules(st, req.rules, beams[b].w.tokens, lp.data());
       log_softmax(lp);
       for (int32_t t : top_tokens(lp, n_beams + 1))
