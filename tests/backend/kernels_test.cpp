@@ -462,10 +462,11 @@ TEST_P(KernelsTest, ElementWise) {
 
 // axpy_f16_rows: every output exactly as axpy_f16 row after row would leave it (the attention's
 // grouping of queries must change no result), for output counts across the register groups, value
-// lengths with tails, and strided rows.
+// lengths with tails (up to 64 values and 6 outputs go in one pass of 4 vectors, others in
+// chunks of 32), and strided rows.
 TEST_P(KernelsTest, AxpyF16RowsIsAxpyF16RowAfterRow) {
-  for (int64_t n : {1, 16, 31, 64, 80}) {
-    for (int64_t na : {1, 2, 5, 8, 9}) {
+  for (int64_t n : {1, 16, 31, 40, 64, 80}) {
+    for (int64_t na : {1, 2, 5, 6, 7, 8, 9}) {
       const int64_t nk = 37, as = nk + 3, ys = n + 5;
       const size_t xs = static_cast<size_t>(n + 2) * sizeof(f16_t);
       const auto vals = random_floats(nk * (n + 2), 11, -3, 3);
