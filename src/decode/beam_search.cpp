@@ -5,6 +5,7 @@
 #include <limits>
 #include <span>
 
+#include "decode/logit_math.h"
 #include "runtime/error.h"
 
 namespace hark::decode {
@@ -24,20 +25,26 @@ struct Proposal {
 };
 
 // The k most likely tokens of a log-prob row, most likely first (ties: the lower id), none that
-// is ruled out (-inf). The k-th best so far is kept in a local as the bar a value must pass, so
-// the scan over the vocabulary is a load and a compare per token (it runs for every beam at
-// every step, on the host thread, while the compute threads wait).
+// is ruled out (-inf). It runs for every beam at every step on the host thread while the compute
+// threads wait, so most of the row is passed over in chunks: once k tokens are held, a chunk
+// whose maximum (the SIMD row_max) is not above the k-th best cannot change the result.
 std::vector<int32_t> top_tokens(std::span<const float> lp, int k) {
+  constexpr size_t kChunk = 256;
   std::vector<int32_t> top;
   top.reserve(static_cast<size_t>(k) + 1);
   float bar = -std::numeric_limits<float>::infinity();  // a value must be above it (NaN never is)
-  for (size_t i = 0; i < lp.size(); ++i) {
-    const float v = lp[i];
-    if (!(v > bar) || v == std::numeric_limits<float>::infinity()) continue;
-    auto at = std::upper_bound(top.begin(), top.end(), v, [&](float x, int32_t t) { return x > lp[static_cast<size_t>(t)]; });
-    top.insert(at, static_cast<int32_t>(i));
-    if (static_cast<int>(top.size()) > k) top.pop_back();
-    if (static_cast<int>(top.size()) == k) bar = lp[static_cast<size_t>(top.back())];
+  for (size_t c = 0; c < lp.size(); c += kChunk) {
+    const size_t end = std::min(lp.size(), c + kChunk);
+    if (static_cast<int>(top.size()) == k && !(row_max(lp.subspan(c, end - c)) > bar)) continue;
+    for (size_t i = c; i < end; ++i) {
+      const float v = lp[i];
+      if (!(v > bar) || v == std::numeric_limits<float>::infinity()) continue;
+      auto at = std::upper_bound(top.begin(), top.end(), v,
+                                 [&](float x, int32_t t) { return x > lp[static_cast<size_t>(t)]; });
+      top.insert(at, static_cast<int32_t>(i));
+      if (static_cast<int>(top.size()) > k) top.pop_back();
+      if (static_cast<int>(top.size()) == k) bar = lp[static_cast<size_t>(top.back())];
+    }
   }
   return top;
 }
