@@ -432,6 +432,11 @@ float max(int64_t n, const float* x) {
 inline __m512 exp16(__m512 x) {
   const __mmask16 under = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpMin), _CMP_LT_OQ);
   const __mmask16 over = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpMax), _CMP_GT_OQ);
+  // Lanes below kExpMin (masked scores: -inf) compute exp(0) and are zeroed after: clamped to
+  // kExpMin they gave a result just under the smallest normal float, and a subnormal result
+  // costs a microcode assist (measured 13 cycles per value instead of 0.65 on Sapphire Rapids:
+  // a log-softmax over a row with suppressed tokens, an attention tile past the causal end).
+  x = _mm512_mask_mov_ps(x, under, _mm512_setzero_ps());
   // Constant first: max/min return the second operand for NaN, so NaN flows through.
   x = _mm512_min_ps(_mm512_set1_ps(kExpMax), _mm512_max_ps(_mm512_set1_ps(kExpMin), x));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
