@@ -216,6 +216,27 @@ TEST_P(RunnerBatch, ChainedForksBeforeOneStep) {
   EXPECT_NE(row(1), row(0));
 }
 
+// A batch step stopped by an abort may not have made its forks: they are made on the caller's
+// thread then, so the next step still sees the forked history.
+TEST_P(RunnerBatch, ForksSurviveAnAbortedStep) {
+  WhisperRunner r(*model_, *cpu_, opts());
+  r.set_n_sequences(2);
+  ASSERT_EQ(r.encode(smooth_mel(hp())), ComputeStatus::Ok);
+  std::vector<float> logits;
+  const int P = static_cast<int>(kPrompt.size());
+  ASSERT_EQ(r.decode(kPrompt, 0, &logits, false, 0), ComputeStatus::Ok);
+  r.copy_sequence(0, 1, P);
+  r.set_abort_callback([] { return true; });
+  const std::vector<int32_t> t = {5, 5};
+  const std::vector<int> seqs = {0, 1};
+  ASSERT_EQ(r.decode_batch(t, seqs, P, &logits), ComputeStatus::Aborted);
+  r.set_abort_callback(nullptr);
+  ASSERT_EQ(r.decode_batch(t, seqs, P, &logits), ComputeStatus::Ok);
+  const size_t nv = static_cast<size_t>(hp().n_vocab);
+  EXPECT_EQ(std::vector<float>(logits.begin(), logits.begin() + static_cast<std::ptrdiff_t>(nv)),
+            std::vector<float>(logits.begin() + static_cast<std::ptrdiff_t>(nv), logits.end()));
+}
+
 // The batch step's ops (strided cache views with a batch dim, concat of per-row attention) on the
 // reference backend: the same logits as the optimised CPU backend.
 TEST_P(RunnerBatch, BatchOnReferenceMatchesCpu) {
