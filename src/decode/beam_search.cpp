@@ -81,6 +81,7 @@ WindowTokens beam_search(Model& model, const SpecialTokens& st, const WindowRequ
   // not needed as logits again; the next step's logits replace all of `rows`).
   std::vector<std::span<float>> lps;
   std::vector<Proposal> props;
+  std::vector<int> uses;  // per beam: proposals of this step's walk that extend it
   while (true) {
     // Proposals of every beam, ranked (a stable sort: equal scores keep beam order, then token rank).
     lps.resize(beams.size());
@@ -96,18 +97,27 @@ WindowTokens beam_search(Model& model, const SpecialTokens& st, const WindowRequ
     HARK_CHECK(!props.empty() || !finished.empty(), "decode: every token was ruled out (the logits hold no finite value)");
     std::stable_sort(props.begin(), props.end(), [](const Proposal& a, const Proposal& b) { return a.score > b.score; });
 
-    // Walk down the ranking: end-of-text finishes a candidate, anything else is a next beam.
+    // Walk down the ranking: end-of-text finishes a candidate, anything else is a next beam. The
+    // walk stops at the n_beams-th non-eot proposal; a parent's history is copied for each of
+    // its children there but the last, which takes it (the parents are dropped after the walk).
+    size_t walked = 0;
+    for (int live = 0; walked < props.size() && live < n_beams; ++walked) live += props[walked].token != st.eot;
+    uses.assign(beams.size(), 0);
+    for (size_t i = 0; i < walked; ++i) ++uses[static_cast<size_t>(props[i].parent)];
     next.clear();
-    for (const Proposal& p : props) {
-      WindowTokens w = beams[static_cast<size_t>(p.parent)].w;
+    for (size_t i = 0; i < walked; ++i) {
+      const Proposal& p = props[i];
+      Beam& parent = beams[static_cast<size_t>(p.parent)];
+      const bool last_use = --uses[static_cast<size_t>(p.parent)] == 0;
+      ++result.n_sampled;
+      if (p.token == st.eot && finished.size() >= max_finished) continue;  // not kept
+      WindowTokens w = last_use ? std::move(parent.w) : parent.w;
       record_token(st, w, p.token, lps[static_cast<size_t>(p.parent)]);
       if (p.token == st.eot) {
-        if (finished.size() < max_finished) finished.push_back(std::move(w));  // best first
+        finished.push_back(std::move(w));  // best first
       } else {
-        next.push_back({std::move(w), beams[static_cast<size_t>(p.parent)].slot});
+        next.push_back({std::move(w), parent.slot});
       }
-      ++result.n_sampled;
-      if (static_cast<int>(next.size()) == n_beams) break;
     }
     beams.swap(next);
     if (finished.size() >= max_finished || beams.empty()) break;
