@@ -13,6 +13,7 @@
 #include "frontend/mel.h"
 #include "runtime/error.h"
 #include "transcribe/language_detect.h"
+#include "transcribe/timestamp_watch.h"
 #include "transcribe/word_timing.h"
 #include "transcribe/max_len.h"
 #include "vad/segments.h"
@@ -346,6 +347,13 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     if (hooks.on_progress) hooks.on_progress(pct);
   };
 
+  // Inside a window, the text's latest timestamp says how far the decoding got.
+  int64_t window_end = 0;
+  TimestampWatch watch(model, st.timestamp_begin, [&](int64_t frames) {
+    const int64_t done = std::min(seek + frames, window_end);
+    report_progress(static_cast<int>(std::min<int64_t>(99, done * 100 / std::max<int64_t>(content, 1))));
+  });
+
   while (seek < content) {
     if (ctl.should_stop()) {
       out.aborted = true;
@@ -353,6 +361,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     }
     const int64_t window_frames = std::min<int64_t>(frontend::kWindowFrames, content - seek);
     if (window_frames < kMinTailFrames && seek > 0) break;
+    window_end = seek + window_frames;
     if (hooks.on_encoder_begin) {
       if (!hooks.on_encoder_begin() || ctl.should_stop()) {
         out.aborted = true;
@@ -384,7 +393,8 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     for (size_t k = 0; k < temperatures.size(); ++k) {
       wreq.temperature = temperatures[k];
       wreq.seed = mix_seed(p.seed, req.offset_units + seek, static_cast<int>(k));
-      w = decode::decode_window(model, st, wreq);
+      watch.start_window();
+      w = decode::decode_window(watch, st, wreq);
       tm.n_decode_tokens += w.n_sampled;
       tm.n_decode_steps += w.n_steps;
       if (w.aborted) {
