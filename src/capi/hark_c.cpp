@@ -1904,6 +1904,7 @@ hark_status hark_download_model(const char* name, const hark_download_params* pa
     d.low_speed_bytes = p.low_speed_bytes;
     if (p.progress_callback)
       d.on_progress = [&p](const hark::DownloadProgress& g) {
+        if (g.waiting) return;  // no byte moved yet: another download of the file runs
         p.progress_callback(g.bytes_done, g.bytes_total, g.bytes_per_second, g.seconds_left, g.verifying,
                             p.progress_user_data);
       };
@@ -1918,6 +1919,7 @@ hark_status hark_download_model(const char* name, const hark_download_params* pa
       v.verified = r.verified;
       v.bytes = r.bytes;
       v.bytes_resumed = r.bytes_resumed;
+      v.verified_by_server = r.verified_with == "server's SHA-256";
       write_out(out, out_size, kDownloadResultV1, v);
     }
   });
