@@ -2,8 +2,8 @@
 // BatchedInferencePipeline idea): the VAD's speech segments are merged into chunks of at most 30 s
 // of the caller's audio, and batch_size chunks at a time are encoded (each into its own
 // cross-attention window) and decoded together, one decoder step for every chunk of the batch
-// (decode/batched_search: greedy, best-of or beam search per chunk). Chunks are independent: no previous text as prompt, each chunk's text
-// kept whole (a last segment without a closing timestamp ends at the chunk's end), times are the
+// (decode/batched_search: greedy, best-of or beam search per chunk). Chunks are independent: no
+// previous text as prompt, each chunk's text kept whole (a last segment without a closing timestamp ends at the chunk's end), times are the
 // chunk's offset plus the model's timestamps, so they are exact on the caller's timeline.
 //
 // The rest follows the long-form loop: its DecodePolicy (rules, suppression, token limit), the
