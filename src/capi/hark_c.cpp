@@ -444,7 +444,8 @@ void check_params(const hark_transcribe_params& p, bool multilingual) {
   if (p.batch_size > 1) {
     require(p.vad_model_path && *p.vad_model_path,
             "params->vad_model_path is NULL or empty but batch_size > 1 needs it (chunks are cut at the VAD's pauses)");
-    require(!p.word_timestamps, "params->word_timestamps is not supported with batch_size > 1");
+    require(!(p.word_timestamps && p.hallucination_silence_threshold > 0.0f),
+            "params->hallucination_silence_threshold is not supported with batch_size > 1");
     require(p.n_processors == 1, "params->batch_size > 1 and n_processors > 1 cannot be combined");
   }
   if (p.vad || p.batch_size > 1) {

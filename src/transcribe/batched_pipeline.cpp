@@ -9,6 +9,7 @@
 #include "runtime/error.h"
 #include "transcribe/language_detect.h"
 #include "transcribe/max_len.h"
+#include "transcribe/word_timing.h"
 
 namespace hark {
 
@@ -92,6 +93,7 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
   // Chunks are independent: the initial prompt (if any) before every one, never earlier text.
   wreq.prompt = req.prompt;
 
+  WordTimer words(m, model, p, req.alignment_heads, req.offset_units);
   const int B = std::min<int>(p.batch_size, std::max<int>(1, static_cast<int>(chunks.size())));
   model.reserve_windows(B);
   int progress = 0;
@@ -210,8 +212,22 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
         r.segments.assign(1, std::move(one));
       }
       if (r.speaker_turn_first && !out.segments.empty()) out.segments.back().speaker_turn_next = true;
-      std::vector<Segment> fresh =
-          wrap_to_max_len(m, window_segments(m, w, r.segments, ratios[k], offset, p, token_timestamps), p);
+      std::vector<Segment> fresh = window_segments(m, w, r.segments, ratios[k], offset, p, token_timestamps);
+      if (p.word_timestamps) {
+        // The chunk's words from its own window; its text is kept whole (as a window that ends on
+        // a single timestamp: no seek to move).
+        auto tw = Clock::now();
+        model.select_window(static_cast<int>(k));
+        const WordOutcome wo =
+            words.run({c.t0, frames[k], n_units, c.t1, /*single_timestamp_ending=*/true, language.id(), p.translate}, fresh);
+        tm.decode_ms += ms_since(tw);
+        if (wo.aborted) {
+          out.aborted = true;
+          break;
+        }
+        if (token_timestamps) keep_token_times_inside(fresh);
+      }
+      fresh = wrap_to_max_len(m, std::move(fresh), p);
       for (const Segment& seg : fresh) out.segments.push_back(seg);
       if (hooks.on_segments && !fresh.empty()) hooks.on_segments(std::move(fresh));
     }
