@@ -80,8 +80,8 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.gelu), reinterpret_cast<const void*>(t.mean_var),
       reinterpret_cast<const void*>(t.gemm_f32)};
   for (const void* f : fns) EXPECT_NE(f, nullptr);
-  // gemm_q8 is optional; the AVX-512 level (which implies VNNI) has it.
-  if (GetParam() == SimdLevel::AVX512) {
+  // gemm_q8 is optional; the levels with int8 dot instructions (AVX-512 with VNNI, avx2vnni) have it.
+  if (GetParam() == SimdLevel::AVX512 || GetParam() == SimdLevel::AVX2VNNI) {
     EXPECT_NE(reinterpret_cast<const void*>(t.gemm_q8), nullptr);
   }
 }
