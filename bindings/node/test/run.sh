@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# ctest node.binding: node's test runner over bindings/node/test/*.test.js against the built
+# addon, then tsc --noEmit over a TypeScript user of the API.
+#   run.sh ADDON_PATH MAKE_TEST_MODEL [WHY_NO_ADDON]
+# Makes its models (micro, tiny) in a temporary folder. Exits 77 (ctest: skipped) with the reason
+# when node, bindings/node/node_modules or the addon is missing; nothing is downloaded here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+addon="${1:-}"
+make_model="$2"
+why="${3:-}"
+if ! command -v node >/dev/null; then
+  echo "node.binding: skipped: node is not installed (scripts/setup installs nodejs)"
+  exit 77
+fi
+if [ -z "$addon" ] || [ ! -f "$addon" ]; then
+  echo "node.binding: skipped: the addon was not built: ${why:-hark.node not found}"
+  exit 77
+fi
+if [ ! -d node_modules/typescript ]; then
+  echo "node.binding: skipped: bindings/node/node_modules is missing (scripts/setup runs npm ci there)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$make_model" -o "$tmp/micro.bin" --preset micro >/dev/null
+"$make_model" -o "$tmp/tiny.bin" --preset tiny --type q8_0 >/dev/null
+"$make_model" -o "$tmp/tdrz.bin" --preset micro.en --tdrz >/dev/null
+export HARK_NODE_ADDON="$addon" HARK_TEST_MICRO="$tmp/micro.bin" HARK_TEST_TINY="$tmp/tiny.bin" \
+       HARK_TEST_TDRZ="$tmp/tdrz.bin" HARK_TEST_TMP="$tmp"
+export HARK_SHARED_DIR="${HARK_SHARED_DIR:-$(cd ../.. && pwd)/../shared}"
+node --test --test-reporter=spec --test-concurrency=1 test/
+if [ -f test/types/tsconfig.json ]; then
+  echo "node.binding: tsc --noEmit -p test/types"
+  node node_modules/typescript/bin/tsc --noEmit -p test/types
+fi
