@@ -36,17 +36,32 @@ function speechWav() {
   return speechPath
 }
 
-// The samples of a 16-bit mono WAV written by sox/espeak-ng (data chunk found by its tag).
-function wavInt16(file) {
+// The samples of a mono 16- or 32-bit integer PCM WAV (sox, espeak-ng, the shared clip) as
+// floats in [-1, 1], exactly as a decoder scales them.
+function wavFloat32(file) {
   const b = fs.readFileSync(file)
+  let bits = 16
   let at = 12
   while (at + 8 <= b.length) {
     const id = b.toString('ascii', at, at + 4)
     const size = b.readUInt32LE(at + 4)
-    if (id === 'data') return new Int16Array(b.buffer.slice(b.byteOffset + at + 8, b.byteOffset + at + 8 + size))
+    if (id === 'fmt ') bits = b.readUInt16LE(at + 22)
+    if (id === 'data') {
+      const bytes = b.subarray(at + 8, at + 8 + size)
+      const n = size / (bits / 8)
+      const out = new Float32Array(n)
+      for (let i = 0; i < n; i++)
+        out[i] = bits === 16 ? bytes.readInt16LE(2 * i) / 32768 : bytes.readInt32LE(4 * i) / 2147483648
+      return out
+    }
     at += 8 + size + (size & 1)
   }
   throw new Error(`${file}: no data chunk`)
+}
+
+// The same as 16-bit samples (whisper.rn's ArrayBuffer form).
+function wavInt16(file) {
+  return Int16Array.from(wavFloat32(file), (v) => Math.max(-32768, Math.min(32767, Math.round(v * 32768))))
 }
 
 function sharedVad(name) {
@@ -57,4 +72,4 @@ function sharedVad(name) {
 // Greedy, no temperature fallback, one thread: random-weight models otherwise decode long.
 const fast = { language: 'en', temperatureInc: 0, maxThreads: 1 }
 
-module.exports = { tmp, micro, tiny, tdrz, speechWav, wavInt16, sharedVad, fast, have }
+module.exports = { tmp, micro, tiny, tdrz, speechWav, wavInt16, wavFloat32, sharedVad, fast, have }
