@@ -1,6 +1,7 @@
 // NativeRealtime (see the header).
 #include "native_realtime.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "addon_data.h"
@@ -82,6 +83,10 @@ std::vector<float> chunk_values(const Napi::Value& v, bool float_bytes, int chan
   std::vector<float> out(whole / width);
   if (is_float) {
     std::memcpy(out.data(), bytes.data(), whole);
+    for (size_t i = 0; i < out.size(); ++i)
+      if (!std::isfinite(out[i]))
+        throw Napi::Error::New(env, "push: sample " + std::to_string(i) + " is " + (std::isnan(out[i]) ? "NaN" : "infinite") +
+                                        "; audio must be finite");
   } else {
     for (size_t i = 0; i < out.size(); ++i) {
       int16_t s;
