@@ -29,7 +29,7 @@ trap 'rm -rf "$tmp"' EXIT
 export HARK_NODE_ADDON="$addon" HARK_TEST_MICRO="$tmp/micro.bin" HARK_TEST_TINY="$tmp/tiny.bin" \
        HARK_TEST_TDRZ="$tmp/tdrz.bin" HARK_TEST_TMP="$tmp"
 export HARK_SHARED_DIR="${HARK_SHARED_DIR:-$(cd ../.. && pwd)/../shared}"
-node --expose-gc --test --test-reporter=spec --test-concurrency=1 test/
+node --expose-gc --test --test-reporter=spec --test-concurrency=1 test/*.test.js
 if [ -f test/types/tsconfig.json ]; then
   echo "node.binding: tsc --noEmit -p test/types"
   node node_modules/typescript/bin/tsc --noEmit -p test/types
