@@ -167,7 +167,10 @@ class WhisperContext {
     if (audioStream) {
       ;(async () => {
         try {
-          for await (const chunk of audioStream) await session.push(chunk)
+          for await (const chunk of audioStream) {
+            if (ended) break // the stream is over (stop(), realtimeAudioSec): leaving destroys the Readable
+            await session.push(chunk)
+          }
         } catch (e) {
           deliver({ contextId, jobId: session.jobId, code: -3, error: String(e && e.message), isCapturing: true,
                     processTime: 0, recordingTime: 0 })

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # ctest node.binding: node's test runner over bindings/node/test/*.test.js against the built
 # addon, then tsc --noEmit over a TypeScript user of the API.
-#   run.sh ADDON_PATH MAKE_TEST_MODEL [WHY_NO_ADDON]
+#   run.sh [ADDON_PATH MAKE_TEST_MODEL [WHY_NO_ADDON]]
+# Without arguments (npm test): hark.node from this package's build or hark's build/, and
+# make-test-model from hark's build/.
 # Makes its models (micro, tiny) in a temporary folder. Exits 77 (ctest: skipped) with the reason
 # when node, bindings/node/node_modules or the addon is missing; nothing is downloaded here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ $# -eq 0 ]; then
+  for f in build/hark.node ../../build/hark.node; do if [ -f "$f" ]; then addon="$(pwd)/$f"; break; fi; done
+  set -- "${addon:-}" "$(pwd)/../../build/make-test-model"
+fi
 addon="${1:-}"
 make_model="$2"
 why="${3:-}"
@@ -15,6 +21,10 @@ if ! command -v node >/dev/null; then
 fi
 if [ -z "$addon" ] || [ ! -f "$addon" ]; then
   echo "node.binding: skipped: the addon was not built: ${why:-hark.node not found}"
+  exit 77
+fi
+if [ ! -x "$make_model" ]; then
+  echo "node.binding: skipped: make-test-model not found at $make_model (build hark first)"
   exit 77
 fi
 if [ ! -d node_modules/typescript ]; then
