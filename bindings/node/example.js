@@ -31,14 +31,9 @@ async function main() {
   if (fs.existsSync('/usr/bin/sox')) {
     const sox = spawn('sox', [audio, '-t', 'raw', '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed', '-'])
     const rt = await ctx.transcribeRealtime({ audioStream: sox.stdout, realtimeAudioSliceSec: 10 })
-    await new Promise((resolve) =>
-      rt.subscribe((e) => {
-        if (!e.isCapturing) {
-          console.log(`realtime: ${e.data.result}`)
-          resolve()
-        }
-      }),
-    )
+    rt.subscribe((e) => process.stderr.write(`\rrealtime ${(e.recordingTime / 1000).toFixed(1)} s: ${e.data.result}`))
+    const last = await rt.done
+    console.log(`\nrealtime: ${last ? last.data.result : ''}`)
   }
   await ctx.release()
 }

@@ -187,7 +187,10 @@ export type TranscribeRealtimeHandle = {
   /** hark, audioSource 'push'. */
   push: (chunk: PcmChunk) => Promise<void>
   end: () => void
+  /** hark: true once the last event has been delivered. */
   readonly ended: boolean
+  /** hark: the last event, once the stream has ended. */
+  done: Promise<TranscribeRealtimeEvent | undefined>
   jobId: number
 }
 

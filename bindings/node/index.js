@@ -137,11 +137,19 @@ class WhisperContext {
     const buffered = []
     let listener = null
     let ended = false
+    let lastEvent
+    let resolveDone
+    const done = new Promise((resolve) => (resolveDone = resolve))
     const contextId = this.id
-    const deliver = (event) => (listener ? listener(event) : buffered.push(event))
+    const deliver = (event) => {
+      lastEvent = event
+      if (listener) listener(event)
+      else buffered.push(event)
+    }
     const session = native.startRealtime(this._native, nativeOptions, (json) => {
       if (json === null) {
         ended = true
+        resolveDone(lastEvent)
         return
       }
       deliver(toRealtimeEvent(contextId, JSON.parse(json)))
@@ -160,9 +168,12 @@ class WhisperContext {
       push: (chunk) => asPromise(() => session.push(chunk)),
       /** audioSource 'push': no more audio. */
       end: () => session.end(),
+      /** hark: true once the last event has been delivered. */
       get ended() {
         return ended
       },
+      /** hark: resolves with the last event once the stream has ended (after end(), stop(), realtimeAudioSec). */
+      done,
     }
     if (audioStream) {
       ;(async () => {

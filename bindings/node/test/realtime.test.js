@@ -8,18 +8,14 @@ const { Readable } = require('node:stream')
 const hark = require('..')
 const { micro, speechWav, wavInt16, fast } = require('./helpers')
 
-// Every event of a stream, once its last one has been delivered (handle.ended).
-function collect(handle) {
+// Every event of a stream, once its last one has been delivered.
+async function collect(handle) {
   const events = []
   handle.subscribe((e) => events.push(e))
-  return new Promise((resolve) => {
-    const poll = setInterval(() => {
-      if (handle.ended) {
-        clearInterval(poll)
-        resolve(events)
-      }
-    }, 10)
-  })
+  const last = await handle.done
+  assert.equal(handle.ended, true)
+  assert.equal(last, events[events.length - 1])
+  return events
 }
 
 function checkEvent(e, ctx) {
@@ -83,6 +79,41 @@ test('audioStream: a Readable of 16-bit PCM bytes (cut anywhere) at 8 kHz stereo
   assert.equal(last.isCapturing, false)
   const seconds = mono.length / 2 / 8000
   assert.ok(Math.abs(last.recordingTime / 1000 - seconds) < 0.05, `${last.recordingTime} ms vs ${seconds} s`)
+  await ctx.release()
+})
+
+test('the realtime options: energy VAD, partial results, a recording of the audio', async () => {
+  const fs = require('fs')
+  const path = require('path')
+  const { tmp } = require('./helpers')
+  const ctx = await hark.initWhisper({ filePath: micro, useFlashAttn: true })
+  const out = path.join(tmp, `realtime-${process.pid}.wav`)
+  const pcm = wavInt16(speechWav())
+  const rt = await ctx.transcribeRealtime({
+    ...fast,
+    audioSource: 'push',
+    realtimeAudioSec: 30,
+    realtimeAudioSliceSec: 8,
+    realtimeAudioMinSec: 1,
+    useVad: true,
+    vadMs: 2000,
+    vadThold: 0.6,
+    vadFreqThold: 100,
+    partialSec: 0.5,
+    audioOutputPath: out,
+    live: false,
+  })
+  const gap = new Int16Array(16000 * 2)
+  await rt.push(pcm)
+  await rt.push(gap)
+  await rt.push(pcm)
+  rt.end()
+  const events = await collect(rt)
+  for (const e of events) checkEvent(e, ctx)
+  const seconds = (2 * pcm.length + gap.length) / 16000
+  // the recording holds every sample pushed (f32 WAV: 4 bytes a sample after the header)
+  const size = fs.statSync(out).size
+  assert.ok(Math.abs((size - 44) / 4 / 16000 - seconds) < 0.05, `${size} bytes for ${seconds} s`)
   await ctx.release()
 })
 
