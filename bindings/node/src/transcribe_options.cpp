@@ -64,6 +64,11 @@ hark::TranscribeParams transcribe_params_from_js(const Napi::Object& o) {
   p.vad_params.samples_overlap = float(get_number(o, "vadSamplesOverlap", p.vad_params.samples_overlap, 0.0, 1e6));
   if (has_option(o, "vadMaxSpeechDurationS"))
     p.vad_params.max_speech_duration_s = float(get_number(o, "vadMaxSpeechDurationS", 30.0, 1e-3, 1e9));
+  // hark's own message names the C++ field (vad_model_path); say it in this API's words.
+  if ((p.vad || p.batch_size > 1) && p.vad_model_path.empty())
+    throw Napi::TypeError::New(o.Env(), std::string("option '") + (p.vad ? "vad" : "batchSize") +
+                                            "' needs 'vadModelPath': a Silero VAD model in whisper.cpp's format "
+                                            "(e.g. ggml-silero-v6.2.0.bin)");
   return p;
 }
 
