@@ -5,8 +5,9 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('fs')
+const path = require('path')
 const hark = require('..')
-const { micro, tiny, tdrz, speechWav, wavInt16, fast } = require('./helpers')
+const { tmp, micro, tiny, tdrz, speechWav, wavInt16, fast } = require('./helpers')
 
 function checkResult(r) {
   assert.equal(typeof r.result, 'string')
@@ -208,4 +209,21 @@ test('the tiny preset transcribes once', async () => {
   checkResult(r)
   assert.equal(r.isAborted, false)
   await ctx.release()
+})
+
+test('initWhisper takes an official model name from $HARK_MODELS and says how to get a missing one', async () => {
+  const dir = fs.mkdtempSync(path.join(tmp, 'models-'))
+  fs.copyFileSync(micro, path.join(dir, 'ggml-tiny.en.bin')) // the micro model under an official name
+  const before = process.env.HARK_MODELS
+  process.env.HARK_MODELS = dir // node sets the process environment, which hark reads
+  try {
+    const ctx = await hark.initWhisper({ filePath: 'tiny.en' })
+    const r = await ctx.transcribe(speechWav(), fast).promise
+    assert.equal(r.isAborted, false)
+    await ctx.release()
+    await assert.rejects(hark.initWhisper({ filePath: 'base.en' }), /hark download base\.en/)
+  } finally {
+    if (before === undefined) delete process.env.HARK_MODELS
+    else process.env.HARK_MODELS = before
+  }
 })
