@@ -1,114 +1,14 @@
-// The candidates search (greedy, best-of) in steps, and the factory. Beam search in steps is
-// decode/beam_stepper.cpp.
+// The factory of window searches and the single-window driver. The searches themselves:
+// decode/best_of.cpp (candidates: greedy, best-of), decode/beam_stepper.cpp (beams).
 #include "decode/window_search.h"
 
 #include <string>
 
 #include "decode/beam_stepper.h"
-#include "decode/sampling.h"
+#include "decode/best_of.h"
 #include "runtime/error.h"
 
 namespace hark::decode {
-
-namespace {
-
-// n candidates, candidate c in slot base + c: greedy (n = 1, no generator) or sampled, each
-// candidate with its own generator. All draw their first token from the prefix's logits; those
-// that go on get the prefix copied from the base slot. A candidate stops as a lone one does: at
-// end-of-text, at the token cap, or when the text context has no room for its last token.
-class CandidatesSearch final : public WindowSearch {
- public:
-  CandidatesSearch(Model& model, const SpecialTokens& st, const WindowRequest& req, int base_slot, uint64_t seed)
-      : model_(model), st_(st), req_(req), base_(base_slot), n_ctx_(model.n_text_ctx()),
-        sampling_(req.temperature > 0.0f), cands_(static_cast<size_t>(sampling_ ? req.best_of : 1)) {
-    for (size_t c = 0; c < cands_.size(); ++c) {
-      cands_[c].rng = candidate_rng(seed, static_cast<int>(c));
-      cands_[c].w.temperature = req.temperature;
-    }
-  }
-
-  void start(std::span<const float> logits, int n_past) override {
-    pos_ = n_past;
-    for (size_t c = 0; c < cands_.size(); ++c) {
-      row_.assign(logits.begin(), logits.end());
-      choose(cands_[c]);
-      if (cands_[c].running && c > 0) model_.copy_sequence(base_, base_ + static_cast<int>(c), n_past);
-    }
-  }
-
-  void rows(std::vector<int32_t>& tokens, std::vector<int>& slots) const override {
-    for (size_t c = 0; c < cands_.size(); ++c)
-      if (cands_[c].running) {
-        tokens.push_back(cands_[c].w.tokens.back());
-        slots.push_back(base_ + static_cast<int>(c));
-      }
-  }
-
-  void step(std::span<const float> logits) override {
-    const size_t nv = static_cast<size_t>(st_.n_vocab);
-    ++pos_;
-    size_t r = 0;
-    for (Candidate& c : cands_) {
-      if (!c.running) continue;
-      HARK_CHECK((r + 1) * nv <= logits.size(), "decode: a step returned too few logits for its rows");
-      row_.assign(logits.begin() + static_cast<std::ptrdiff_t>(r * nv),
-                  logits.begin() + static_cast<std::ptrdiff_t>((r + 1) * nv));
-      choose(c);
-      ++r;
-    }
-  }
-
-  bool done() const override {
-    for (const Candidate& c : cands_)
-      if (c.running) return false;
-    return true;
-  }
-
-  WindowTokens finish() override {
-    // The best candidate; ties keep the earlier one.
-    size_t best = 0;
-    double best_score = candidate_score(cands_[0].w, st_.eot, req_.length_penalty);
-    for (size_t c = 1; c < cands_.size(); ++c) {
-      const double score = candidate_score(cands_[c].w, st_.eot, req_.length_penalty);
-      if (score > best_score) {
-        best_score = score;
-        best = c;
-      }
-    }
-    WindowTokens r = std::move(cands_[best].w);
-    r.avg_logprob = r.tokens.empty() ? 0.0 : r.sum_logprob / static_cast<double>(r.tokens.size());
-    r.n_sampled = n_sampled_;
-    r.n_steps = 0;
-    return r;
-  }
-
- private:
-  struct Candidate {
-    WindowTokens w;
-    Rng rng;
-    bool running = true;
-  };
-
-  // The next token of c from row_ (its logits at pos_); it would be fed at pos_.
-  void choose(Candidate& c) {
-    const int32_t tok = choose_token(st_, req_, row_, sampling_ ? &c.rng : nullptr, c.w);
-    ++n_sampled_;
-    c.running = tok != st_.eot && static_cast<int>(c.w.tokens.size()) < req_.max_tokens && pos_ + 1 <= n_ctx_;
-  }
-
-  Model& model_;
-  const SpecialTokens& st_;
-  const WindowRequest& req_;
-  const int base_;
-  const int n_ctx_;
-  const bool sampling_;
-  std::vector<Candidate> cands_;
-  std::vector<float> row_;  // one row at a time: the rules and log-softmax work in place
-  int pos_ = 0;             // where the candidates' last tokens go
-  int n_sampled_ = 0;
-};
-
-}  // namespace
 
 int search_slots(const WindowRequest& req) {
   if (req.temperature > 0.0f) return req.best_of;
@@ -120,7 +20,32 @@ std::unique_ptr<WindowSearch> make_window_search(Model& model, const SpecialToke
   HARK_CHECK(req.best_of >= 1, "decode: best_of must be >= 1, got " + std::to_string(req.best_of));
   HARK_CHECK(req.beam_size >= 1, "decode: beam_size must be >= 1, got " + std::to_string(req.beam_size));
   if (req.temperature <= 0.0f && req.beam_size > 1) return make_beam_stepper(model, st, req, base_slot);
-  return std::make_unique<CandidatesSearch>(model, st, req, base_slot, seed);
+  return make_candidates_search(model, st, req, base_slot, seed);
+}
+
+WindowTokens run_window_search(Model& model, WindowSearch& search, std::span<const float> logits, int n_past) {
+  search.start(logits, n_past);
+  std::vector<int32_t> tokens;
+  std::vector<int> slots;
+  std::vector<float> rows;
+  int n_steps = 0;
+  for (int pos = n_past;; ++pos) {
+    tokens.clear();
+    slots.clear();
+    if (!search.done()) search.rows(tokens, slots);
+    if (tokens.empty()) break;
+    if (model.decode_batch(tokens, slots, pos, &rows) != ComputeStatus::Ok) {
+      WindowTokens aborted;
+      aborted.aborted = true;
+      aborted.n_steps = n_steps;
+      return aborted;
+    }
+    ++n_steps;
+    search.step(rows);
+  }
+  WindowTokens r = search.finish();
+  r.n_steps = n_steps;
+  return r;
 }
 
 }  // namespace hark::decode

@@ -35,6 +35,11 @@ class WindowSearch {
   virtual WindowTokens finish() = 0;
 };
 
+// Runs one window's search from the prefix's last logits (the search's base slot holds the prefix
+// at [0, n_past)), each step one decode_batch of its rows. n_steps counts those steps; on an
+// abort the result is empty with `aborted` set.
+WindowTokens run_window_search(Model& model, WindowSearch& search, std::span<const float> logits, int n_past);
+
 // KV slots a search of `req` uses: beam_size at T = 0, best_of at T > 0.
 int search_slots(const WindowRequest& req);
 
