@@ -77,10 +77,15 @@ int run_download(const DownloadCommandOptions& o, const std::atomic<bool>& inter
       std::fprintf(stderr, "hark: resuming %s after %s\n", e->file_name.c_str(), format_bytes(p.bytes_resumed).c_str());
       said_resume = true;
     }
+    if (p.waiting) {
+      if (mode != ProgressMode::Off)
+        std::fprintf(stderr, "hark: another download of %s is running; waiting for it\n", e->file_name.c_str());
+      return;
+    }
     if (p.verifying) {
       line.update(1.0);
       line.finish();
-      if (mode != ProgressMode::Off) std::fprintf(stderr, "hark: checking the SHA-1 of %s\n", e->file_name.c_str());
+      if (mode != ProgressMode::Off) std::fprintf(stderr, "hark: checking the digest of %s\n", e->file_name.c_str());
       return;
     }
     std::string detail = format_bytes(p.bytes_done);
@@ -112,9 +117,12 @@ int run_download(const DownloadCommandOptions& o, const std::atomic<bool>& inter
     if (!r.downloaded)
       std::fprintf(stderr, "hark: %s is already there (--force downloads it again)\n", r.path.c_str());
     else if (r.verified)
-      std::fprintf(stderr, "hark: saved %s (%s, SHA-1 verified)\n", r.path.c_str(), format_bytes(r.bytes).c_str());
+      std::fprintf(stderr, "hark: saved %s (%s, verified: %s)\n", r.path.c_str(), format_bytes(r.bytes).c_str(),
+                   r.verified_with.c_str());
     else
-      std::fprintf(stderr, "hark: saved %s (%s; NOT verified: no SHA-1 is published for %s; its SHA-1 is %s)\n",
+      std::fprintf(stderr,
+                   "hark: saved %s (%s; NOT verified: no SHA-1 is published for %s and the server announced no "
+                   "SHA-256; its SHA-1 is %s)\n",
                    r.path.c_str(), format_bytes(r.bytes).c_str(), e->name.c_str(), r.sha1.c_str());
   }
   std::printf("%s\n", r.path.c_str());

@@ -321,8 +321,9 @@ typedef struct hark_transcribe_params {
   int64_t batch_size;                /* 1..32; > 1: the Silero VAD (vad_model_path, required; vad need
                                         not be on; the vad_* options apply) cuts the audio at pauses
                                         into independent chunks of at most 30 s, and batch_size of them
-                                        are decoded together, one decoder step for all. Not with
-                                        word_timestamps or n_processors > 1. Default 1 (sequential) */
+                                        are decoded together, one decoder step for all (greedy,
+                                        best_of, beams, fallback). Not with n_processors > 1 nor
+                                        hallucination_silence_threshold. Default 1 (sequential) */
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.

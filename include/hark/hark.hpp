@@ -311,11 +311,13 @@ struct TranscribeParams {
   // (neighbouring speech merged up to 30 s, the pauses inside a chunk kept), and batch_size chunks
   // are encoded and then decoded together, one decoder step for all of them. Chunks are
   // independent: no previous text as prompt (initial_prompt goes before every chunk), and each
-  // chunk's text is kept whole (its last segment ends at the chunk's end). Greedy (and sampling with
-  // best_of 1) steps all chunks together; beam search and best_of > 1 decode each chunk on its own.
-  // A chunk that fails the fallback checks is decoded again alone at the next temperature.
-  // 1..32; 1: the sequential long-form loop. Not with word_timestamps or n_processors > 1.
-  // Memory: one cross-attention cache per chunk of a batch (tiny 9 MB, base 18 MB, large 245 MB).
+  // chunk's text is kept whole (its last segment ends at the chunk's end). Every search is batched:
+  // greedy, best_of candidates and beam search step all chunks' rows together, and the chunks that
+  // fail the fallback checks are decoded again together at the next temperature. Word timestamps
+  // come from each chunk's own window. 1..32; 1: the sequential long-form loop. Not with
+  // n_processors > 1, nor hallucination_silence_threshold (it re-decodes from a new seek).
+  // Memory: one cross-attention cache per chunk of a batch (tiny 9 MB, base 18 MB, large 245 MB),
+  // and a self-attention cache per row (batch_size x beam_size or best_of rows).
   int batch_size = 1;
 
   std::shared_ptr<Job> job;  // run as this job (see jobs::create); nullptr: a new one

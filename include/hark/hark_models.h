@@ -64,9 +64,11 @@ static inline hark_download_params hark_download_default_params(void) {
 
 typedef struct hark_download_result {
   bool downloaded;         /* false: it was already there */
-  bool verified;           /* its SHA-1 matched */
+  bool verified;           /* its SHA-1 (or the server's SHA-256) matched */
   uint64_t bytes;          /* its size */
   uint64_t bytes_resumed;  /* kept from an earlier attempt's partial file */
+  bool verified_by_server; /* verified against the SHA-256 the server announced (Hugging Face's
+                              X-Linked-Etag), for files with no published SHA-1 */
 } hark_download_result;
 
 /* Downloads an official model by name. On success, *out_path (may be NULL) is the file, as for

@@ -5,8 +5,9 @@
 //   auto ctx = hark::Context::load("tiny.en");             // Context::load finds names there too
 //
 // A download is written to "<file>.part" and renamed to its final name only once the whole file's
-// SHA-1 matches the published one, so an interrupted download never leaves a file that looks
-// complete; the next call resumes the .part where it stopped.
+// SHA-1 matches the published one (or, for files with none published, the SHA-256 the server
+// announces), so an interrupted download never leaves a file that looks complete; the next call
+// resumes the .part where it stopped. Two downloads of one file wait for each other.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -26,7 +27,8 @@ struct ModelEntry {
   std::string url;        // where it is downloaded from by default
   uint64_t size = 0;      // bytes; 0 when not published
   std::string disk;       // the published size as people read it: "75 MiB", "1.5 GiB"
-  std::string sha1;       // 40 hex digits; "" when no digest is published (a download is then unverified)
+  std::string sha1;       // 40 hex digits; "" when none is published (a download is then checked against
+                          // the SHA-256 the server announces, when it announces one)
 };
 
 // Every official model, in whisper.cpp's order (tiny ... large-v3-turbo-q8_0).
@@ -50,6 +52,7 @@ struct DownloadProgress {
   double bytes_per_second = 0;  // of this attempt, averaged over the last seconds
   double seconds_left = -1;     // -1 while unknown
   bool verifying = false;       // the transfer is done, the digest is being checked
+  bool waiting = false;  // another process or thread downloads this file: this call waits for it
 };
 
 struct DownloadOptions {
@@ -73,10 +76,13 @@ struct DownloadOptions {
 struct DownloadResult {
   std::string path;       // the final file
   bool downloaded = false;  // false: it was already there (nothing fetched)
-  bool verified = false;    // its SHA-1 matched a published (or given) digest
+  bool verified = false;    // its digest matched: see verified_with
+  std::string verified_with;  // "published SHA-1", "given SHA-1", "server's SHA-256" (Hugging Face's
+                              // X-Linked-Etag, checked where no SHA-1 is published); "" when unverified
   uint64_t bytes = 0;       // its size
   uint64_t bytes_resumed = 0;  // bytes an earlier attempt had left in the .part and that were kept
   std::string sha1;         // of the file, when computed
+  std::string sha256;       // of the file, when a server's SHA-256 was checked
 };
 
 // Downloads an official model by name into options.dir. A file already there is kept (not

@@ -444,7 +444,8 @@ void check_params(const hark_transcribe_params& p, bool multilingual) {
   if (p.batch_size > 1) {
     require(p.vad_model_path && *p.vad_model_path,
             "params->vad_model_path is NULL or empty but batch_size > 1 needs it (chunks are cut at the VAD's pauses)");
-    require(!p.word_timestamps, "params->word_timestamps is not supported with batch_size > 1");
+    require(!(p.word_timestamps && p.hallucination_silence_threshold > 0.0f),
+            "params->hallucination_silence_threshold is not supported with batch_size > 1");
     require(p.n_processors == 1, "params->batch_size > 1 and n_processors > 1 cannot be combined");
   }
   if (p.vad || p.batch_size > 1) {
@@ -1904,6 +1905,7 @@ hark_status hark_download_model(const char* name, const hark_download_params* pa
     d.low_speed_bytes = p.low_speed_bytes;
     if (p.progress_callback)
       d.on_progress = [&p](const hark::DownloadProgress& g) {
+        if (g.waiting) return;  // no byte moved yet: another download of the file runs
         p.progress_callback(g.bytes_done, g.bytes_total, g.bytes_per_second, g.seconds_left, g.verifying,
                             p.progress_user_data);
       };
@@ -1918,6 +1920,7 @@ hark_status hark_download_model(const char* name, const hark_download_params* pa
       v.verified = r.verified;
       v.bytes = r.bytes;
       v.bytes_resumed = r.bytes_resumed;
+      v.verified_by_server = r.verified_with == "server's SHA-256";
       write_out(out, out_size, kDownloadResultV1, v);
     }
   });

@@ -1,88 +1,117 @@
 #include "decode/best_of.h"
 
-#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "decode/sampling.h"
 #include "runtime/error.h"
 
 namespace hark::decode {
 
-WindowTokens sample_best_of(Model& model, const SpecialTokens& st, const WindowRequest& req,
-                            const std::vector<float>& logits, int n_past) {
-  const int n = req.best_of;
-  const int n_ctx = model.n_text_ctx();
-  const size_t n_vocab = logits.size();
-  model.reserve_sequences(n);
+namespace {
 
+// n candidates, candidate c in slot base + c: greedy (n = 1, no generator) or sampled, each
+// candidate with its own generator. All draw their first token from the prefix's logits; those
+// that go on get the prefix copied from the base slot. A candidate stops as a lone one does: at
+// end-of-text, at the token cap, or when the text context has no room for its last token.
+class CandidatesSearch final : public WindowSearch {
+ public:
+  CandidatesSearch(Model& model, const SpecialTokens& st, const WindowRequest& req, int base_slot, uint64_t seed)
+      : model_(model), st_(st), req_(req), base_(base_slot), n_ctx_(model.n_text_ctx()),
+        sampling_(req.temperature > 0.0f), cands_(static_cast<size_t>(sampling_ ? req.best_of : 1)) {
+    for (size_t c = 0; c < cands_.size(); ++c) {
+      cands_[c].rng = candidate_rng(seed, static_cast<int>(c));
+      cands_[c].w.temperature = req.temperature;
+    }
+  }
+
+  void start(std::span<const float> logits, int n_past) override {
+    pos_ = n_past;
+    for (size_t c = 0; c < cands_.size(); ++c) {
+      row_.assign(logits.begin(), logits.end());
+      choose(cands_[c]);
+      if (cands_[c].running && c > 0) model_.copy_sequence(base_, base_ + static_cast<int>(c), n_past);
+    }
+  }
+
+  void rows(std::vector<int32_t>& tokens, std::vector<int>& slots) const override {
+    for (size_t c = 0; c < cands_.size(); ++c)
+      if (cands_[c].running) {
+        tokens.push_back(cands_[c].w.tokens.back());
+        slots.push_back(base_ + static_cast<int>(c));
+      }
+  }
+
+  void step(std::span<const float> logits) override {
+    const size_t nv = static_cast<size_t>(st_.n_vocab);
+    ++pos_;
+    size_t r = 0;
+    for (Candidate& c : cands_) {
+      if (!c.running) continue;
+      HARK_CHECK((r + 1) * nv <= logits.size(), "decode: a step returned too few logits for its rows");
+      row_.assign(logits.begin() + static_cast<std::ptrdiff_t>(r * nv),
+                  logits.begin() + static_cast<std::ptrdiff_t>((r + 1) * nv));
+      choose(c);
+      ++r;
+    }
+  }
+
+  bool done() const override {
+    for (const Candidate& c : cands_)
+      if (c.running) return false;
+    return true;
+  }
+
+  WindowTokens finish() override {
+    // The best candidate; ties keep the earlier one.
+    size_t best = 0;
+    double best_score = candidate_score(cands_[0].w, st_.eot, req_.length_penalty);
+    for (size_t c = 1; c < cands_.size(); ++c) {
+      const double score = candidate_score(cands_[c].w, st_.eot, req_.length_penalty);
+      if (score > best_score) {
+        best_score = score;
+        best = c;
+      }
+    }
+    WindowTokens r = std::move(cands_[best].w);
+    r.avg_logprob = r.tokens.empty() ? 0.0 : r.sum_logprob / static_cast<double>(r.tokens.size());
+    r.n_sampled = n_sampled_;
+    r.n_steps = 0;
+    return r;
+  }
+
+ private:
   struct Candidate {
     WindowTokens w;
     Rng rng;
     bool running = true;
   };
-  std::vector<Candidate> cands(static_cast<size_t>(n));
-  WindowTokens result;
-  int n_sampled = 0;
-  // A candidate stops as a lone one would: at end-of-text, at the token cap, or when the text
-  // context has no room for its last token.
-  std::vector<float> row_buf;  // one row at a time: the rules and log-softmax work in place
-  auto choose = [&](Candidate& c, std::vector<float>& row, int pos) {
-    const int32_t tok = choose_token(st, req, row, &c.rng, c.w);
-    ++n_sampled;
-    c.running = tok != st.eot && static_cast<int>(c.w.tokens.size()) < req.max_tokens && pos + 1 <= n_ctx;
-  };
 
-  // First tokens: every candidate draws from the prefix's logits; those that go on fork slot 0.
-  for (int c = 0; c < n; ++c) {
-    Candidate& cand = cands[static_cast<size_t>(c)];
-    cand.rng = candidate_rng(req.seed, c);
-    row_buf = logits;
-    choose(cand, row_buf, n_past);
-    if (cand.running && c > 0) model.copy_sequence(0, c, n_past);
+  // The next token of c from row_ (its logits at pos_); it would be fed at pos_.
+  void choose(Candidate& c) {
+    const int32_t tok = choose_token(st_, req_, row_, sampling_ ? &c.rng : nullptr, c.w);
+    ++n_sampled_;
+    c.running = tok != st_.eot && static_cast<int>(c.w.tokens.size()) < req_.max_tokens && pos_ + 1 <= n_ctx_;
   }
 
-  // Then one batch step per position with the candidates still running (candidate c in slot c).
-  std::vector<int32_t> tokens;
-  std::vector<int> seqs;
-  std::vector<float> rows;
-  for (int pos = n_past;; ++pos) {
-    tokens.clear();
-    seqs.clear();
-    for (int c = 0; c < n; ++c)
-      if (cands[static_cast<size_t>(c)].running) {
-        tokens.push_back(cands[static_cast<size_t>(c)].w.tokens.back());
-        seqs.push_back(c);
-      }
-    if (seqs.empty()) break;
-    if (model.decode_batch(tokens, seqs, pos, &rows) != ComputeStatus::Ok) {
-      result.aborted = true;
-      result.n_sampled = n_sampled;
-      return result;
-    }
-    ++result.n_steps;
-    HARK_CHECK(rows.size() == n_vocab * seqs.size(), "best_of: the batch step returned the wrong number of logits");
-    for (size_t r = 0; r < seqs.size(); ++r) {
-      const auto* row = rows.data() + r * n_vocab;
-      row_buf.assign(row, row + n_vocab);
-      choose(cands[static_cast<size_t>(seqs[r])], row_buf, pos + 1);
-    }
-  }
+  Model& model_;
+  const SpecialTokens& st_;
+  const WindowRequest& req_;
+  const int base_;
+  const int n_ctx_;
+  const bool sampling_;
+  std::vector<Candidate> cands_;
+  std::vector<float> row_;  // one row at a time: the rules and log-softmax work in place
+  int pos_ = 0;             // where the candidates' last tokens go
+  int n_sampled_ = 0;
+};
 
-  // The best candidate; ties keep the earlier one.
-  size_t best = 0;
-  double best_score = candidate_score(cands[0].w, st.eot, req.length_penalty);
-  for (size_t c = 1; c < cands.size(); ++c) {
-    const double score = candidate_score(cands[c].w, st.eot, req.length_penalty);
-    if (score > best_score) {
-      best_score = score;
-      best = c;
-    }
-  }
-  const int n_steps = result.n_steps;
-  result = std::move(cands[best].w);
-  result.avg_logprob = result.tokens.empty() ? 0.0 : result.sum_logprob / static_cast<double>(result.tokens.size());
-  result.n_steps = n_steps;
-  result.n_sampled = n_sampled;
-  return result;
+}  // namespace
+
+std::unique_ptr<WindowSearch> make_candidates_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
+                                                     int base_slot, uint64_t seed) {
+  return std::make_unique<CandidatesSearch>(model, st, req, base_slot, seed);
 }
 
 }  // namespace hark::decode

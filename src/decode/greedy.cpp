@@ -133,7 +133,13 @@ WindowTokens decode_window(Model& model, const SpecialTokens& st, const WindowRe
   // lockstep at T > 0; else one candidate (greedy) or several one after another, below.
   const bool sampling = req.temperature > 0.0f;
   if ((!sampling && req.beam_size > 1) || (sampling && req.best_of > 1 && req.batch_candidates)) {
-    WindowTokens r = sampling ? sample_best_of(model, st, req, logits, n_past) : beam_search(model, st, req, logits, n_past);
+    WindowTokens r;
+    if (sampling) {
+      model.reserve_sequences(search_slots(req));
+      r = run_window_search(model, *make_candidates_search(model, st, req, 0, req.seed), logits, n_past);
+    } else {
+      r = beam_search(model, st, req, logits, n_past);
+    }
     r.no_speech_prob = head.no_speech_prob;
     r.temperature = req.temperature;
     r.n_steps += head.n_steps;

@@ -59,8 +59,9 @@ class Model {
     throw Error("this model holds one encoded window at a time (no batched windows)");
   }
   // Word timestamps: one teacher-forced pass over `tokens` ([sot sequence, notimestamps, text,
-  // eot]) against the current window: each head's cross-attention logits before the softmax
-  // (qk: heads x tokens x audio positions) and every token's logits (tokens x n_vocab).
+  // eot]) in slot 0 against the current window (select_window): each head's cross-attention
+  // logits before the softmax (qk: heads x tokens x audio positions) and every token's logits
+  // (tokens x n_vocab).
   virtual ComputeStatus align(std::span<const int32_t> /*tokens*/, std::span<const AlignmentHead> /*heads*/,
                               HeadWeights* /*qk*/, std::vector<float>* /*logits*/) {
     throw Error("this model cannot hand out cross-attention weights (word timestamps)");
@@ -101,10 +102,9 @@ class RunnerModel final : public Model {
   }
   ComputeStatus align(std::span<const int32_t> tokens, std::span<const AlignmentHead> heads, HeadWeights* qk,
                       std::vector<float>* logits) override {
-    HARK_CHECK(window_ == 0, "align: word timestamps read window 0 only");
     std::vector<CrossQkHead> ch;
     for (const AlignmentHead& h : heads) ch.push_back({h.layer, h.head});
-    const ComputeStatus s = r_.align(tokens, ch, &qk->data, logits);
+    const ComputeStatus s = r_.align(tokens, ch, &qk->data, logits, window_);
     qk->n_heads = static_cast<int>(heads.size());
     qk->n_tokens = static_cast<int>(tokens.size());
     qk->n_frames = r_.hparams().n_audio_ctx;

@@ -221,7 +221,7 @@ void WhisperRunner::reserve_batch(int n, bool own_windows) {
 }
 
 ComputeStatus WhisperRunner::align(std::span<const int32_t> tokens, std::span<const CrossQkHead> heads,
-                                   std::vector<float>* qk, std::vector<float>* logits) {
+                                   std::vector<float>* qk, std::vector<float>* logits, int window) {
   const HParams& hp = model_.hparams();
   check_tokens(tokens, "align");
   HARK_CHECK(qk != nullptr && logits != nullptr, "align: qk or logits is null");
@@ -265,7 +265,8 @@ ComputeStatus WhisperRunner::align(std::span<const int32_t> tokens, std::span<co
   for (size_t first = 0; first < n; first += static_cast<size_t>(chunk)) {
     const size_t c = std::min(n - first, static_cast<size_t>(chunk));
     outs.clear();
-    Tensor* out = build_decoder_step(static_cast<int>(c), static_cast<int>(first), /*all_rows=*/true, 0, heads, &outs);
+    Tensor* out =
+        build_decoder_step(static_cast<int>(c), static_cast<int>(first), /*all_rows=*/true, 0, heads, &outs, window);
     const ComputeStatus status = run_decoder(out, tokens.subspan(first, c), &rows);
     if (status != ComputeStatus::Ok) return status;
     std::copy(rows.begin(), rows.end(), logits->begin() + static_cast<std::ptrdiff_t>(first * n_vocab));

@@ -99,14 +99,14 @@ class WhisperRunner {
 
   // ---- word timestamps ----
   // One teacher-forced pass over `tokens` from position 0 of slot 0 (overwriting that slot's
-  // history) against the current window, handing out what DTW alignment needs: for each head of
+  // history) against `window` (see encode), handing out what DTW alignment needs: for each head of
   // `heads` (in that order) its cross-attention logits before the softmax, (q . k) / sqrt(D), as
   // qk[(h * n + t) * n_audio_ctx + f], and every token's logits (n x n_vocab, row t at t * n_vocab).
   // Runs in steps of kReservedLogitRows tokens (the KV cache carries the earlier ones), so its
   // compute memory is the all-rows reserve plus the heads' rows. Nothing of this is built into
   // ordinary decode steps.
   ComputeStatus align(std::span<const int32_t> tokens, std::span<const CrossQkHead> heads, std::vector<float>* qk,
-                      std::vector<float>* logits);
+                      std::vector<float>* logits, int window = 0);
 
   // Polled between graph nodes (and between splits) of every later encode/decode; nullptr clears.
   void set_abort_callback(AbortCallback cb);

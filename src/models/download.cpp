@@ -5,21 +5,28 @@
 //  - a cut connection, a stall, an abort or a full disk keep the .part (what it holds is a correct
 //    prefix of the file), so the next call continues;
 //  - the whole file's SHA-1 (and size) is checked before the rename; a mismatch removes the .part,
-//    since resuming a wrong file could only repeat the mismatch.
+//    since resuming a wrong file could only repeat the mismatch. Where no SHA-1 is published, the
+//    SHA-256 that Hugging Face announces for the file (X-Linked-Etag) is checked instead;
+//  - one download of a file at a time: a second process (or thread) waits on a lock beside the
+//    file, then finds the file there.
 #include <curl/curl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <strings.h>
 #include <deque>
 #include <filesystem>
 #include <mutex>
 #include <string>
 
 #include "hark/models.hpp"
-#include "models/sha1.h"
+#include "models/digest.h"
+#include "models/file_lock.h"
 
 namespace hark {
 
@@ -83,6 +90,7 @@ struct Transfer {
   int write_errno = 0;     // the write that failed (ENOSPC ...)
   uint64_t served_size = 0;  // set when the server's file has another size than expected
   bool aborted = false;
+  std::string server_sha256;  // Hugging Face's X-Linked-Etag of a large file: its SHA-256
   RateMeter meter;
   Clock::time_point last_report{};
   CURL* curl = nullptr;
@@ -139,6 +147,26 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
   return bytes;
 }
 
+// Hugging Face answers a large file's URL with a redirect whose X-Linked-Etag is the file's
+// SHA-256 (quoted); the headers of every hop of the redirect come through here.
+size_t on_header(char* data, size_t size, size_t n, void* user) {
+  Transfer& t = *static_cast<Transfer*>(user);
+  const size_t bytes = size * n;
+  std::string line(data, bytes);
+  const std::string key = "x-linked-etag:";
+  if (line.size() > key.size() && strncasecmp(line.c_str(), key.c_str(), key.size()) == 0) {
+    std::string v = line.substr(key.size());
+    const auto not_space = [](char c) { return c != ' ' && c != '\t' && c != '\r' && c != '\n'; };
+    while (!v.empty() && !not_space(v.back())) v.pop_back();
+    v.erase(0, std::find_if(v.begin(), v.end(), not_space) - v.begin());
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    std::string hex;
+    for (char c : v) hex += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (is_hex_digest(hex, 64)) t.server_sha256 = hex;
+  }
+  return bytes;
+}
+
 int on_xfer(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   Transfer& t = *static_cast<Transfer*>(user);
   if (t.options->should_abort && t.options->should_abort()) {
@@ -173,6 +201,8 @@ void transfer(Transfer& t, const std::string& url, const std::string& name) {
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
   curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_xfer);
   curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
@@ -258,6 +288,21 @@ DownloadResult download_model(const std::string& name, const DownloadOptions& op
   if (ec || !std::filesystem::is_directory(dir))
     throw Error("cannot create the models folder " + dir + ": " + (ec ? ec.message() : "not a folder"));
 
+  FileLock lock(
+      path + ".lock",
+      [&] {
+        if (!options.on_progress) return;
+        DownloadProgress w;
+        w.waiting = true;
+        options.on_progress(w);
+      },
+      options.should_abort);
+  // Another download of this file may have finished while this one waited.
+  if (!options.force && std::filesystem::is_regular_file(path, ec)) {
+    r.bytes = file_size_or_zero(path);
+    return r;
+  }
+
   Transfer t;
   t.options = &options;
   t.part = part;
@@ -285,7 +330,11 @@ DownloadResult download_model(const std::string& name, const DownloadOptions& op
   vp.seconds_left = 0;
   vp.verifying = true;
   if (options.on_progress) options.on_progress(vp);
-  r.sha1 = sha1_file(part, nullptr);
+  // Without a SHA-1 to check, the SHA-256 the server announced is checked (computed in the same read).
+  const bool check_server = sha1.empty() && !t.server_sha256.empty();
+  const FileDigests digests = digest_file(part, check_server, nullptr);
+  r.sha1 = digests.sha1;
+  r.sha256 = digests.sha256;
   if (!sha1.empty()) {
     if (r.sha1 != sha1) {
       std::remove(part.c_str());
@@ -293,9 +342,19 @@ DownloadResult download_model(const std::string& name, const DownloadOptions& op
                   " (corrupted in transit, or the server sends another file); the partial file was removed");
     }
     r.verified = true;
+    r.verified_with = options.expected_sha1.empty() ? "published SHA-1" : "given SHA-1";
+  } else if (check_server) {
+    if (r.sha256 != t.server_sha256) {
+      std::remove(part.c_str());
+      throw Error("download of " + e->name + ": SHA-256 mismatch: the file has " + r.sha256 + ", the server announced " +
+                  t.server_sha256 + " (corrupted in transit); the partial file was removed");
+    }
+    r.verified = true;
+    r.verified_with = "server's SHA-256";
   }
   if (std::rename(part.c_str(), path.c_str()) != 0)
     throw Error("cannot rename " + part + " to " + path + ": " + std::strerror(errno));
+  lock.remove_file();
   r.downloaded = true;
   r.bytes = got;
   return r;

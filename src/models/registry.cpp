@@ -1,7 +1,8 @@
 // The official whisper.cpp model files: names as whisper.cpp's download script lists them,
 // published sizes and SHA-1 digests from its models/README.md, exact byte sizes as Hugging Face
 // lists the files. No digest is published for the q5_1 / q8_0 files and the medium q5_0 ones:
-// those entries have none, and their downloads report that they could not be verified.
+// those entries have none, and their downloads are checked against the SHA-256 that Hugging Face
+// announces for the file (download.cpp).
 #include <string>
 #include <vector>
 

@@ -4,11 +4,12 @@
 #include <chrono>
 #include <string>
 
-#include "decode/batched_greedy.h"
+#include "decode/batched_search.h"
 #include "frontend/mel.h"
 #include "runtime/error.h"
 #include "transcribe/language_detect.h"
 #include "transcribe/max_len.h"
+#include "transcribe/word_timing.h"
 
 namespace hark {
 
@@ -91,10 +92,8 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
   decode::WindowRequest& wreq = policy.request;
   // Chunks are independent: the initial prompt (if any) before every one, never earlier text.
   wreq.prompt = req.prompt;
-  const float t0 = policy.temperatures.front();
-  // What decode_windows_batched steps together; other searches go chunk by chunk.
-  const bool lockstep = t0 > 0.0f ? p.best_of == 1 : p.beam_size == 1;
 
+  WordTimer words(m, model, p, req.alignment_heads, req.offset_units);
   const int B = std::min<int>(p.batch_size, std::max<int>(1, static_cast<int>(chunks.size())));
   model.reserve_windows(B);
   int progress = 0;
@@ -145,56 +144,46 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
     }
     wreq.start = language.start();
 
-    // The first temperature: all chunks together (or one by one for beams / best-of).
+    // The first temperature: all chunks together. Then temperature fallback (OpenAI's
+    // decode_with_fallback): at each next temperature, the chunks whose text still fails the
+    // thresholds are decoded again, together.
     std::vector<decode::WindowTokens> rows(n);
     std::vector<double> ratios(n, 0.0);
-    wreq.temperature = t0;
-    if (lockstep) {
-      std::vector<int> windows(n);
-      std::vector<uint64_t> seeds(n);
-      for (size_t k = 0; k < n; ++k) {
-        windows[k] = static_cast<int>(k);
-        seeds[k] = mix_seed(p.seed, req.offset_units + chunks[first + k].t0, 0);
+    auto ratio_of = [&](const decode::WindowTokens& w) {
+      std::vector<int32_t> text;
+      for (int32_t id : w.tokens)
+        if (st.is_text(id)) text.push_back(id);
+      return decode::compression_ratio(m.tokenizer->decode(text));
+    };
+    std::vector<size_t> todo(n);
+    for (size_t k = 0; k < n; ++k) todo[k] = k;
+    for (size_t pass = 0; pass < policy.temperatures.size() && !todo.empty() && !out.aborted; ++pass) {
+      wreq.temperature = policy.temperatures[pass];
+      std::vector<int> windows;
+      std::vector<uint64_t> seeds;
+      for (size_t k : todo) {
+        windows.push_back(static_cast<int>(k));
+        seeds.push_back(mix_seed(p.seed, req.offset_units + chunks[first + k].t0, static_cast<int>(pass)));
       }
       decode::BatchedWindows bw = decode::decode_windows_batched(model, st, wreq, windows, seeds);
       tm.n_decode_steps += bw.n_steps;
       for (const decode::WindowTokens& w : bw.rows) tm.n_decode_tokens += w.n_sampled;
-      if (bw.aborted) out.aborted = true;
-      rows = std::move(bw.rows);
-    } else {
-      for (size_t k = 0; k < n && !out.aborted; ++k) {
-        model.select_window(static_cast<int>(k));
-        wreq.seed = mix_seed(p.seed, req.offset_units + chunks[first + k].t0, 0);
-        rows[k] = decode::decode_window(model, st, wreq);
-        tm.n_decode_tokens += rows[k].n_sampled;
-        tm.n_decode_steps += rows[k].n_steps;
-        out.aborted = rows[k].aborted;
+      if (bw.aborted) {
+        out.aborted = true;
+        break;
       }
-    }
-    // Temperature fallback, chunk by chunk on its own window (OpenAI's decode_with_fallback).
-    for (size_t k = 0; k < n && !out.aborted; ++k) {
-      auto ratio_of = [&](const decode::WindowTokens& w) {
-        std::vector<int32_t> text;
-        for (int32_t id : w.tokens)
-          if (st.is_text(id)) text.push_back(id);
-        return decode::compression_ratio(m.tokenizer->decode(text));
-      };
-      ratios[k] = ratio_of(rows[k]);
-      for (size_t pass = 1; pass < policy.temperatures.size(); ++pass) {
-        if (!decode::needs_fallback(policy.thresholds, ratios[k], rows[k].avg_logprob, rows[k].no_speech_prob)) break;
-        if (pass == 1) ++out.n_fallback_windows;
-        model.select_window(static_cast<int>(k));
-        wreq.temperature = policy.temperatures[pass];
-        wreq.seed = mix_seed(p.seed, req.offset_units + chunks[first + k].t0, static_cast<int>(pass));
-        rows[k] = decode::decode_window(model, st, wreq);
-        tm.n_decode_tokens += rows[k].n_sampled;
-        tm.n_decode_steps += rows[k].n_steps;
-        if (rows[k].aborted) {
-          out.aborted = true;
-          break;
-        }
+      std::vector<size_t> again;
+      for (size_t i = 0; i < todo.size(); ++i) {
+        const size_t k = todo[i];
+        rows[k] = std::move(bw.rows[i]);
         ratios[k] = ratio_of(rows[k]);
+        if (pass + 1 < policy.temperatures.size() &&
+            decode::needs_fallback(policy.thresholds, ratios[k], rows[k].avg_logprob, rows[k].no_speech_prob)) {
+          if (pass == 0) ++out.n_fallback_windows;
+          again.push_back(k);
+        }
       }
+      todo.swap(again);
     }
     tm.decode_ms += ms_since(t);
     if (out.aborted) break;
@@ -223,8 +212,22 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
         r.segments.assign(1, std::move(one));
       }
       if (r.speaker_turn_first && !out.segments.empty()) out.segments.back().speaker_turn_next = true;
-      std::vector<Segment> fresh =
-          wrap_to_max_len(m, window_segments(m, w, r.segments, ratios[k], offset, p, token_timestamps), p);
+      std::vector<Segment> fresh = window_segments(m, w, r.segments, ratios[k], offset, p, token_timestamps);
+      if (p.word_timestamps) {
+        // The chunk's words from its own window; its text is kept whole (as a window that ends on
+        // a single timestamp: no seek to move).
+        auto tw = Clock::now();
+        model.select_window(static_cast<int>(k));
+        const WordOutcome wo =
+            words.run({c.t0, frames[k], n_units, c.t1, /*single_timestamp_ending=*/true, language.id(), p.translate}, fresh);
+        tm.decode_ms += ms_since(tw);
+        if (wo.aborted) {
+          out.aborted = true;
+          break;
+        }
+        if (token_timestamps) keep_token_times_inside(fresh);
+      }
+      fresh = wrap_to_max_len(m, std::move(fresh), p);
       for (const Segment& seg : fresh) out.segments.push_back(seg);
       if (hooks.on_segments && !fresh.empty()) hooks.on_segments(std::move(fresh));
     }

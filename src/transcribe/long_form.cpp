@@ -13,6 +13,7 @@
 #include "frontend/mel.h"
 #include "runtime/error.h"
 #include "transcribe/language_detect.h"
+#include "transcribe/timestamp_watch.h"
 #include "transcribe/word_timing.h"
 #include "transcribe/max_len.h"
 #include "vad/segments.h"
@@ -179,7 +180,9 @@ JobRequest check_request(const LoadedModel& m, std::span<const float> samples, c
   if (p.batch_size > 1) {
     HARK_CHECK(!p.vad_model_path.empty(), "transcribe: batch_size > 1 needs vad_model_path, a Silero VAD model "
                                           "(the chunks are cut at the pauses it finds; e.g. ggml-silero-v6.2.0.bin)");
-    HARK_CHECK(!p.word_timestamps, "transcribe: word_timestamps is not supported with batch_size > 1 (use batch_size 1)");
+    HARK_CHECK(!(p.word_timestamps && p.hallucination_silence_threshold > 0.0f),
+               "transcribe: hallucination_silence_threshold is not supported with batch_size > 1 (it decodes again "
+               "from a new seek; batched chunks are decoded whole): use batch_size 1");
     HARK_CHECK(p.n_processors == 1, "transcribe: batch_size > 1 and n_processors > 1 cannot be combined (got n_processors " +
                                         std::to_string(p.n_processors) + ")");
     vad::check_segment_options(p.vad_params);
@@ -242,6 +245,15 @@ std::vector<Segment> window_segments(const LoadedModel& m, const decode::WindowT
     out.push_back(std::move(seg));
   }
   return out;
+}
+
+void keep_token_times_inside(std::vector<Segment>& segments) {
+  for (Segment& seg : segments)
+    for (TokenData& td : seg.tokens) {
+      if (td.t0 < 0) continue;
+      td.t0 = std::clamp(td.t0, seg.t0, seg.t1);
+      td.t1 = std::clamp(td.t1, td.t0, seg.t1);
+    }
 }
 
 std::vector<Segment> wrap_to_max_len(const LoadedModel& m, std::vector<Segment> segments, const TranscribeParams& p) {
@@ -346,6 +358,13 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     if (hooks.on_progress) hooks.on_progress(pct);
   };
 
+  // Inside a window, the text's latest timestamp says how far the decoding got.
+  int64_t window_end = 0;
+  TimestampWatch watch(model, st.timestamp_begin, [&](int64_t frames) {
+    const int64_t done = std::min(seek + frames, window_end);
+    report_progress(static_cast<int>(std::min<int64_t>(99, done * 100 / std::max<int64_t>(content, 1))));
+  });
+
   while (seek < content) {
     if (ctl.should_stop()) {
       out.aborted = true;
@@ -353,6 +372,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     }
     const int64_t window_frames = std::min<int64_t>(frontend::kWindowFrames, content - seek);
     if (window_frames < kMinTailFrames && seek > 0) break;
+    window_end = seek + window_frames;
     if (hooks.on_encoder_begin) {
       if (!hooks.on_encoder_begin() || ctl.should_stop()) {
         out.aborted = true;
@@ -384,7 +404,8 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
     for (size_t k = 0; k < temperatures.size(); ++k) {
       wreq.temperature = temperatures[k];
       wreq.seed = mix_seed(p.seed, req.offset_units + seek, static_cast<int>(k));
-      w = decode::decode_window(model, st, wreq);
+      watch.start_window();
+      w = decode::decode_window(watch, st, wreq);
       tm.n_decode_tokens += w.n_sampled;
       tm.n_decode_steps += w.n_steps;
       if (w.aborted) {
@@ -453,14 +474,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
         report_progress(static_cast<int>(std::min<int64_t>(100, seek * 100 / std::max<int64_t>(content, 1))));
         continue;
       }
-      // The words moved the segment bounds; token times stay inside their segment.
-      if (token_timestamps)
-        for (Segment& seg : fresh)
-          for (TokenData& td : seg.tokens) {
-            if (td.t0 < 0) continue;
-            td.t0 = std::clamp(td.t0, seg.t0, seg.t1);
-            td.t1 = std::clamp(td.t1, td.t0, seg.t1);
-          }
+      if (token_timestamps) keep_token_times_inside(fresh);
     }
     // max_len last: it cuts at token times, and hands each part the words that start in it.
     fresh = wrap_to_max_len(m, std::move(fresh), p);

@@ -89,6 +89,8 @@ class JobLanguage {
 std::vector<Segment> window_segments(const LoadedModel& m, const decode::WindowTokens& w,
                                      std::span<const decode::RawSegment> raw, double compression_ratio,
                                      int64_t token_time_offset, const TranscribeParams& p, bool token_timestamps);
+// After word timestamps moved segment bounds: every token time clamped inside its segment.
+void keep_token_times_inside(std::vector<Segment>& segments);
 // Segments cut to at most p.max_len characters (max_len.h), parts' texts decoded from their tokens.
 std::vector<Segment> wrap_to_max_len(const LoadedModel& m, std::vector<Segment> segments, const TranscribeParams& p);
 

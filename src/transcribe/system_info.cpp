@@ -19,7 +19,9 @@ std::string system_info() {
   std::string s = flag("AVX512", best >= SimdLevel::AVX512) + " | " + flag("AVX2", best >= SimdLevel::AVX2) + " | " +
                   flag("FMA", best >= SimdLevel::AVX2) + " | " + flag("F16C", best >= SimdLevel::AVX2) + " | " +
                   // Both the AVX-512 level (built with VNNI) and avx2vnni use int8 dot instructions.
-                  flag("VNNI", best >= SimdLevel::AVX2VNNI) + " | SIMD = " + cpu::simd_level_name(best);
+                  flag("VNNI", best >= SimdLevel::AVX2VNNI) + " | " +
+                  flag("AMX_INT8", best == SimdLevel::AVX512 && cpu::amx_int8_enabled()) +
+                  " | SIMD = " + cpu::simd_level_name(best);
 #ifdef HARK_HAVE_OPENBLAS
   s += " | " + flag("BLAS", true);
 #else

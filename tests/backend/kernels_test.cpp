@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/kernels_internal.h"
 #include "runtime/dtype.h"
 #include "runtime/quant.h"
 
@@ -79,8 +80,8 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.gelu), reinterpret_cast<const void*>(t.mean_var),
       reinterpret_cast<const void*>(t.gemm_f32)};
   for (const void* f : fns) EXPECT_NE(f, nullptr);
-  // gemm_q8 is optional; the AVX-512 level (which implies VNNI) has it.
-  if (GetParam() == SimdLevel::AVX512) {
+  // gemm_q8 is optional; the levels with int8 dot instructions (AVX-512 with VNNI, avx2vnni) have it.
+  if (GetParam() == SimdLevel::AVX512 || GetParam() == SimdLevel::AVX2VNNI) {
     EXPECT_NE(reinterpret_cast<const void*>(t.gemm_q8), nullptr);
   }
 }
@@ -359,6 +360,39 @@ TEST_P(KernelsTest, GemmQ8MatchesQuantizedDots) {
         }
         for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], -7.0f) << "wrote past the columns";
       }
+    }
+  }
+}
+
+// The AMX GEMM against the VNNI one: the same numbers bit for bit (exact integer block sums,
+// scaled in the same order), over whole and partial 16 x 16 tiles, odd and even block counts
+// (two blocks are in flight), several packed blocks and depth slices.
+TEST(AmxGemm, EqualsTheVnniGemmBitForBit) {
+  if (!cpu::amx_int8_enabled()) GTEST_SKIP() << "no AMX-INT8 here (or HARK_AMX=0): the AVX-512 VNNI GEMM runs";
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 1, 32},   {16, 16, 64},  {17, 15, 96},   {15, 17, 32},  {37, 33, 544},
+                          {96, 256, 160}, {97, 257, 512}, {100, 300, 1024}, {7, 70, 1056}};
+  for (DType type : kWeightTypes) {
+    for (const Shape& sh : shapes) {
+      const int64_t nb = sh.k / kQuantBlock, lda = nb + 1;
+      const size_t rb = dtype_row_bytes(type, sh.k), ldb = rb + 5;
+      std::vector<uint8_t> w(ldb * static_cast<size_t>(sh.n) + 3);
+      const uint8_t* w0 = w.data() + 3;
+      for (int64_t j = 0; j < sh.n; ++j) {
+        const auto row = weight_row(type, sh.k, static_cast<uint32_t>(j + 5 * sh.k), j % 2 == 0);
+        std::memcpy(w.data() + 3 + j * ldb, row.data(), rb);
+      }
+      const auto a = q8a_rows(sh.m, lda, static_cast<uint32_t>(sh.m * 3 + sh.n));
+      const int64_t ldc = sh.n + 3;
+      std::vector<float> amx(static_cast<size_t>(sh.m * ldc), -7.0f), vnni = amx;
+      cpu::detail::amx_gemm_q8(type, sh.m, sh.n, sh.k, a.data(), lda, w0, ldb, amx.data(), ldc);
+      cpu::detail::avx512_gemm_q8(type, sh.m, sh.n, sh.k, a.data(), lda, w0, ldb, vnni.data(), ldc);
+      for (size_t i = 0; i < amx.size(); ++i)
+        ASSERT_TRUE(same_bits(amx[i], vnni[i])) << dtype_name(type) << " " << sh.m << "x" << sh.n << "x" << sh.k
+                                                << " at " << i / ldc << "," << i % ldc << ": " << amx[i] << " vs "
+                                                << vnni[i];
     }
   }
 }

@@ -1411,6 +1411,21 @@ static void test_vad_transcribe(hark_context* ctx, const char* not_a_model) {
     }
   }
   hark_result_free(batched);
+  /* with word timestamps: every word inside its segment */
+  q = b;
+  q.word_timestamps = true;
+  hark_result* worded = NULL;
+  CHECK_OK(hark_transcribe(ctx, audio, n, &q, &worded));
+  if (worded) {
+    for (int i = 0; i < hark_result_n_segments(worded); ++i) {
+      for (int j = 0; j < hark_result_segment_n_words(worded, i); ++j) {
+        hark_word w;
+        CHECK_OK(hark_result_word(worded, i, j, &w, sizeof w));
+        CHECK(w.t0 <= w.t1 && w.t0 >= 2000 && w.t1 <= 2000 + 3000);
+      }
+    }
+  }
+  hark_result_free(worded);
   q = b;
   q.batch_size = 0;
   CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "batch_size");
@@ -1421,7 +1436,8 @@ static void test_vad_transcribe(hark_context* ctx, const char* not_a_model) {
   CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "vad_model_path");
   q = b;
   q.word_timestamps = true;
-  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "word_timestamps");
+  q.hallucination_silence_threshold = 2.0f;
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "hallucination_silence_threshold");
   q = b;
   q.n_processors = 2;
   CHECK_ERR(hark_transcribe(ctx, audio, n, &q, &bad), HARK_ERR_INVALID_ARGUMENT, "n_processors");

@@ -16,7 +16,7 @@
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
 #include "models/file_server.h"
-#include "models/sha1.h"
+#include "models/digest.h"
 
 namespace hark {
 namespace {
@@ -77,7 +77,7 @@ class CliDownload : public ::testing::Test {
     return r;
   }
   std::string sha1() const {
-    Sha1 h;
+    Digest h(Digest::Kind::Sha1);
     h.update(model_.data(), model_.size());
     return h.hex();
   }
@@ -110,7 +110,7 @@ TEST_F(CliDownload, DownloadsVerifiesAndPrintsThePath) {
   const CliRun r = hark("download tiny.en --dir " + quote(models) + " --base-url " + server.base_url() + " --sha1 " + sha1());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, models + "/ggml-tiny.en.bin\n");
-  EXPECT_TRUE(has(r.err, "SHA-1 verified")) << r.err;
+  EXPECT_TRUE(has(r.err, "verified: given SHA-1")) << r.err;
   EXPECT_TRUE(has(r.err, "progress = 100%")) << r.err;  // piped: plain lines, no bar
   EXPECT_FALSE(has(r.err, "\r")) << r.err;
   EXPECT_EQ(slurp(models + "/ggml-tiny.en.bin"), model_);

@@ -333,6 +333,32 @@ TEST_F(Policy, SeekMovesAtLeastOneFrame) {
   EXPECT_EQ(w.consumed_frames, 1);
 }
 
+TEST_F(Policy, ProgressMovesWithTheTimestampsInsideAWindow) {
+  const auto a = words(" one"), b = words(" two"), c = words(" three");
+  // 40 s = 4000 frames; window 0 reaches <|2.00|> (200 frames: 5%) and <|4.00|> (400: 10%) and
+  // seeks to 400; window 1 covers the rest.
+  auto model = std::make_unique<ScriptedModel>(
+      ml().file->hparams().n_text_ctx,
+      plans_script(st(), {{cat({{ts(0)}, a, {ts(100), ts(100)}, b, {ts(200), ts(200)}, c})}, {cat({{ts(0)}, c, {ts(50)}})}}));
+  const std::vector<float> samples = audio(40.0);
+  const TranscribeParams p;
+  const JobRequest req = check_request(ml(), samples, p);
+  JobControl ctl(job_for(nullptr), nullptr);
+  std::vector<int> seen;
+  LongFormHooks hooks;
+  hooks.on_progress = [&](int pct) { seen.push_back(pct); };
+  const Transcript t = run_long_form(ml(), *model, req, p, ctl, hooks);
+  jobs::remove(ctl.job().id());
+  ASSERT_GE(t.segments.size(), 3u);
+  // 5 comes from <|2.00|> inside window 0, before its seek is known; then 10, then 100.
+  ASSERT_GE(seen.size(), 3u);
+  EXPECT_EQ(seen[0], 5);
+  EXPECT_EQ(seen[1], 10);
+  EXPECT_EQ(seen.back(), 100);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end());  // each value once
+}
+
 // ---- prompts ----
 
 TEST_F(Policy, PreviousTextIsTheNextPrompt) {

@@ -3,19 +3,24 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "hark/hark.h"
 #include "hark/hark.hpp"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
 #include "models/file_server.h"
-#include "models/sha1.h"
+#include "models/digest.h"
+#include "models/file_lock.h"
 
 namespace hark {
 namespace {
@@ -32,7 +37,7 @@ std::string read_bytes(const std::string& path) {
 }
 
 std::string sha1_of(const std::string& bytes) {
-  Sha1 h;
+  Digest h(Digest::Kind::Sha1);
   h.update(bytes.data(), bytes.size());
   return h.hex();
 }
@@ -276,6 +281,109 @@ TEST_F(Download, WithoutADigestTheFileIsKeptButNotVerified) {
   EXPECT_FALSE(r.verified);
   EXPECT_EQ(r.sha1, sha1_of(*model_));
   EXPECT_EQ(read_bytes((dir_ / "ggml-tiny-q8_0.bin").string()), *model_);
+}
+
+std::string sha256_of(const std::string& bytes) {
+  Digest h(Digest::Kind::Sha256);
+  h.update(bytes.data(), bytes.size());
+  return h.hex();
+}
+
+std::string quoted(const std::string& s) {
+  std::string q(1, '"');
+  q += s;
+  q += '"';
+  return q;
+}
+
+TEST(ModelRegistry, Sha256MatchesAKnownVector) {
+  EXPECT_EQ(sha256_of("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");  // FIPS 180 example
+}
+
+TEST_F(Download, WithoutAPublishedDigestTheServersSha256IsChecked) {
+  FileServer q8("ggml-tiny-q8_0.bin", *model_);  // an official name with no published SHA-1
+  q8.add_header("X-Linked-Etag", quoted(sha256_of(*model_)));  // as Hugging Face sends it
+  DownloadOptions d = options();
+  d.base_url = q8.base_url();
+  d.expected_sha1.clear();
+  d.expected_size = 0;
+  const DownloadResult r = download_model("tiny-q8_0", d);
+  EXPECT_TRUE(r.downloaded);
+  EXPECT_TRUE(r.verified);
+  EXPECT_EQ(r.verified_with, "server's SHA-256");
+  EXPECT_EQ(r.sha256, sha256_of(*model_));
+  EXPECT_FALSE(fs::exists(dir_ / "ggml-tiny-q8_0.bin.lock"));  // removed after a success
+}
+
+TEST_F(Download, AServersSha256MismatchIsAnErrorAndNoFile) {
+  FileServer q8("ggml-tiny-q8_0.bin", *model_);
+  q8.add_header("X-Linked-Etag", quoted(sha256_of("another file")));
+  DownloadOptions d = options();
+  d.base_url = q8.base_url();
+  d.expected_sha1.clear();
+  d.expected_size = 0;
+  const std::string err = error_of([&] { download_model("tiny-q8_0", d); });
+  EXPECT_TRUE(has(err, "SHA-256 mismatch")) << err;
+  EXPECT_TRUE(has(err, sha256_of("another file"))) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "ggml-tiny-q8_0.bin"));
+  EXPECT_FALSE(fs::exists(dir_ / "ggml-tiny-q8_0.bin.part"));
+  // A weak or malformed etag is no digest: the file is kept unverified, as with no header.
+  FileServer weak("ggml-tiny-q8_0.bin", *model_);
+  weak.add_header("X-Linked-Etag", "W/\"12ab\"");
+  d.base_url = weak.base_url();
+  const DownloadResult r = download_model("tiny-q8_0", d);
+  EXPECT_TRUE(r.downloaded);
+  EXPECT_FALSE(r.verified);
+}
+
+TEST_F(Download, ASecondDownloadOfTheSameFileWaitsAndFindsIt) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool first_transferring = false, second_waiting = false;
+  DownloadResult first, second;
+  std::thread a([&] {
+    DownloadOptions d = options();
+    d.on_progress = [&](const DownloadProgress& p) {
+      if (!p.verifying) return;  // the transfer is done, the lock still held
+      std::unique_lock<std::mutex> lock(mu);
+      first_transferring = true;
+      cv.notify_all();
+      // Hold the transfer until the second download is waiting (bounded, so a bug cannot hang).
+      cv.wait_for(lock, std::chrono::seconds(20), [&] { return second_waiting; });
+    };
+    first = download_model("tiny.en", d);
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return first_transferring; }));
+  }
+  DownloadOptions d = options();
+  int waits = 0;
+  d.on_progress = [&](const DownloadProgress& p) {
+    if (!p.waiting) return;
+    ++waits;
+    std::lock_guard<std::mutex> lock(mu);
+    second_waiting = true;
+    cv.notify_all();
+  };
+  second = download_model("tiny.en", d);
+  a.join();
+  EXPECT_EQ(waits, 1);
+  EXPECT_TRUE(first.downloaded);
+  EXPECT_FALSE(second.downloaded);  // found the file the first one finished
+  EXPECT_EQ(second.path, final_path());
+  EXPECT_EQ(server_->requests(), 1);
+  EXPECT_EQ(read_bytes(final_path()), *model_);
+}
+
+TEST_F(Download, AnAbortWhileWaitingForAnotherDownloadIsAnError) {
+  fs::create_directories(dir_);
+  FileLock held(final_path() + ".lock", nullptr, nullptr);  // as if another process downloaded it
+  DownloadOptions d = options();
+  d.should_abort = [] { return true; };
+  const std::string err = error_of([&] { download_model("tiny.en", d); });
+  EXPECT_TRUE(has(err, "waiting for another download")) << err;
+  EXPECT_EQ(server_->requests(), 0);
 }
 
 TEST(FindModel, ExplainsHowToDownloadAMissingOfficialModel) {

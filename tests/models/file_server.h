@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace hark::testing {
@@ -43,6 +44,8 @@ class FileServer {
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   void set_mode(Mode m) { mode_ = m; }
   void set_body(std::string body) { body_ = std::move(body); }
+  // A header sent with every answer (Hugging Face's X-Linked-Etag, say). Before the requests.
+  void add_header(std::string name, std::string value) { headers_.emplace_back(std::move(name), std::move(value)); }
   int requests() const { return requests_; }
   // The Range start of each request (0 without one).
   std::vector<size_t> range_starts() const {
@@ -60,6 +63,7 @@ class FileServer {
       std::lock_guard<std::mutex> lock(mutex_);
       range_starts_.push_back(start);
     }
+    for (const auto& [name, value] : headers_) res.set_header(name, value);
     if (mode_ == Mode::IgnoreRange) start = 0;
     if (start > 0) {
       if (start >= body_.size()) {
@@ -102,6 +106,7 @@ class FileServer {
   std::atomic<int> requests_{0};
   mutable std::mutex mutex_;
   std::vector<size_t> range_starts_;
+  std::vector<std::pair<std::string, std::string>> headers_;
 };
 
 }  // namespace hark::testing

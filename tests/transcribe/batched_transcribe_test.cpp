@@ -6,6 +6,8 @@
 // silence, abort, and bad settings refused before any compute. Also the chunk merging itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <functional>
 #include <utility>
@@ -198,6 +200,46 @@ TEST_F(BatchedTranscribeTest, FallbackAndBeamsGiveTheSameSegmentsAtEveryBatchSiz
   expect_same(ctx->transcribe(audio_, beams), b, "beams, batch 4 vs 2");
 }
 
+// Word timestamps: each chunk's words come from its own window, so they do not depend on which
+// chunks share a batch, and they lie inside their segment and their chunk.
+TEST_F(BatchedTranscribeTest, WordTimestampsFromEachChunksOwnWindow) {
+  auto ctx = load();
+  TranscribeParams p = batched(2);
+  p.word_timestamps = true;
+  const Transcript a = ctx->transcribe(audio_, p);
+  ASSERT_FALSE(a.aborted);
+  size_t n_words = 0;
+  const std::vector<AudioChunk> cs = chunks(p);
+  for (const Segment& seg : a.segments) {
+    n_words += seg.words.size();
+    const auto chunk = std::find_if(cs.begin(), cs.end(), [&](const AudioChunk& c) { return seg.t0 >= c.t0 && seg.t0 < c.t1; });
+    ASSERT_NE(chunk, cs.end()) << "segment at " << seg.t0 << " outside every chunk";
+    for (const Word& w : seg.words) {
+      EXPECT_LE(w.t0, w.t1);
+      EXPECT_GE(w.t0, chunk->t0) << w.text;
+      EXPECT_LE(w.t1, chunk->t0 + 3000) << w.text;
+    }
+    for (const TokenData& td : seg.tokens)
+      if (td.t0 >= 0) {
+        EXPECT_GE(td.t0, seg.t0);
+        EXPECT_LE(td.t1, seg.t1);
+      }
+  }
+  EXPECT_GT(n_words, 0u) << "the random model writes text in some chunk";
+  p.batch_size = 5;
+  const Transcript b = ctx->transcribe(audio_, p);
+  expect_same(b, a, "words, batch 5 vs 2");
+  ASSERT_EQ(a.segments.size(), b.segments.size());
+  for (size_t i = 0; i < a.segments.size(); ++i) {
+    ASSERT_EQ(a.segments[i].words.size(), b.segments[i].words.size()) << "segment " << i;
+    for (size_t k = 0; k < a.segments[i].words.size(); ++k) {
+      EXPECT_EQ(a.segments[i].words[k].text, b.segments[i].words[k].text);
+      EXPECT_EQ(a.segments[i].words[k].t0, b.segments[i].words[k].t0);
+      EXPECT_EQ(a.segments[i].words[k].t1, b.segments[i].words[k].t1);
+    }
+  }
+}
+
 TEST_F(BatchedTranscribeTest, SilenceAndAbort) {
   auto ctx = load();
   TranscribeParams p = batched(4);
@@ -237,7 +279,11 @@ TEST_F(BatchedTranscribeTest, BadSettingsFailBeforeAnyCompute) {
       {[](TranscribeParams& p) { p.batch_size = 33; }, "batch_size"},
       {[](TranscribeParams& p) { p.vad_model_path.clear(); }, "vad_model_path"},
       {[](TranscribeParams& p) { p.vad_model_path = "/nonexistent/silero.bin"; }, "/nonexistent/silero.bin"},
-      {[](TranscribeParams& p) { p.word_timestamps = true; }, "word_timestamps"},
+      {[](TranscribeParams& p) {
+         p.word_timestamps = true;
+         p.hallucination_silence_threshold = 2.0f;
+       },
+       "hallucination_silence_threshold"},
       {[](TranscribeParams& p) { p.n_processors = 2; }, "n_processors"},
       {[](TranscribeParams& p) { p.vad_params.threshold = 2.0f; }, "threshold"},
   };

@@ -5,6 +5,8 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 #include "backend/cpu/kernels.h"
@@ -53,7 +55,18 @@ bool bit(unsigned reg, int i) { return (reg >> i) & 1u; }
 // instructions fault. A level counts only when its table is compiled in.
 struct Hardware {
   bool avx2 = false, avx2vnni = false, avx512 = false;
+  bool amx_int8 = false;  // AMX-TILE and AMX-INT8, the OS saving the tile state, and this process allowed to use it
 };
+
+#if defined(__x86_64__) && defined(__linux__)
+// Linux enables the AMX tile data (8 KB of state) per process, on request; the first tile
+// instruction of a process that did not ask faults. Asked once, when the hardware is probed.
+bool request_amx_tile_data() {
+  constexpr long kArchReqXcompPerm = 0x1023;  // ARCH_REQ_XCOMP_PERM
+  constexpr long kXfeatureXtiledata = 18;     // XFEATURE_XTILEDATA
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+#endif
 
 Hardware detect() {
   Hardware h;
@@ -73,6 +86,11 @@ Hardware detect() {
   h.avx2 = avx2 && detail::avx2_kernels();
   h.avx2vnni = avx2 && bit(l7s1.a, 4) /* AVX-VNNI */ && detail::avx2vnni_kernels();
   h.avx512 = avx512 && detail::avx512_kernels();
+#if defined(__x86_64__) && defined(__linux__)
+  const bool os_amx = (xcr & 0x60000) == 0x60000;  // XTILECFG | XTILEDATA
+  h.amx_int8 = h.avx512 && os_amx && bit(l7.d, 24) /* AMX-TILE */ && bit(l7.d, 25) /* AMX-INT8 */ &&
+               request_amx_tile_data();
+#endif
 #endif
   return h;
 }
@@ -108,9 +126,28 @@ SimdLevel best_simd_level() {
   return SimdLevel::Scalar;
 }
 
+bool amx_int8_enabled() {
+  static const bool on = [] {
+    const char* env = std::getenv("HARK_AMX");
+    return hardware().amx_int8 && !(env && std::strcmp(env, "0") == 0);
+  }();
+  return on;
+}
+
 const Kernels& kernels_for(SimdLevel level) {
   if (simd_level_supported(level)) {
-    if (level == SimdLevel::AVX512) return *detail::avx512_kernels();
+    if (level == SimdLevel::AVX512) {
+      if (amx_int8_enabled()) {
+        // The AVX-512 table with the encoder's int8 GEMM on AMX tiles.
+        static const Kernels with_amx = [] {
+          Kernels k = *detail::avx512_kernels();
+          k.gemm_q8 = detail::amx_gemm_q8;
+          return k;
+        }();
+        return with_amx;
+      }
+      return *detail::avx512_kernels();
+    }
     if (level == SimdLevel::AVX2VNNI) return *detail::avx2vnni_kernels();
     if (level == SimdLevel::AVX2) return *detail::avx2_kernels();
   }

@@ -112,5 +112,8 @@ const Kernels& kernels_for(SimdLevel level);
 // ("scalar", "avx2", "avx2vnni", "avx512") when set: the best supported level at or below it.
 SimdLevel best_simd_level();
 bool simd_level_supported(SimdLevel level);
+// True when the AVX-512 table's gemm_q8 runs on AMX-INT8 tiles: the processor has them, Linux
+// granted this process the tile state, and HARK_AMX is not "0" (which keeps the VNNI GEMM).
+bool amx_int8_enabled();
 
 }  // namespace hark::cpu

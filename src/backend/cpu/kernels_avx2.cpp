@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/gemm_blocked.h"
 #include "backend/cpu/kernels.h"
@@ -522,6 +523,221 @@ void dot_q_tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, co
   for (int64_t r = 0; r < nw; ++r) dot_q_rows(type, n, wb + static_cast<size_t>(r) * ws, x, xs, nx, y + r, ldy);
 }
 
+#if defined(HARK_KERNELS_AVX_VNNI)
+// ---- gemm_q8 (the AVX-VNNI build only): packed panels around a 3 x 16 register tile -----------
+//
+// The AVX-512 GEMM's scheme (int8_avx512.cpp) at 256 bits: weights enter as signed levels
+// (level - zero point), activations as unsigned bytes xq + 128, and each block's integer sum
+// starts at -128 * sum(levels), so it is exactly sum (q - zero) xq; it becomes f32 and is scaled
+// by d * dx (+ m * s for the _1 types). Per depth block, a weight panel holds 8 groups x 16
+// columns x 4 levels, then each column's start, d and m; an activation panel 8 groups x 3 rows x
+// 4 bytes, then dx and s. 3 x 16 keeps the 6 integer sums, 6 accumulators and the operands in
+// the 16 ymm registers. (Plain AVX2 has no int8 GEMM: maddubs would saturate on xq + 128.)
+
+constexpr int kGemmMR = 3, kGemmNR = 16;
+constexpr int64_t kGemmKCB = 16;  // depth blocks per slice
+constexpr int64_t kGemmNC = 256;  // weight rows per packed block
+constexpr int64_t kGemmMC = 96;   // activation rows per packed block (a multiple of kGemmMR)
+constexpr size_t kGemmABytes = 8 * kGemmMR * 4 + kGemmMR * 4 /* dx */ + kGemmMR * 4 /* s */;
+template <bool kHasMin>
+constexpr size_t gemm_b_bytes() {
+  return 8 * kGemmNR * 4 + kGemmNR * 4 /* start */ + kGemmNR * 4 /* d */ + (kHasMin ? kGemmNR * 4 : 0) /* m */;
+}
+
+// A block's levels as signed bytes (level - zero point), in value order.
+template <typename Block, int kZero, bool kFiveBit>
+inline __m256i gemm_levels(const BlockBytes<Block>& w) {
+  if constexpr (std::is_same_v<Block, BlockQ8_0>) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
+  } else {
+    __m256i q = q4_levels(w.qs());
+    if constexpr (kFiveBit) q = add_q5_high(q, w.qh_bytes());
+    if constexpr (kZero != 0) q = _mm256_sub_epi8(q, _mm256_set1_epi8(static_cast<char>(kZero)));
+    return q;
+  }
+}
+
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
+void gemm_pack_b(int64_t cols, int64_t b0, int64_t kb, const uint8_t* w, size_t ldb, uint8_t* dst) {
+  constexpr size_t SB = gemm_b_bytes<kHasMin>();
+  const int64_t panels = (cols + kGemmNR - 1) / kGemmNR;
+  alignas(32) int32_t groups[8];
+  for (int64_t pj = 0; pj < panels; ++pj) {
+    uint8_t* panel = dst + static_cast<size_t>(pj * kb) * SB;
+    for (int jj = 0; jj < kGemmNR; ++jj) {
+      const int64_t j = pj * kGemmNR + jj;
+      const uint8_t* row = j < cols ? w + static_cast<size_t>(j) * ldb + static_cast<size_t>(b0) * sizeof(Block) : nullptr;
+      for (int64_t b = 0; b < kb; ++b) {
+        uint8_t* pb = panel + static_cast<size_t>(b) * SB;
+        auto* q32 = reinterpret_cast<int32_t*>(pb) + jj;
+        auto* start = reinterpret_cast<int32_t*>(pb + 8 * kGemmNR * 4);
+        auto* d = reinterpret_cast<float*>(pb + 8 * kGemmNR * 4 + kGemmNR * 4);
+        if (!row) {
+          for (int g = 0; g < 8; ++g) q32[g * kGemmNR] = 0;
+          start[jj] = 0;
+          d[jj] = 0;
+          if constexpr (kHasMin) d[kGemmNR + jj] = 0;
+          continue;
+        }
+        const BlockBytes<Block> wb{row + static_cast<size_t>(b) * sizeof(Block)};
+        const __m256i q = gemm_levels<Block, kZero, kFiveBit>(wb);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(groups), q);
+        for (int g = 0; g < 8; ++g) q32[g * kGemmNR] = groups[g];
+        // sum(levels): ones (unsigned) times the signed levels, then across the 8 lanes.
+        const __m256i sums = _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(1), q);
+        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+        start[jj] = -128 * _mm_cvtsi128_si32(s4);
+        d[jj] = half(wb.d());
+        if constexpr (kHasMin) d[kGemmNR + jj] = half(wb.m());
+      }
+    }
+  }
+}
+
+void gemm_pack_a(int64_t rows, int64_t b0, int64_t kb, const BlockQ8A* a, int64_t lda, uint8_t* dst) {
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  alignas(32) int32_t groups[8];
+  const int64_t panels = (rows + kGemmMR - 1) / kGemmMR;
+  for (int64_t pi = 0; pi < panels; ++pi) {
+    uint8_t* panel = dst + static_cast<size_t>(pi * kb) * kGemmABytes;
+    for (int ii = 0; ii < kGemmMR; ++ii) {
+      const int64_t i = pi * kGemmMR + ii;
+      for (int64_t b = 0; b < kb; ++b) {
+        uint8_t* pb = panel + static_cast<size_t>(b) * kGemmABytes;
+        auto* q32 = reinterpret_cast<int32_t*>(pb) + ii;
+        auto* dx = reinterpret_cast<float*>(pb + 8 * kGemmMR * 4);
+        float* sx = dx + kGemmMR;
+        if (i >= rows) {  // zero activations: 128 after the flip, times dx = 0
+          for (int g = 0; g < 8; ++g) q32[g * kGemmMR] = static_cast<int32_t>(0x80808080u);
+          dx[ii] = 0;
+          sx[ii] = 0;
+          continue;
+        }
+        const BlockQ8A& xb = a[i * lda + b0 + b];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(groups), _mm256_xor_si256(load_q8a(xb), flip));
+        for (int g = 0; g < 8; ++g) q32[g * kGemmMR] = groups[g];
+        dx[ii] = xb.d;
+        sx[ii] = xb.s;
+      }
+    }
+  }
+}
+
+// c[i * ldc + j] (+)= the 3 x 16 tile of one activation panel and one weight panel over kb blocks.
+template <bool kHasMin>
+void gemm_micro(int64_t kb, const uint8_t* ap, const uint8_t* bp, float* c, int64_t ldc, bool accumulate) {
+  constexpr size_t SB = gemm_b_bytes<kHasMin>();
+  __m256 acc[kGemmMR][2];
+  for (int i = 0; i < kGemmMR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < kb; ++b, ap += kGemmABytes, bp += SB) {
+    const auto* a32 = reinterpret_cast<const int32_t*>(ap);
+    const auto* st = reinterpret_cast<const __m256i*>(bp + 8 * kGemmNR * 4);
+    __m256i s[kGemmMR][2];
+    for (int i = 0; i < kGemmMR; ++i) {
+      s[i][0] = _mm256_loadu_si256(st);
+      s[i][1] = _mm256_loadu_si256(st + 1);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + g * kGemmNR * 4));
+      const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + g * kGemmNR * 4 + 32));
+      for (int i = 0; i < kGemmMR; ++i) {
+        const __m256i av = _mm256_set1_epi32(a32[g * kGemmMR + i]);
+        s[i][0] = _mm256_dpbusd_avx_epi32(s[i][0], av, b0);
+        s[i][1] = _mm256_dpbusd_avx_epi32(s[i][1], av, b1);
+      }
+    }
+    const float* d = reinterpret_cast<const float*>(bp + 8 * kGemmNR * 4 + kGemmNR * 4);
+    const __m256 d0 = _mm256_loadu_ps(d), d1 = _mm256_loadu_ps(d + 8);
+    const float* dx = reinterpret_cast<const float*>(ap + 8 * kGemmMR * 4);
+    for (int i = 0; i < kGemmMR; ++i) {
+      const __m256 x = _mm256_set1_ps(dx[i]);
+      acc[i][0] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(s[i][0]), d0), x, acc[i][0]);
+      acc[i][1] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(s[i][1]), d1), x, acc[i][1]);
+    }
+    if constexpr (kHasMin) {
+      const __m256 m0 = _mm256_loadu_ps(d + kGemmNR), m1 = _mm256_loadu_ps(d + kGemmNR + 8);
+      for (int i = 0; i < kGemmMR; ++i) {
+        const __m256 sx = _mm256_set1_ps(dx[kGemmMR + i]);
+        acc[i][0] = _mm256_fmadd_ps(m0, sx, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(m1, sx, acc[i][1]);
+      }
+    }
+  }
+  for (int i = 0; i < kGemmMR; ++i) {
+    float* ci = c + i * ldc;
+    if (accumulate) {
+      acc[i][0] = _mm256_add_ps(acc[i][0], _mm256_loadu_ps(ci));
+      acc[i][1] = _mm256_add_ps(acc[i][1], _mm256_loadu_ps(ci + 8));
+    }
+    _mm256_storeu_ps(ci, acc[i][0]);
+    _mm256_storeu_ps(ci + 8, acc[i][1]);
+  }
+}
+
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
+void gemm_q8_t(int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const uint8_t* w, size_t ldb, float* c,
+               int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  const int64_t nb = k / kQuantBlock;
+  if (nb <= 0) {
+    for (int64_t i = 0; i < m; ++i) std::memset(c + i * ldc, 0, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  const int64_t passes = (nb + kGemmKCB - 1) / kGemmKCB;
+  const int64_t kstep = (nb + passes - 1) / passes;
+  constexpr size_t SB = gemm_b_bytes<kHasMin>();
+  const size_t b_bytes = static_cast<size_t>((kGemmNC / kGemmNR) * kstep) * SB;
+  const size_t a_bytes = static_cast<size_t>((kGemmMC / kGemmMR) * kstep) * kGemmABytes;
+  auto* bp = reinterpret_cast<uint8_t*>(gemm_scratch((b_bytes + a_bytes) / sizeof(float) + 16));
+  uint8_t* ap = bp + b_bytes;
+  alignas(32) float edge[kGemmMR * kGemmNR];
+  for (int64_t jc = 0; jc < n; jc += kGemmNC) {
+    const int64_t nc = n - jc < kGemmNC ? n - jc : kGemmNC;
+    for (int64_t pc = 0; pc < nb; pc += kstep) {
+      const int64_t kb = nb - pc < kstep ? nb - pc : kstep;
+      const bool accumulate = pc > 0;
+      gemm_pack_b<Block, kZero, kHasMin, kFiveBit>(nc, pc, kb, w + static_cast<size_t>(jc) * ldb, ldb, bp);
+      for (int64_t ic = 0; ic < m; ic += kGemmMC) {
+        const int64_t mc = m - ic < kGemmMC ? m - ic : kGemmMC;
+        gemm_pack_a(mc, pc, kb, a + ic * lda, lda, ap);
+        for (int64_t ir = 0; ir < mc; ir += kGemmMR) {
+          const int64_t mr = mc - ir < kGemmMR ? mc - ir : kGemmMR;
+          const uint8_t* apanel = ap + static_cast<size_t>((ir / kGemmMR) * kb) * kGemmABytes;
+          for (int64_t jr = 0; jr < nc; jr += kGemmNR) {
+            const int64_t nr = nc - jr < kGemmNR ? nc - jr : kGemmNR;
+            const uint8_t* bpanel = bp + static_cast<size_t>((jr / kGemmNR) * kb) * SB;
+            float* ct = c + (ic + ir) * ldc + jc + jr;
+            if (mr == kGemmMR && nr == kGemmNR) {
+              gemm_micro<kHasMin>(kb, apanel, bpanel, ct, ldc, accumulate);
+              continue;
+            }
+            gemm_micro<kHasMin>(kb, apanel, bpanel, edge, kGemmNR, false);
+            for (int64_t i = 0; i < mr; ++i)
+              for (int64_t j = 0; j < nr; ++j)
+                ct[i * ldc + j] = accumulate ? ct[i * ldc + j] + edge[i * kGemmNR + j] : edge[i * kGemmNR + j];
+          }
+        }
+      }
+    }
+  }
+}
+
+void gemm_q8(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const void* b, size_t ldb,
+             float* c, int64_t ldc) {
+  const auto* w = static_cast<const uint8_t*>(b);
+  switch (type) {
+    case DType::Q4_0: return gemm_q8_t<BlockQ4_0, 8, false, false>(m, n, k, a, lda, w, ldb, c, ldc);
+    case DType::Q4_1: return gemm_q8_t<BlockQ4_1, 0, true, false>(m, n, k, a, lda, w, ldb, c, ldc);
+    case DType::Q5_0: return gemm_q8_t<BlockQ5_0, 16, false, true>(m, n, k, a, lda, w, ldb, c, ldc);
+    case DType::Q5_1: return gemm_q8_t<BlockQ5_1, 0, true, true>(m, n, k, a, lda, w, ldb, c, ldc);
+    default: return gemm_q8_t<BlockQ8_0, 0, false, false>(m, n, k, a, lda, w, ldb, c, ldc);
+  }
+}
+#endif
+
 // constinit: no start-up code runs in this file before the processor has been checked.
 constinit const Kernels kTable = {
 #if defined(HARK_KERNELS_AVX_VNNI)
@@ -530,7 +746,11 @@ constinit const Kernels kTable = {
     SimdLevel::AVX2,
 #endif
     dot_row<float>, dot_row<f16_t>, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, dot_q_tiles,
+#if defined(HARK_KERNELS_AVX_VNNI)
+    quantize_q8a, gemm_q8,
+#else
     quantize_q8a, /*gemm_q8=*/nullptr,
+#endif
     dot_w_rows<float>, dot_w_rows<f16_t>,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,

@@ -26,6 +26,11 @@ void avx512_dot_q_tiles(DType type, int64_t n, const void* w, size_t w_stride, i
 void avx512_gemm_q8(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const void* b,
                     size_t ldb, float* c, int64_t ldc);
 
+// gemm_q8 on AMX-INT8 tiles (int8_amx.cpp): the same numbers as avx512_gemm_q8. Only for the
+// table cpu_features.cpp builds when the processor has AMX-INT8 and the OS granted the tile state.
+void amx_gemm_q8(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const void* b,
+                 size_t ldb, float* c, int64_t ldc);
+
 // Per-thread float scratch of at least n floats, 64-byte aligned, allocated on a thread's first
 // call and grown (never shrunk) after. gemm_f32 packs its panels here: the kernel signature has
 // no workspace, and a thread runs one gemm at a time.

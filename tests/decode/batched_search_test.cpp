@@ -1,15 +1,15 @@
-// The batched search of several windows (decode/batched_greedy) on a ScriptedModel whose logits are
-// a function of each window and each row's own context: every row gives exactly what
+// The batched search of several windows (decode/batched_search) on a ScriptedModel whose logits are
+// a function of each window and each row's own context: every window gives exactly what
 // decode_window gives for that window alone (tokens, log-probs, timestamp probabilities,
-// no-speech probability), greedy and sampled, with the timestamp rules on (each row its own);
-// rows stop on their own and drop out of the next step; what it does not batch is refused.
+// no-speech probability), greedy, sampled, best-of and beam search, with the timestamp rules on
+// (each row its own); rows stop on their own and drop out of the next step; bad input is refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
-#include "decode/batched_greedy.h"
+#include "decode/batched_search.h"
 #include "decode/greedy.h"
 #include "decode/scripted_model.h"
 
@@ -87,7 +87,7 @@ void expect_same(const decode::WindowTokens& got, const decode::WindowTokens& wa
   EXPECT_FALSE(got.aborted) << what;
 }
 
-TEST(BatchedGreedy, EveryRowEqualsItsWindowDecodedAlone) {
+TEST(BatchedSearch, EveryRowEqualsItsWindowDecodedAlone) {
   const SpecialTokens st = small_tokens();
   for (float temperature : {0.0f, 0.7f}) {
     for (int B = 1; B <= 5; ++B) {
@@ -125,9 +125,56 @@ TEST(BatchedGreedy, EveryRowEqualsItsWindowDecodedAlone) {
   }
 }
 
+// Best-of candidates and beams of several windows in one step each: every window's result is the
+// one decode_window gives alone, each step is one decode_rows call, each window's rows read its
+// own window in its own slots.
+TEST(BatchedSearch, BestOfAndBeamsOfEveryWindowEqualTheWindowDecodedAlone) {
+  const SpecialTokens st = small_tokens();
+  struct Case {
+    float temperature;
+    int best_of, beam_size;
+  };
+  for (const Case& cs : {Case{0.7f, 3, 1}, Case{0.0f, 1, 3}, Case{0.0f, 1, 5}}) {
+    for (int B = 1; B <= 4; ++B) {
+      const std::string what = "T " + std::to_string(cs.temperature) + ", best_of " + std::to_string(cs.best_of) +
+                               ", beam " + std::to_string(cs.beam_size) + ", B " + std::to_string(B);
+      decode::WindowRequest req = small_request(st, cs.temperature);
+      req.best_of = cs.best_of;
+      req.beam_size = cs.beam_size;
+      std::vector<uint64_t> seeds;
+      for (int b = 0; b < B; ++b) seeds.push_back(500 + 11 * static_cast<uint64_t>(b));
+
+      ScriptedModel batched(448, window_script(st));
+      batched.reserve_windows(B);
+      std::vector<int> windows;
+      for (int b = 0; b < B; ++b) {
+        batched.select_window(b);
+        ASSERT_EQ(batched.encode(std::vector<float>(4, static_cast<float>(b))), ComputeStatus::Ok);
+        windows.push_back(b);
+      }
+      const decode::BatchedWindows got = decode::decode_windows_batched(batched, st, req, windows, seeds);
+      ASSERT_EQ(got.rows.size(), static_cast<size_t>(B));
+      EXPECT_FALSE(got.aborted);
+      EXPECT_EQ(got.n_steps, batched.n_row_steps) << what << ": every step is one decode_rows call";
+      const int k = cs.temperature > 0.0f ? cs.best_of : cs.beam_size;
+      for (const ScriptedModel::Call& c : batched.calls) {
+        EXPECT_EQ(c.seq / k, c.window) << what << ": window b's rows use slots [b k, (b + 1) k)";
+      }
+
+      ScriptedModel alone(448, window_script(st));
+      for (int b = 0; b < B; ++b) {
+        ASSERT_EQ(alone.encode(std::vector<float>(4, static_cast<float>(b))), ComputeStatus::Ok);
+        req.seed = seeds[static_cast<size_t>(b)];
+        const decode::WindowTokens want = decode::decode_window(alone, st, req);
+        expect_same(got.rows[static_cast<size_t>(b)], want, what + ", window " + std::to_string(b));
+      }
+    }
+  }
+}
+
 // Rows stop on their own: a row is fed exactly its own tokens (never one after its end), and each
 // step holds only the rows still running.
-TEST(BatchedGreedy, FinishedRowsDropOut) {
+TEST(BatchedSearch, FinishedRowsDropOut) {
   const SpecialTokens st = small_tokens();
   const decode::WindowRequest req = small_request(st, 0.0f);
   constexpr int B = 4;
@@ -164,27 +211,30 @@ TEST(BatchedGreedy, FinishedRowsDropOut) {
   for (size_t b = 0; b < static_cast<size_t>(B); ++b) EXPECT_EQ(fed[b] + 1, got.rows[b].tokens.size()) << "row " << b;
 }
 
-TEST(BatchedGreedy, RefusesWhatItDoesNotBatch) {
+TEST(BatchedSearch, RefusesBadInput) {
   const SpecialTokens st = small_tokens();
   ScriptedModel m(448, window_script(st));
   m.reserve_windows(2);
   const std::vector<int> windows = {0, 1};
   decode::WindowRequest beam = small_request(st, 0.0f);
-  beam.beam_size = 2;
+  beam.beam_size = 0;
   EXPECT_THROW(
       {
         try {
           decode::decode_windows_batched(m, st, beam, windows, {});
         } catch (const Error& e) {
-          EXPECT_NE(std::string(e.what()).find("beam"), std::string::npos) << e.what();
+          EXPECT_NE(std::string(e.what()).find("beam_size"), std::string::npos) << e.what();
           throw;
         }
       },
       Error);
   decode::WindowRequest best = small_request(st, 0.5f);
-  best.best_of = 3;
+  best.best_of = 0;
   const std::vector<uint64_t> seeds = {1, 2};
   EXPECT_THROW(decode::decode_windows_batched(m, st, best, windows, seeds), Error);
+  decode::WindowRequest patient = small_request(st, 0.0f);
+  patient.patience = 0.0f;
+  EXPECT_THROW(decode::decode_windows_batched(m, st, patient, windows, {}), Error);
   const decode::WindowRequest sampled = small_request(st, 0.5f);
   EXPECT_THROW(decode::decode_windows_batched(m, st, sampled, windows, std::vector<uint64_t>{1}), Error)
       << "one seed per window";
@@ -193,7 +243,7 @@ TEST(BatchedGreedy, RefusesWhatItDoesNotBatch) {
 }
 
 // A model with one window refuses the batched calls by name.
-TEST(BatchedGreedy, OneWindowModelsRefuseWindows) {
+TEST(BatchedSearch, OneWindowModelsRefuseWindows) {
   struct OneWindow final : decode::Model {
     void reserve_sequences(int) override {}
     ComputeStatus decode_batch(std::span<const int32_t>, std::span<const int>, int, std::vector<float>*) override {

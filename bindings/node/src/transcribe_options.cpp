@@ -1,0 +1,75 @@
+// TranscribeOptions -> hark::TranscribeParams (see the header).
+#include "transcribe_options.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "js_options.h"
+
+namespace hark_node {
+
+int default_max_threads() {
+  const int cores = std::max(1, int(std::thread::hardware_concurrency()));
+  return cores == 4 ? 2 : std::min(4, cores);
+}
+
+hark::TranscribeParams transcribe_params_from_js(const Napi::Object& o) {
+  hark::TranscribeParams p;
+  // ---- whisper.rn's TranscribeOptions ----
+  p.language = get_string(o, "language", "auto");
+  if (p.language.empty()) p.language = "auto";
+  p.translate = get_bool(o, "translate", false);
+  p.n_threads = int(get_int(o, "maxThreads", default_max_threads(), 1, 256));
+  p.n_processors = int(get_int(o, "nProcessors", 1, 1, 64));
+  p.max_context = int(get_int(o, "maxContext", -1, -1, 1 << 20));
+  p.max_len = int(get_int(o, "maxLen", 0, 0, 1 << 20));
+  p.token_timestamps = get_bool(o, "tokenTimestamps", false);
+  p.tdrz_enable = get_bool(o, "tdrzEnable", false);
+  p.thold_pt = float(get_number(o, "wordThold", 0.01, 0.0, 1.0));
+  p.offset_ms = get_int(o, "offset", 0, 0, int64_t(1) << 50);
+  p.duration_ms = get_int(o, "duration", 0, 0, int64_t(1) << 50);
+  p.temperature = float(get_number(o, "temperature", 0.0, 0.0, 1.0));
+  p.temperature_inc = float(get_number(o, "temperatureInc", 0.2, 0.0, 1.0));
+  // whisper.rn passes beamSize only when set: beam search then, greedy otherwise.
+  p.beam_size = int(get_int(o, "beamSize", 1, 1, 64));
+  p.best_of = int(get_int(o, "bestOf", 5, 1, 64));
+  p.initial_prompt = get_string(o, "prompt", "");
+
+  // ---- hark's extras, named in the same style ----
+  p.word_timestamps = get_bool(o, "wordTimestamps", false);
+  p.split_on_word = get_bool(o, "splitOnWord", false);
+  p.no_context = get_bool(o, "noContext", false);
+  p.single_segment = get_bool(o, "singleSegment", false);
+  p.timestamps = !get_bool(o, "noTimestamps", false);
+  p.suppress_blank = get_bool(o, "suppressBlank", true);
+  p.suppress_nst = get_bool(o, "suppressNst", true);
+  p.no_speech_threshold = float(get_number(o, "noSpeechThold", 0.6, -1e9, 1e9));
+  p.logprob_threshold = float(get_number(o, "logprobThold", -1.0, -1e9, 1e9));
+  p.compression_ratio_threshold = float(get_number(o, "entropyThold", 2.4, -1e9, 1e9));
+  p.patience = float(get_number(o, "patience", 1.0, 1e-6, 1e6));
+  p.length_penalty = float(get_number(o, "lengthPenalty", -1.0, -1e6, 1e6));
+  p.seed = uint64_t(get_int(o, "seed", 0, 0, (int64_t(1) << 53) - 1));
+  p.max_initial_timestamp = float(get_number(o, "maxInitialTs", 1.0, -1e9, 1e9));
+  p.carry_initial_prompt = get_bool(o, "carryInitialPrompt", false);
+  p.max_tokens_per_window = int(get_int(o, "maxTokensPerWindow", 0, 0, 1 << 20));
+  p.batch_size = int(get_int(o, "batchSize", 1, 1, hark::kMaxBatchSize));
+  p.vad = get_bool(o, "vad", false);
+  p.vad_model_path = get_string(o, "vadModelPath", "");
+  p.vad_params.threshold = float(get_number(o, "vadThreshold", p.vad_params.threshold, 0.0, 1.0));
+  p.vad_params.min_speech_duration_ms =
+      int(get_int(o, "vadMinSpeechDurationMs", p.vad_params.min_speech_duration_ms, 0, 1 << 30));
+  p.vad_params.min_silence_duration_ms =
+      int(get_int(o, "vadMinSilenceDurationMs", p.vad_params.min_silence_duration_ms, 0, 1 << 30));
+  p.vad_params.speech_pad_ms = int(get_int(o, "vadSpeechPadMs", p.vad_params.speech_pad_ms, 0, 1 << 30));
+  p.vad_params.samples_overlap = float(get_number(o, "vadSamplesOverlap", p.vad_params.samples_overlap, 0.0, 1e6));
+  if (has_option(o, "vadMaxSpeechDurationS"))
+    p.vad_params.max_speech_duration_s = float(get_number(o, "vadMaxSpeechDurationS", 30.0, 1e-3, 1e9));
+  // hark's own message names the C++ field (vad_model_path); say it in this API's words.
+  if ((p.vad || p.batch_size > 1) && p.vad_model_path.empty())
+    throw Napi::TypeError::New(o.Env(), std::string("option '") + (p.vad ? "vad" : "batchSize") +
+                                            "' needs 'vadModelPath': a Silero VAD model in whisper.cpp's format "
+                                            "(e.g. ggml-silero-v6.2.0.bin)");
+  return p;
+}
+
+}  // namespace hark_node
