@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
+#include "decode/logit_math.h"
 #include "runtime/error.h"
 
 namespace hark::decode {
@@ -23,17 +25,26 @@ struct Proposal {
 };
 
 // The k most likely tokens of a log-prob row, most likely first (ties: the lower id), none that
-// is ruled out (-inf).
-std::vector<int32_t> top_tokens(const std::vector<float>& lp, int k) {
+// is ruled out (-inf). It runs for every beam at every step on the host thread while the compute
+// threads wait, so most of the row is passed over in chunks: once k tokens are held, a chunk
+// whose maximum (the SIMD row_max) is not above the k-th best cannot change the result.
+std::vector<int32_t> top_tokens(std::span<const float> lp, int k) {
+  constexpr size_t kChunk = 256;
   std::vector<int32_t> top;
   top.reserve(static_cast<size_t>(k) + 1);
-  for (size_t i = 0; i < lp.size(); ++i) {
-    const float v = lp[i];
-    if (!std::isfinite(v)) continue;
-    if (static_cast<int>(top.size()) == k && v <= lp[static_cast<size_t>(top.back())]) continue;
-    auto at = std::upper_bound(top.begin(), top.end(), v, [&](float x, int32_t t) { return x > lp[static_cast<size_t>(t)]; });
-    top.insert(at, static_cast<int32_t>(i));
-    if (static_cast<int>(top.size()) > k) top.pop_back();
+  float bar = -std::numeric_limits<float>::infinity();  // a value must be above it (NaN never is)
+  for (size_t c = 0; c < lp.size(); c += kChunk) {
+    const size_t end = std::min(lp.size(), c + kChunk);
+    if (static_cast<int>(top.size()) == k && !(row_max(lp.subspan(c, end - c)) > bar)) continue;
+    for (size_t i = c; i < end; ++i) {
+      const float v = lp[i];
+      if (!(v > bar) || v == std::numeric_limits<float>::infinity()) continue;
+      auto at = std::upper_bound(top.begin(), top.end(), v,
+                                 [&](float x, int32_t t) { return x > lp[static_cast<size_t>(t)]; });
+      top.insert(at, static_cast<int32_t>(i));
+      if (static_cast<int>(top.size()) > k) top.pop_back();
+      if (static_cast<int>(top.size()) == k) bar = lp[static_cast<size_t>(top.back())];
+    }
   }
   return top;
 }
@@ -66,16 +77,18 @@ WindowTokens beam_search(Model& model, const SpecialTokens& st, const WindowRequ
   std::vector<Beam> next;
   std::vector<int32_t> tokens;
   std::vector<int> seqs;
-  std::vector<std::vector<float>> lps;  // each beam's log-probs this step; kept so steps do not allocate
+  // Each beam's log-probs this step: its row of `rows`, turned into log-probs in place (the row is
+  // not needed as logits again; the next step's logits replace all of `rows`).
+  std::vector<std::span<float>> lps;
   std::vector<Proposal> props;
+  std::vector<int> uses;  // per beam: proposals of this step's walk that extend it
   while (true) {
     // Proposals of every beam, ranked (a stable sort: equal scores keep beam order, then token rank).
-    if (lps.size() < beams.size()) lps.resize(beams.size());
+    lps.resize(beams.size());
     props.clear();
     for (size_t b = 0; b < beams.size(); ++b) {
-      const float* row = rows.data() + row_of[b] * n_vocab;
-      std::vector<float>& lp = lps[b];
-      lp.assign(row, row + n_vocab);
+      const std::span<float> lp(rows.data() + row_of[b] * n_vocab, n_vocab);
+      lps[b] = lp;
       apply_rules(st, req.rules, beams[b].w.tokens, lp.data());
       log_softmax(lp);
       for (int32_t t : top_tokens(lp, n_beams + 1))
@@ -84,18 +97,27 @@ WindowTokens beam_search(Model& model, const SpecialTokens& st, const WindowRequ
     HARK_CHECK(!props.empty() || !finished.empty(), "decode: every token was ruled out (the logits hold no finite value)");
     std::stable_sort(props.begin(), props.end(), [](const Proposal& a, const Proposal& b) { return a.score > b.score; });
 
-    // Walk down the ranking: end-of-text finishes a candidate, anything else is a next beam.
+    // Walk down the ranking: end-of-text finishes a candidate, anything else is a next beam. The
+    // walk stops at the n_beams-th non-eot proposal; a parent's history is copied for each of
+    // its children there but the last, which takes it (the parents are dropped after the walk).
+    size_t walked = 0;
+    for (int live = 0; walked < props.size() && live < n_beams; ++walked) live += props[walked].token != st.eot;
+    uses.assign(beams.size(), 0);
+    for (size_t i = 0; i < walked; ++i) ++uses[static_cast<size_t>(props[i].parent)];
     next.clear();
-    for (const Proposal& p : props) {
-      WindowTokens w = beams[static_cast<size_t>(p.parent)].w;
+    for (size_t i = 0; i < walked; ++i) {
+      const Proposal& p = props[i];
+      Beam& parent = beams[static_cast<size_t>(p.parent)];
+      const bool last_use = --uses[static_cast<size_t>(p.parent)] == 0;
+      ++result.n_sampled;
+      if (p.token == st.eot && finished.size() >= max_finished) continue;  // not kept
+      WindowTokens w = last_use ? std::move(parent.w) : parent.w;
       record_token(st, w, p.token, lps[static_cast<size_t>(p.parent)]);
       if (p.token == st.eot) {
-        if (finished.size() < max_finished) finished.push_back(std::move(w));  // best first
+        finished.push_back(std::move(w));  // best first
       } else {
-        next.push_back({std::move(w), beams[static_cast<size_t>(p.parent)].slot});
+        next.push_back({std::move(w), parent.slot});
       }
-      ++result.n_sampled;
-      if (static_cast<int>(next.size()) == n_beams) break;
     }
     beams.swap(next);
     if (finished.size() >= max_finished || beams.empty()) break;

@@ -153,6 +153,9 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
                  std::to_string(hp.n_text_ctx) + ")");
   HARK_CHECK(!(opts.flash_attn && cache.v_transposed()),
              "decoder: flash_attn reads values as [S, n_ctx], but this KV cache stores them transposed");
+  HARK_CHECK(opts.forks.empty() || !cache.v_transposed(),
+             "decoder batch: forks in the graph need values stored as [S, n_ctx] (not transposed)");
+  for (const SeqCopy& f : opts.forks) cache.check_copy(f.src, f.dst, f.n_past);
   g.clear();
   const int n_head = hp.n_text_head;
   const int64_t S = hp.n_text_state, D = S / n_head, B = n_rows, n_kv = n_past + 1;
@@ -184,6 +187,15 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
     Tensor* kc = cache.self_k(il);
     Tensor* vc = cache.self_v(il);
     const size_t vel = dtype_row_bytes(vc->type, 1);
+    // Forks first: positions [0, n_past) of slot src into slot dst, before anything reads dst.
+    // (Position n_past, written below, is not part of a fork.)
+    for (const SeqCopy& f : opts.forks) {
+      if (f.src == f.dst || f.n_past == 0) continue;
+      for (Tensor* c : {kc, vc}) {
+        const auto at = [&](int slot) { return view(a, c, {S, static_cast<int64_t>(f.n_past)}, {c->nb[1]}, static_cast<size_t>(slot) * c->nb[2]); };
+        g.build(copy(a, at(f.src), at(f.dst)));
+      }
+    }
     // Row b's key and value go to position n_past of its slot. As in build_decoder, the copies
     // enter g before the attention that reads them.
     if (strided) {

@@ -41,6 +41,11 @@ struct DecoderGraphOptions {
   // path), so a step without heads builds exactly the nodes it always did.
   std::span<const CrossQkHead> cross_qk;
   std::vector<Tensor*>* cross_qk_out = nullptr;
+  // build_decoder_batch only: forks to make before the step reads the slots (beam search's
+  // copy on fork). Each layer's part is a pair of copy nodes ahead of the layer's attention, so
+  // the copies run on the compute threads, not one after another on the caller's. Slots must be
+  // valid (KvCache::check_copy); a cache with transposed values is not supported here.
+  std::span<const SeqCopy> forks;
 };
 
 // tokens: i32 [n], an input tensor. Builds the whole step into g (cleared first) and returns the

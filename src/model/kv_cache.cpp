@@ -122,11 +122,7 @@ void KvCache::set_n_seq(int n) {
 }
 
 void KvCache::copy_seq(int src, int dst, int n_past) {
-  HARK_CHECK(src >= 0 && src < n_seq_ && dst >= 0 && dst < n_seq_,
-             "KvCache::copy_seq: slots " + std::to_string(src) + " -> " + std::to_string(dst) + " outside [0, " +
-                 std::to_string(n_seq_) + ")");
-  HARK_CHECK(n_past >= 0 && n_past <= n_ctx_, "KvCache::copy_seq: n_past " + std::to_string(n_past) +
-                                                   " outside the text context [0, " + std::to_string(n_ctx_) + "]");
+  check_copy(src, dst, n_past);
   if (src == dst || n_past == 0) return;
   for (int l = 0; l < hp_.n_text_layer; ++l) {
     Tensor& k = *self_k_[l];
@@ -140,6 +136,14 @@ void KvCache::copy_seq(int src, int dst, int n_past) {
     const size_t vbytes = v_transposed_ ? vslot : static_cast<size_t>(n_past) * v.nb[1];
     copy_range(v, src * vslot, v, dst * vslot, vbytes);
   }
+}
+
+void KvCache::check_copy(int src, int dst, int n_past) const {
+  HARK_CHECK(src >= 0 && src < n_seq_ && dst >= 0 && dst < n_seq_,
+             "KvCache::copy_seq: slots " + std::to_string(src) + " -> " + std::to_string(dst) + " outside [0, " +
+                 std::to_string(n_seq_) + ")");
+  HARK_CHECK(n_past >= 0 && n_past <= n_ctx_, "KvCache::copy_seq: n_past " + std::to_string(n_past) +
+                                                   " outside the text context [0, " + std::to_string(n_ctx_) + "]");
 }
 
 }  // namespace hark

@@ -35,6 +35,11 @@
 
 namespace hark {
 
+// A fork: positions [0, n_past) of every layer's self K and V go from slot src to slot dst.
+struct SeqCopy {
+  int src = 0, dst = 0, n_past = 0;
+};
+
 class KvCache {
  public:
   KvCache(const HParams& hp, BufferType* type, DType dtype = DType::F16, bool v_transposed = false, int n_seq = 1);
@@ -66,6 +71,8 @@ class KvCache {
   // fork: dst then continues from src's history). Cost: 2 x n_text_layer copies of n_past rows
   // (a transposed V cache copies its whole slot: its positions are not contiguous).
   void copy_seq(int src, int dst, int n_past);
+  // copy_seq's checks alone (hark::Error naming the bad slot or n_past), for a copy a graph does.
+  void check_copy(int src, int dst, int n_past) const;
 
  private:
   void alloc_self(int n_seq);

@@ -118,12 +118,14 @@ Tensor* WhisperRunner::build_decoder_step(int n_tokens, int n_past, bool all_row
   return build_decoder(dec_arena_, dec_graph_, model_.weights(), model_.hparams(), cache_, dec_tokens_, n_past, o);
 }
 
-Tensor* WhisperRunner::build_decoder_batch_step(std::span<const int> seqs, int n_past, std::span<const int> windows) {
+Tensor* WhisperRunner::build_decoder_batch_step(std::span<const int> seqs, int n_past, std::span<const int> windows,
+                                                std::span<const SeqCopy> forks) {
   dec_arena_.reset();
   dec_tokens_ = dec_arena_.new_tensor(DType::I32, {static_cast<int64_t>(seqs.size())}, "tokens");
   dec_tokens_->flags |= kFlagInput;
   DecoderGraphOptions o;
   o.flash_attn = opts_.flash_attn;
+  o.forks = forks;
   return build_decoder_batch(dec_arena_, dec_graph_, model_.weights(), model_.hparams(), cache_, dec_tokens_, seqs,
                              n_past, o, windows);
 }
@@ -155,6 +157,7 @@ ComputeStatus WhisperRunner::decode(std::span<const int32_t> tokens, int n_past,
   HARK_CHECK(window >= 0 && window < cache_.n_windows(), "decode: cross window " + std::to_string(window) +
                                                              " outside [0, " + std::to_string(cache_.n_windows()) +
                                                              ") (set_n_windows first)");
+  flush_forks();
   return run_decoder(build_decoder_step(static_cast<int>(tokens.size()), n_past, all_rows, seq, {}, nullptr, window),
                      tokens, logits);
 }
@@ -165,13 +168,23 @@ ComputeStatus WhisperRunner::decode_batch(std::span<const int32_t> tokens, std::
   HARK_CHECK(logits != nullptr, "decode_batch: logits is null");
   HARK_CHECK(seqs.size() == tokens.size(), "decode_batch: " + std::to_string(tokens.size()) + " tokens but " +
                                                std::to_string(seqs.size()) + " sequence slots (one slot per row)");
-  // build_decoder_batch checks the slots, the windows and n_past.
-  return run_decoder(build_decoder_batch_step(seqs, n_past, windows), tokens, logits);
+  // build_decoder_batch checks the slots, the windows and n_past (and the forks).
+  Tensor* out = build_decoder_batch_step(seqs, n_past, windows, pending_forks_);
+  const ComputeStatus status = run_decoder(out, tokens, logits);
+  // The graph made them (or, stopped early, maybe not all: the host copies are the same bytes
+  // again, since a step writes only position n_past and no fork copies it).
+  if (status == ComputeStatus::Ok) {
+    pending_forks_.clear();
+  } else {
+    flush_forks();
+  }
+  return status;
 }
 
 void WhisperRunner::set_n_sequences(int n) {
   HARK_CHECK(n >= 1, "set_n_sequences: need at least 1 sequence, got " + std::to_string(n));
   if (n == cache_.n_seq()) return;
+  flush_forks();
   cache_.set_n_seq(n);
   if (n == 1) return;
   reserve_batch(n, /*own_windows=*/false);
@@ -181,6 +194,7 @@ void WhisperRunner::set_n_sequences(int n) {
 void WhisperRunner::set_n_windows(int n) {
   HARK_CHECK(n >= 1, "set_n_windows: need at least 1 window, got " + std::to_string(n));
   if (n == cache_.n_windows()) return;
+  flush_forks();
   if (cache_.n_seq() < n) set_n_sequences(n);
   cache_.set_n_windows(n);
   // The encoder graph's copies wrote into the old cross tensors: aim them at the new ones (and
@@ -223,6 +237,7 @@ ComputeStatus WhisperRunner::align(std::span<const int32_t> tokens, std::span<co
                    std::to_string(hp.n_text_head) + " heads");
     key.emplace_back(h.layer, h.head);
   }
+  flush_forks();
   // The graph hands the heads out layer by layer; out_of[k] is where head k's output lands.
   std::vector<size_t> out_of(heads.size());
   {
@@ -265,6 +280,24 @@ ComputeStatus WhisperRunner::align(std::span<const int32_t> tokens, std::span<co
   return ComputeStatus::Ok;
 }
 
-void WhisperRunner::copy_sequence(int src_slot, int dst_slot, int n_past) { cache_.copy_seq(src_slot, dst_slot, n_past); }
+void WhisperRunner::copy_sequence(int src_slot, int dst_slot, int n_past) {
+  cache_.check_copy(src_slot, dst_slot, n_past);
+  if (src_slot == dst_slot || n_past == 0) return;
+  // A transposed V cache copies whole slots: those stay host copies.
+  if (cache_.v_transposed()) return cache_.copy_seq(src_slot, dst_slot, n_past);
+  // The graph's copies have no order among them: one that reads a slot another writes (or
+  // writes it twice) would see either version, so such a fork first makes the pending ones.
+  for (const SeqCopy& f : pending_forks_)
+    if (f.dst == src_slot || f.dst == dst_slot || f.src == dst_slot) {
+      flush_forks();
+      break;
+    }
+  pending_forks_.push_back({src_slot, dst_slot, n_past});
+}
+
+void WhisperRunner::flush_forks() {
+  for (const SeqCopy& f : pending_forks_) cache_.copy_seq(f.src, f.dst, f.n_past);
+  pending_forks_.clear();
+}
 
 }  // namespace hark

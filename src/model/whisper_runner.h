@@ -91,8 +91,10 @@ class WhisperRunner {
   int n_windows() const { return cache_.n_windows(); }
 
   // Fork: positions [0, n_past) of every layer's self K/V go from slot src to slot dst (copy on
-  // fork: n_past rows per layer, through the cache buffer's own copy). dst then continues src's
-  // history at n_past.
+  // fork: n_past rows per layer). dst then continues src's history at n_past. The copy is made by
+  // the next decode_batch's graph, on the compute threads (it was ~5% of a 5-beam step, done on
+  // the caller's thread while the others waited); any other use of the cache makes pending
+  // copies first, on the caller's thread, as does a fork that reads a slot a pending one writes.
   void copy_sequence(int src_slot, int dst_slot, int n_past);
 
   // ---- word timestamps ----
@@ -125,16 +127,20 @@ class WhisperRunner {
   Tensor* build_decoder_step(int n_tokens, int n_past, bool all_rows, int seq = 0,
                              std::span<const CrossQkHead> cross_qk = {}, std::vector<Tensor*>* cross_qk_out = nullptr,
                              int window = 0);
-  Tensor* build_decoder_batch_step(std::span<const int> seqs, int n_past, std::span<const int> windows = {});
+  Tensor* build_decoder_batch_step(std::span<const int> seqs, int n_past, std::span<const int> windows = {},
+                                   std::span<const SeqCopy> forks = {});
   void build_encoder_graph(int window);
   void reserve_batch(int n, bool own_windows);
   void check_tokens(std::span<const int32_t> tokens, const char* what) const;
   ComputeStatus run_decoder(Tensor* out, std::span<const int32_t> tokens, std::vector<float>* logits);
+  // Makes the pending forks on this thread (KvCache::copy_seq).
+  void flush_forks();
 
   const ModelFile& model_;
   std::vector<Backend*> backends_;
   RunnerOptions opts_;
   KvCache cache_;
+  std::vector<SeqCopy> pending_forks_;  // copy_sequence's forks, for the next decode_batch graph
 
   TensorArena enc_arena_;
   Graph enc_graph_;

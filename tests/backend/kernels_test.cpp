@@ -116,10 +116,12 @@ TEST_P(KernelsTest, DotF16) {
   }
 }
 
-// dot_f32_rows / dot_f16_rows: every tile shape the tables unroll (weight rows 1..9 with
-// remainders, activation rows 1..9: groups of up to 8 (avx512) or 6 (avx2) and what is left),
-// weight rows at an odd byte stride (rows from the file mapping may sit at any byte), strided
-// activation rows and strided outputs; each output against the double-precision dot.
+// dot_f32_rows / dot_f16_rows: every tile shape the tables unroll (weight rows 1..9: tiles of 4
+// (avx512) or 2-3 (avx2) and the remainders, activation rows 1..9: groups of up to 6 and what
+// is left), weight rows at an odd byte stride (rows from the file mapping may sit at any byte),
+// strided activation rows and strided outputs; each output against the double-precision dot,
+// and bit for bit what the same row gives alone (nw = 1): a weight row's result must not depend
+// on which rows share its tile, which is how threads split the rows (same threads, same text).
 TEST_P(KernelsTest, WeightRowsDotsOverSeveralRows) {
   for (bool f16 : {false, true}) {
     for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{17}, int64_t{64}, int64_t{384}, int64_t{1500}}) {
@@ -160,6 +162,14 @@ TEST_P(KernelsTest, WeightRowsDotsOverSeveralRows) {
                   << (f16 ? "f16" : "f32") << " n=" << n << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m;
             }
             for (int64_t r = nw; r < ldy; ++r) ASSERT_EQ(y[m * ldy + r], -7.0f) << "wrote past the tile";
+          }
+          for (int64_t r = 0; r < nw; ++r) {
+            std::vector<float> alone(static_cast<size_t>(nx));
+            (f16 ? k().dot_f16_rows : k().dot_f32_rows)(n, wbytes.data() + 1 + r * ws, ws, 1, x.data(), xs, nx,
+                                                         alone.data(), 1);
+            for (int64_t m = 0; m < nx; ++m)
+              ASSERT_TRUE(same_bits(y[m * ldy + r], alone[m]))
+                  << (f16 ? "f16" : "f32") << " n=" << n << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m;
           }
         }
       }
@@ -486,10 +496,11 @@ TEST_P(KernelsTest, ElementWise) {
 
 // axpy_f16_rows: every output exactly as axpy_f16 row after row would leave it (the attention's
 // grouping of queries must change no result), for output counts across the register groups, value
-// lengths with tails, and strided rows.
+// lengths with tails (up to 64 values and 6 outputs go in one pass of 4 vectors, others in
+// chunks of 32), and strided rows.
 TEST_P(KernelsTest, AxpyF16RowsIsAxpyF16RowAfterRow) {
-  for (int64_t n : {1, 16, 31, 64, 80}) {
-    for (int64_t na : {1, 2, 5, 8, 9}) {
+  for (int64_t n : {1, 16, 31, 40, 64, 80}) {
+    for (int64_t na : {1, 2, 5, 6, 7, 8, 9}) {
       const int64_t nk = 37, as = nk + 3, ys = n + 5;
       const size_t xs = static_cast<size_t>(n + 2) * sizeof(f16_t);
       const auto vals = random_floats(nk * (n + 2), 11, -3, 3);

@@ -229,6 +229,51 @@ TEST(BeamSearch, NarrowBeamsPruneAsTheDefinitionSays) {
   EXPECT_GT(differs_from_greedy, 0);
 }
 
+// A vocabulary of 1000 text tokens: the search's scan of a row passes over chunks (256 values)
+// that cannot hold a better token than those it has, so the best tokens must be found wherever
+// they are, ties (logits on a coarse grid) must go to the lower id across chunk borders, and
+// runs of ruled-out tokens (whole chunks of -inf) must be passed over.
+TEST(BeamSearch, WideVocabularyRanksAsTheDefinitionSays) {
+  SpecialTokens st{};
+  st.eot = 1000;
+  st.sot = 1001;
+  st.lang_first = 1002;
+  st.n_languages = 0;
+  st.translate = 1002;
+  st.transcribe = 1003;
+  st.solm = 1004;
+  st.prev = 1005;
+  st.no_speech = 1006;
+  st.no_timestamps = 1007;
+  st.timestamp_begin = 1008;
+  st.n_vocab = 1008;
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    auto logits = [st, seed](const std::vector<int32_t>& sampled) {
+      std::vector<float> l = hashed_logits(st, seed, sampled);
+      for (int32_t t = 0; t < st.eot; ++t) {
+        float& v = l[static_cast<size_t>(t)];
+        v = std::round(v * 2.0f) / 2.0f;                  // many equal values
+        if (t >= 256 && t < 768 && (seed % 2 == 0 || t % 3 != 0)) v = kNegInf;  // ruled-out chunks
+      }
+      return l;
+    };
+    for (int beams : {2, 5}) {
+      decode::WindowRequest req = tiny_request(st, beams, 4);
+      ScriptedModel sm(448, [&](const ScriptedModel::Call& c) { return logits(sampled_of(st, c.context)); });
+      const decode::WindowTokens w = decode::decode_window(sm, st, req);
+      const LogProbs lp = [&](const std::vector<int32_t>& seq) {
+        std::vector<float> l = logits(seq);
+        decode::apply_rules(st, req.rules, seq, l.data());
+        decode::log_softmax(l);
+        return l;
+      };
+      const Found ref = reference_beam(st, lp, beams, 1.0f, 4, req.length_penalty);
+      ASSERT_EQ(w.tokens, ref.tokens) << "beams " << beams << " seed " << seed;
+      EXPECT_NEAR(w.sum_logprob, ref.sum, 1e-4);
+    }
+  }
+}
+
 // Hand-made logits: A = 0, B = 1. After [] A is likeliest, then eot, then B; after anything else
 // eot is near certain. With 2 beams the first step finishes [eot] and keeps A and B.
 std::vector<float> patience_logits(const SpecialTokens& st, const std::vector<int32_t>& sampled) {

@@ -188,6 +188,55 @@ TEST_P(RunnerBatch, CopySequenceThenContinueEqualsSource) {
   EXPECT_EQ(l2, l0);
 }
 
+// Forks are made by the next batch step's graph; a fork that reads a slot an earlier pending fork
+// writes (slot 1 here) must see that fork's result, and a slot written twice keeps the last.
+TEST_P(RunnerBatch, ChainedForksBeforeOneStep) {
+  WhisperRunner r(*model_, *cpu_, opts());
+  r.set_n_sequences(4);
+  ASSERT_EQ(r.encode(smooth_mel(hp())), ComputeStatus::Ok);
+  std::vector<float> logits, other;
+  const int P = static_cast<int>(kPrompt.size());
+  ASSERT_EQ(r.decode(kPrompt, 0, &logits, false, 0), ComputeStatus::Ok);
+  std::vector<int32_t> other_prompt = kPrompt;
+  other_prompt.back() = 99;
+  ASSERT_EQ(r.decode(other_prompt, 0, &other, false, 3), ComputeStatus::Ok);
+  r.copy_sequence(0, 1, P);
+  r.copy_sequence(1, 2, P);  // reads slot 1: the fork above first
+  r.copy_sequence(3, 1, P);  // slot 1 again: it ends with slot 3's history
+  const std::vector<int32_t> t = {5, 5, 5, 5};
+  const std::vector<int> seqs = {0, 1, 2, 3};
+  ASSERT_EQ(r.decode_batch(t, seqs, P, &logits), ComputeStatus::Ok);
+  const auto row = [&](size_t b) {
+    const size_t nv = static_cast<size_t>(hp().n_vocab);
+    return std::vector<float>(logits.begin() + static_cast<std::ptrdiff_t>(b * nv),
+                              logits.begin() + static_cast<std::ptrdiff_t>((b + 1) * nv));
+  };
+  EXPECT_EQ(row(2), row(0)) << "slot 2 holds slot 0's history (through slot 1)";
+  EXPECT_EQ(row(1), row(3)) << "slot 1 holds slot 3's history";
+  EXPECT_NE(row(1), row(0));
+}
+
+// A batch step stopped by an abort may not have made its forks: they are made on the caller's
+// thread then, so the next step still sees the forked history.
+TEST_P(RunnerBatch, ForksSurviveAnAbortedStep) {
+  WhisperRunner r(*model_, *cpu_, opts());
+  r.set_n_sequences(2);
+  ASSERT_EQ(r.encode(smooth_mel(hp())), ComputeStatus::Ok);
+  std::vector<float> logits;
+  const int P = static_cast<int>(kPrompt.size());
+  ASSERT_EQ(r.decode(kPrompt, 0, &logits, false, 0), ComputeStatus::Ok);
+  r.copy_sequence(0, 1, P);
+  r.set_abort_callback([] { return true; });
+  const std::vector<int32_t> t = {5, 5};
+  const std::vector<int> seqs = {0, 1};
+  ASSERT_EQ(r.decode_batch(t, seqs, P, &logits), ComputeStatus::Aborted);
+  r.set_abort_callback(nullptr);
+  ASSERT_EQ(r.decode_batch(t, seqs, P, &logits), ComputeStatus::Ok);
+  const size_t nv = static_cast<size_t>(hp().n_vocab);
+  EXPECT_EQ(std::vector<float>(logits.begin(), logits.begin() + static_cast<std::ptrdiff_t>(nv)),
+            std::vector<float>(logits.begin() + static_cast<std::ptrdiff_t>(nv), logits.end()));
+}
+
 // The batch step's ops (strided cache views with a batch dim, concat of per-row attention) on the
 // reference backend: the same logits as the optimised CPU backend.
 TEST_P(RunnerBatch, BatchOnReferenceMatchesCpu) {

@@ -36,7 +36,7 @@ namespace {
 
 inline __m512i bytes_0x80() { return _mm512_set1_epi8(static_cast<char>(0x80)); }
 
-// ---- dot_q_tiles: weight rows in pairs x up to 8 activation rows -------------------------------
+// ---- dot_q_tiles: weight rows in fours x up to 8 activation rows -------------------------------
 //
 // Here the roles swap: weights enter as unsigned levels u (q4/q5 levels as stored, q8_0's plus
 // 128) and activations as the signed bytes they are, so sum u x = sum w x + z sum x, where the
@@ -44,131 +44,136 @@ inline __m512i bytes_0x80() { return _mm512_set1_epi8(static_cast<char>(0x80)); 
 // The correction -z * sum x belongs to the activation block alone: it is computed once per call
 // for every activation block and starts the integer sums, and nothing per weight block is spent
 // on it. (The GEMM packs its weights once and keeps the layout above.)
+//
+// Four weight rows share a register: 128-bit lane r holds row r's levels 0..15 (one register)
+// or 16..31 (another), and the activation block's bytes 0..15 / 16..31 are broadcast to all four
+// lanes. Two vpdpbusd, the second accumulating onto the first, leave four int32 partial sums per
+// row, so each (block, activation row) costs two integer products and one conversion, scale and
+// accumulate for four weight rows. (Two rows per register, a whole block in each half, needed
+// the conversion and scaling twice: 8 vector operations instead of 5 per four rows and
+// activation row, which is most of a beam-search step's product.)
 
 template <typename T>
 constexpr int kOffset = T::kSigned ? 128 : T::kZero;
 
-// Two weight rows' blocks in one register: bytes 0..31 row r0's levels, 32..63 row r1's, so
-// one vpdpbusd against an activation block broadcast to both halves does both rows' dots.
+// Bytes [off, off + 16) of four blocks' levels, block r in 128-bit lane r.
+inline __m512i quad_bytes(const uint8_t* const* q, int off) {
+  const auto lane = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q[r] + off)); };
+  const __m512i lo = _mm512_inserti32x4(_mm512_castsi128_si512(lane(0)), lane(1), 1);
+  return _mm512_inserti32x4(_mm512_inserti32x4(lo, lane(2), 2), lane(3), 3);
+}
+
+// Four weight blocks' unsigned levels: lo = levels 0..15 of each, hi = levels 16..31.
 template <typename T>
-inline __m512i pair_levels(const uint8_t* b0, const uint8_t* b1) {
+inline void quad_levels(const uint8_t* const* blk, __m512i& lo, __m512i& hi) {
   using Block = typename T::Block;
-  const BlockBytes<Block> w0{b0}, w1{b1};
+  const uint8_t* qs[4];
+  for (int r = 0; r < 4; ++r) qs[r] = BlockBytes<Block>{blk[r]}.qs();
   if constexpr (T::kSigned) {
-    const __m512i q = _mm512_inserti64x4(
-        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0.qs()))),
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w1.qs())), 1);
-    return _mm512_xor_si512(q, bytes_0x80());  // w + 128 as unsigned bytes
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // w + 128 as unsigned bytes
+    lo = _mm512_xor_si512(quad_bytes(qs, 0), flip);
+    hi = _mm512_xor_si512(quad_bytes(qs, 16), flip);
   } else {
-    const __m256i both = _mm256_inserti128_si256(
-        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w0.qs()))),
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(w1.qs())), 1);
-    // [r0, r0, r1, r1] in 128-bit lanes, then the odd lanes shifted: low nibbles (values 0..15)
-    // then high nibbles (16..31) of each row.
-    __m512i z = _mm512_castsi256_si512(both);
-    z = _mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(1, 1, 0, 0));
-    const __m512i shift = _mm512_set_epi64(0x0004000400040004, 0x0004000400040004, 0, 0, 0x0004000400040004,
-                                           0x0004000400040004, 0, 0);
-    __m512i q = _mm512_and_si512(_mm512_srlv_epi16(z, shift), _mm512_set1_epi8(0x0F));
+    // Levels 0..15 are the low nibbles of the 16 bytes, 16..31 the high ones.
+    const __m512i v = quad_bytes(qs, 0), low4 = _mm512_set1_epi8(0x0F);
+    lo = _mm512_and_si512(v, low4);
+    hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
     if constexpr (T::kFiveBit) {
-      const uint64_t bits = uint64_t{w0.qh()} | (uint64_t{w1.qh()} << 32);
-      q = _mm512_mask_add_epi8(q, _cvtu64_mask64(bits), q, _mm512_set1_epi8(0x10));
+      // qh bit j is level j's fifth bit: the low 16 bits of each row's qh mask lo's lane, the
+      // high 16 bits hi's.
+      uint64_t bits_lo = 0, bits_hi = 0;
+      for (int r = 0; r < 4; ++r) {
+        const uint64_t h = BlockBytes<Block>{blk[r]}.qh();
+        bits_lo |= (h & 0xFFFF) << (16 * r);
+        bits_hi |= (h >> 16) << (16 * r);
+      }
+      const __m512i five = _mm512_set1_epi8(0x10);
+      lo = _mm512_mask_add_epi8(lo, _cvtu64_mask64(bits_lo), lo, five);
+      hi = _mm512_mask_add_epi8(hi, _cvtu64_mask64(bits_hi), hi, five);
     }
-    return q;
   }
 }
 
-// Two f16 values as [a x 8, b x 8] (kFirstOnly: [a, 0 x 7, b, 0 x 7]).
+// Four f16 values as [a x 4, b x 4, c x 4, d x 4] (kFirstOnly: [a, 0, 0, 0, b, 0, 0, 0, ...]:
+// the min term goes into one lane per row, so the row's lane sum counts it once).
 template <bool kFirstOnly>
-inline __m512 pair_f16(f16_t a, f16_t b) {
-  const __m128 f = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(uint32_t{a} | (uint32_t{b} << 16))));
-  const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-  if constexpr (kFirstOnly) return _mm512_maskz_permutexvar_ps(0x0101, idx, _mm512_castps128_ps512(f));
-  return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(f));
+inline __m512 quad_f16(f16_t a, f16_t b, f16_t c, f16_t d) {
+  const uint64_t bits = uint64_t{a} | (uint64_t{b} << 16) | (uint64_t{c} << 32) | (uint64_t{d} << 48);
+  const __m512 f = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(bits))));
+  const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+  if constexpr (kFirstOnly) return _mm512_maskz_permutexvar_ps(0x1111, idx, f);
+  return _mm512_permutexvar_ps(idx, f);
 }
 
-inline float hsum_lo(__m512 v) {
-  const __m256 h = _mm512_castps512_ps256(v);
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-inline float hsum_hi(__m512 v) {
-  return hsum_lo(_mm512_castsi512_ps(_mm512_shuffle_i64x2(_mm512_castps_si512(v), _mm512_castps_si512(v),
-                                                          _MM_SHUFFLE(3, 2, 3, 2))));
+// The sums of the four lanes of each 128-bit lane, as [row 0, row 1, row 2, row 3]; lanes
+// (0 + 2) + (1 + 3), the same whatever rows share the register.
+inline __m128 lane_sums(__m512 v) {
+  const __m512 p = _mm512_add_ps(v, _mm512_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2)));
+  const __m512 s = _mm512_add_ps(p, _mm512_permute_ps(p, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), s));
 }
 
-inline __m512i load_x(const BlockQ8A& xb) {
-  return _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs)));
+// Bytes [off, off + 16) of an activation block in all four 128-bit lanes.
+inline __m512i x_quarter(const BlockQ8A& xb, int off) {
+  return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.qs + off)));
 }
 
 // Weight loops read every block once while computing on it for a while; they outrun the
 // hardware prefetchers, so they ask for the weights this far ahead (as kernels_avx512.cpp).
 constexpr int kPrefetchBytes = 4096;
 
-// P pairs of weight rows (rows[2p], rows[2p + 1]; a pair may repeat a row) x G activation rows
-// in P * G accumulators. start[g * nb + b]: activation block (g, b)'s -z * sum x per group of
-// four (unused when z = 0). Writes y[g * ldy + r] for r < nwrite.
-template <typename T, int P, int G>
-void q_tile(int64_t nb, const uint8_t* const* rows, const BlockQ8A* x, int64_t xs, const __m256i* start, float* y,
+// Four weight rows (rows[0..3]; a tile of fewer rows repeats its last one) x G activation rows in
+// G accumulators of four lanes per row. start[g * nb + b]: activation block (g, b)'s -z * sum x
+// in the four lanes' groups (unused when z = 0). Writes y[g * ldy + r] for r < nwrite.
+template <typename T, int G>
+void q_tile(int64_t nb, const uint8_t* const* rows, const BlockQ8A* x, int64_t xs, const __m128i* start, float* y,
             int64_t ldy, int nwrite) {
   using Block = typename T::Block;
-  __m512 acc[P][G];
-  for (int p = 0; p < P; ++p)
-    for (int g = 0; g < G; ++g) acc[p][g] = _mm512_setzero_ps();
+  __m512 acc[G];
+  for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const size_t off = static_cast<size_t>(b) * sizeof(Block);
-    __m512i w[P];
-    __m512 d[P], m[P];
-    for (int p = 0; p < P; ++p) {
-      const uint8_t* b0 = rows[2 * p] + off;
-      const uint8_t* b1 = rows[2 * p + 1] + off;
-      _mm_prefetch(reinterpret_cast<const char*>(b0) + kPrefetchBytes, _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(b1) + kPrefetchBytes, _MM_HINT_T0);
-      w[p] = pair_levels<T>(b0, b1);
-      const BlockBytes<Block> w0{b0}, w1{b1};
-      d[p] = pair_f16<false>(w0.d(), w1.d());
-      if constexpr (T::kHasMin) m[p] = pair_f16<true>(w0.m(), w1.m());
+    const uint8_t* blk[4];
+    for (int r = 0; r < 4; ++r) {
+      blk[r] = rows[r] + off;
+      _mm_prefetch(reinterpret_cast<const char*>(blk[r]) + kPrefetchBytes, _MM_HINT_T0);
     }
+    __m512i lo, hi;
+    quad_levels<T>(blk, lo, hi);
+    const BlockBytes<Block> w0{blk[0]}, w1{blk[1]}, w2{blk[2]}, w3{blk[3]};
+    const __m512 d = quad_f16<false>(w0.d(), w1.d(), w2.d(), w3.d());
+    __m512 m;
+    if constexpr (T::kHasMin) m = quad_f16<true>(w0.m(), w1.m(), w2.m(), w3.m());
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       const BlockQ8A& xb = x[g * xs + b];
-      const __m512i xv = load_x(xb);
-      __m512i s0 = _mm512_setzero_si512();
-      if constexpr (kOffset<T> != 0) s0 = _mm512_broadcast_i64x4(_mm256_load_si256(start + g * nb + b));
-      const __m512 dx = _mm512_set1_ps(xb.d);
-      for (int p = 0; p < P; ++p) {
-        const __m512 dot = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(s0, w[p], xv));
-        acc[p][g] = _mm512_fmadd_ps(_mm512_mul_ps(dot, d[p]), dx, acc[p][g]);
-        if constexpr (T::kHasMin) acc[p][g] = _mm512_fmadd_ps(m[p], _mm512_set1_ps(xb.s), acc[p][g]);
-      }
+      __m512i s = _mm512_setzero_si512();
+      if constexpr (kOffset<T> != 0) s = _mm512_broadcast_i32x4(_mm_load_si128(start + g * nb + b));
+      s = _mm512_dpbusd_epi32(s, lo, x_quarter(xb, 0));
+      s = _mm512_dpbusd_epi32(s, hi, x_quarter(xb, 16));
+      acc[g] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), d), _mm512_set1_ps(xb.d), acc[g]);
+      if constexpr (T::kHasMin) acc[g] = _mm512_fmadd_ps(m, _mm512_set1_ps(xb.s), acc[g]);
     }
   }
-  for (int p = 0; p < P; ++p)
-    for (int g = 0; g < G; ++g) {
-      y[g * ldy + 2 * p] = hsum_lo(acc[p][g]);
-      if (2 * p + 1 < nwrite) y[g * ldy + 2 * p + 1] = hsum_hi(acc[p][g]);
-    }
+  const __mmask8 keep = static_cast<__mmask8>((1u << nwrite) - 1u);
+  for (int g = 0; g < G; ++g) _mm_mask_storeu_ps(y + g * ldy, keep, lane_sums(acc[g]));
 }
 
-// All weight rows against G activation rows: tiles of 4 rows (two pairs), then a pair, then a
-// last odd row paired with itself.
+// All weight rows against G activation rows: tiles of 4 rows, then the last one to three rows
+// in a tile that repeats its last row.
 template <typename T, int G>
 void q_rows_g(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs,
-              const __m256i* start, float* y, int64_t ldy) {
+              const __m128i* start, float* y, int64_t ldy) {
   int64_t r = 0;
   for (; r + 4 <= nw; r += 4) {
     const uint8_t* rows[4] = {w + r * ws, w + (r + 1) * ws, w + (r + 2) * ws, w + (r + 3) * ws};
-    q_tile<T, 2, G>(nb, rows, x, xs, start, y + r, ldy, 4);
-  }
-  for (; r + 2 <= nw; r += 2) {
-    const uint8_t* rows[2] = {w + r * ws, w + (r + 1) * ws};
-    q_tile<T, 1, G>(nb, rows, x, xs, start, y + r, ldy, 2);
+    q_tile<T, G>(nb, rows, x, xs, start, y + r, ldy, 4);
   }
   if (r < nw) {
-    const uint8_t* rows[2] = {w + r * ws, w + r * ws};
-    q_tile<T, 1, G>(nb, rows, x, xs, start, y + r, ldy, 1);
+    const int left = static_cast<int>(nw - r);
+    const uint8_t* rows[4];
+    for (int i = 0; i < 4; ++i) rows[i] = w + (r + (i < left ? i : left - 1)) * ws;
+    q_tile<T, G>(nb, rows, x, xs, start, y + r, ldy, left);
   }
 }
 
@@ -177,10 +182,11 @@ void q_tiles(int64_t n, const void* wv, size_t ws, int64_t nw, const BlockQ8A* x
              int64_t ldy) {
   const auto* w = static_cast<const uint8_t*>(wv);
   const int64_t nb = n / kQuantBlock;
-  // The activation blocks' corrections, -z * (sum of each group of four), for up to 8 rows: in
-  // this thread's GEMM scratch (64-byte aligned; no GEMM runs in the thread meanwhile).
-  __m256i* start = nullptr;
-  if constexpr (kOffset<T> != 0) start = reinterpret_cast<__m256i*>(gemm_scratch(static_cast<size_t>(8 * nb) * 8));
+  // The activation blocks' corrections for up to 8 rows, -z * (the sum of bytes 4j..4j+3 and
+  // 16+4j..16+4j+3) in lane j: in this thread's GEMM scratch (64-byte aligned; no GEMM runs in
+  // the thread meanwhile).
+  __m128i* start = nullptr;
+  if constexpr (kOffset<T> != 0) start = reinterpret_cast<__m128i*>(gemm_scratch(static_cast<size_t>(8 * nb) * 4));
   for (int64_t m = 0; m < nx; m += 8) {
     const BlockQ8A* xm = x + m * xs;
     float* ym = y + m * ldy;
@@ -191,7 +197,8 @@ void q_tiles(int64_t n, const void* wv, size_t ws, int64_t nw, const BlockQ8A* x
         for (int64_t b = 0; b < nb; ++b) {
           const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xm[i * xs + b].qs));
           const __m256i zs = _mm256_dpbusd_epi32(_mm256_setzero_si256(), z, xq);
-          _mm256_store_si256(start + i * nb + b, _mm256_sub_epi32(_mm256_setzero_si256(), zs));
+          const __m128i both = _mm_add_epi32(_mm256_castsi256_si128(zs), _mm256_extracti128_si256(zs, 1));
+          _mm_store_si128(start + i * nb + b, _mm_sub_epi32(_mm_setzero_si128(), both));
         }
     }
     switch (g) {

@@ -352,6 +352,9 @@ float max(int64_t n, const float* x) {
 inline __m256 exp8(__m256 x) {
   const __m256 under = _mm256_cmp_ps(x, _mm256_set1_ps(kExpMin), _CMP_LT_OQ);
   const __m256 over = _mm256_cmp_ps(x, _mm256_set1_ps(kExpMax), _CMP_GT_OQ);
+  // Lanes below kExpMin compute exp(0) and are zeroed after: clamped to kExpMin they could give
+  // a subnormal, and subnormal results cost a microcode assist (see kernels_avx512.cpp's exp16).
+  x = _mm256_andnot_ps(under, x);
   // Constant first: max/min return the second operand for NaN, so NaN flows through.
   x = _mm256_min_ps(_mm256_set1_ps(kExpMax), _mm256_max_ps(_mm256_set1_ps(kExpMin), x));
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);

@@ -72,23 +72,56 @@ float dot_row(int64_t n, const W* w, const float* x) {
 // hardware prefetchers fetch ahead, so they ask for the weights this far ahead themselves.
 constexpr int kPrefetchBytes = 4096;
 
+// Horizontal sums, always in one order: halves (i + i+8), quarters (i + i+4), then pairs, as
+// _mm512_reduce_add_ps does it. sum4 works on four accumulators at once (14 instructions for four
+// sums instead of about 32: with short rows, such as tiny's 384 values or a head's 64, the sums
+// are a good part of a tile's work), sum1 on a lone one; both give a sum the same bits, so a
+// weight row's result never depends on which rows share its tile (how threads split the rows).
+inline float sum1(__m512 a) {
+  const __m256 h = _mm256_add_ps(_mm512_extractf32x8_ps(a, 1), _mm512_castps512_ps256(a));
+  const __m128 q = _mm_add_ps(_mm256_extractf128_ps(h, 1), _mm256_castps256_ps128(h));
+  const __m128 p = _mm_add_ps(q, _mm_permute_ps(q, _MM_SHUFFLE(1, 0, 3, 2)));
+  return _mm_cvtss_f32(_mm_add_ss(p, _mm_permute_ps(p, _MM_SHUFFLE(2, 3, 0, 1))));
+}
+inline __m128 sum4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
+  // [a0 halves summed | a1 halves summed], [a2 | a3]
+  const __m512 s01 = _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, _MM_SHUFFLE(3, 2, 3, 2)),
+                                   _mm512_shuffle_f32x4(a0, a1, _MM_SHUFFLE(1, 0, 1, 0)));
+  const __m512 s23 = _mm512_add_ps(_mm512_shuffle_f32x4(a2, a3, _MM_SHUFFLE(3, 2, 3, 2)),
+                                   _mm512_shuffle_f32x4(a2, a3, _MM_SHUFFLE(1, 0, 1, 0)));
+  // 128-bit lane j: accumulator j's quarters summed
+  const __m512 q = _mm512_add_ps(_mm512_shuffle_f32x4(s01, s23, _MM_SHUFFLE(3, 1, 3, 1)),
+                                 _mm512_shuffle_f32x4(s01, s23, _MM_SHUFFLE(2, 0, 2, 0)));
+  const __m512 p = _mm512_add_ps(q, _mm512_permute_ps(q, _MM_SHUFFLE(1, 0, 3, 2)));
+  const __m512 s = _mm512_add_ps(p, _mm512_permute_ps(p, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), s));
+}
+
 // dot_f32_rows / dot_f16_rows: R weight rows x G activation rows in R * G accumulators. Every 16
-// weights of a row are loaded (widened) once and multiplied into all G activation rows.
+// weights of a row are loaded (widened) once and multiplied into all G activation rows; the
+// sums of a column of R accumulators come out together (sum4).
 template <typename W, int R, int G>
 void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
+  static_assert(R >= 1 && R <= 4);
   __m512 acc[R][G];
   const W* wr[R];
   for (int r = 0; r < R; ++r) {
     wr[r] = reinterpret_cast<const W*>(w + static_cast<size_t>(r) * ws);
     for (int g = 0; g < G; ++g) acc[r][g] = _mm512_setzero_ps();
   }
+  // kPrefetchBytes of the values this loop reads ahead, counted in rows: rows may be short slices
+  // of longer ones (attention: a head's 64 keys every n_state values), whose next few rows are
+  // only a few cycles ahead. (Base f16 decode step, 1 thread: the score tiles 1.75 -> 1.01
+  // Mcycles, from a distance of kPrefetchBytes and none for one activation row.)
+  const size_t row_bytes = static_cast<size_t>(n) * sizeof(W);
+  const size_t ahead = (kPrefetchBytes + row_bytes - 1) / row_bytes * ws;
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     __m512 wv[R];
     for (int r = 0; r < R; ++r) {
       // kPrefetchBytes ahead: within this row or the rows after it, which follow in memory. (A
       // single f16 row, dot_row, runs at the bandwidth limit without it: measured no gain.)
-      if constexpr (G > 1) _mm_prefetch(reinterpret_cast<const char*>(wr[r] + i) + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(wr[r] + i) + ahead, _MM_HINT_T0);
       wv[r] = load16(wr[r] + i);
     }
     for (int g = 0; g < G; ++g) {
@@ -105,36 +138,52 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
       for (int r = 0; r < R; ++r) acc[r][g] = _mm512_fmadd_ps(wv[r], xv, acc[r][g]);
     }
   }
-  for (int r = 0; r < R; ++r)
-    for (int g = 0; g < G; ++g) y[g * ldy + r] = _mm512_reduce_add_ps(acc[r][g]);
+  for (int g = 0; g < G; ++g) {
+    if constexpr (R == 1) {
+      y[g * ldy] = sum1(acc[0][g]);
+    } else {
+      // Rows past R repeat the last one; only R sums are stored.
+      const __m128 s = sum4(acc[0][g], acc[1][g], acc[R > 2 ? 2 : R - 1][g], acc[R - 1][g]);
+      _mm_mask_storeu_ps(y + g * ldy, static_cast<__mmask8>((1u << R) - 1u), s);
+    }
+  }
 }
 
-// Weight rows in tiles of R (4 for up to 4 activation rows, else 2: at most 16 accumulators),
-// activation rows in groups of up to 8.
-template <typename W, int G>
-void dot_rows_g(int64_t n, const uint8_t* w, size_t ws, int64_t nw, const float* x, int64_t xs, float* y, int64_t ldy) {
-  constexpr int R = G <= 4 ? 4 : 2;
-  int64_t r = 0;
-  for (; r + R <= nw; r += R) dot_tile<W, R, G>(n, w + static_cast<size_t>(r) * ws, ws, x, xs, y + r, ldy);
-  for (; r < nw; ++r) dot_tile<W, 1, G>(n, w + static_cast<size_t>(r) * ws, ws, x, xs, y + r, ldy);
+// Weight rows in tiles of R = 4 (the last one to three rows in a smaller tile), activation rows
+// in groups of up to 6: 4 x 6 accumulators, 4 weight vectors and one activation vector fill 29
+// of the 32 registers. The widening of a weight chunk is paid once per group, and the sums of
+// four rows come out together. 7 or 8 activation rows go as 6 plus the rest on each weight tile
+// in turn, so the tile's rows come from memory once and from L1 the second time (groups of 7 or
+// 8 in 3-row tiles measured twice as slow per row as 6 in 4-row tiles on Sapphire Rapids; two
+// passes over the whole weight matrix read it from memory twice: 8-row base f16 steps +13%).
+template <typename W, int R>
+void dot_tile_g(int g, int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
+  switch (g) {
+    case 1: return dot_tile<W, R, 1>(n, w, ws, x, xs, y, ldy);
+    case 2: return dot_tile<W, R, 2>(n, w, ws, x, xs, y, ldy);
+    case 3: return dot_tile<W, R, 3>(n, w, ws, x, xs, y, ldy);
+    case 4: return dot_tile<W, R, 4>(n, w, ws, x, xs, y, ldy);
+    case 5: return dot_tile<W, R, 5>(n, w, ws, x, xs, y, ldy);
+    default: return dot_tile<W, R, 6>(n, w, ws, x, xs, y, ldy);
+  }
 }
 
 template <typename W>
 void dot_w_rows(int64_t n, const void* wv, size_t ws, int64_t nw, const float* x, int64_t xs, int64_t nx, float* y,
                 int64_t ldy) {
   const auto* w = static_cast<const uint8_t*>(wv);
-  for (int64_t m = 0; m < nx; m += 8) {
-    const float* xm = x + m * xs;
-    float* ym = y + m * ldy;
-    switch (nx - m < 8 ? nx - m : 8) {
-      case 1: dot_rows_g<W, 1>(n, w, ws, nw, xm, xs, ym, ldy); break;
-      case 2: dot_rows_g<W, 2>(n, w, ws, nw, xm, xs, ym, ldy); break;
-      case 3: dot_rows_g<W, 3>(n, w, ws, nw, xm, xs, ym, ldy); break;
-      case 4: dot_rows_g<W, 4>(n, w, ws, nw, xm, xs, ym, ldy); break;
-      case 5: dot_rows_g<W, 5>(n, w, ws, nw, xm, xs, ym, ldy); break;
-      case 6: dot_rows_g<W, 6>(n, w, ws, nw, xm, xs, ym, ldy); break;
-      case 7: dot_rows_g<W, 7>(n, w, ws, nw, xm, xs, ym, ldy); break;
-      default: dot_rows_g<W, 8>(n, w, ws, nw, xm, xs, ym, ldy); break;
+  for (int64_t r = 0; r < nw; r += 4) {
+    const uint8_t* wr = w + static_cast<size_t>(r) * ws;
+    for (int64_t m = 0; m < nx; m += 6) {
+      const int g = static_cast<int>(nx - m < 6 ? nx - m : 6);
+      const float* xm = x + m * xs;
+      float* ym = y + m * ldy + r;
+      switch (nw - r < 4 ? nw - r : 4) {
+        case 1: dot_tile_g<W, 1>(g, n, wr, ws, xm, xs, ym, ldy); break;
+        case 2: dot_tile_g<W, 2>(g, n, wr, ws, xm, xs, ym, ldy); break;
+        case 3: dot_tile_g<W, 3>(g, n, wr, ws, xm, xs, ym, ldy); break;
+        default: dot_tile_g<W, 4>(g, n, wr, ws, xm, xs, ym, ldy); break;
+      }
     }
   }
 }
@@ -307,33 +356,49 @@ void axpy_f16(int64_t n, float a, const f16_t* x, float* y) {
   }
 }
 
-// G outputs of 32 values at a time stay in registers while the rows go by; each row chunk is
-// widened once. Per value the same fused multiply-adds in the same order as axpy_f16.
-template <int G>
+// Rows ahead that axpy_f16_rows asks for: its rows are a head's slice of the V cache, a couple
+// of cache lines every n_state values, a stride the hardware prefetchers follow late; a row's
+// work is a few cycles, so the request goes many rows ahead. (Base f16 decode step, 1 thread:
+// the values pass 2.27 -> 1.69 Mcycles, with the score tiles' row-based distance below.)
+constexpr size_t kAxpyAhead = 64;
+
+// G outputs of 16 * V values at a time stay in registers while the rows go by; each row chunk
+// is widened once. Per value the same fused multiply-adds in the same order as axpy_f16.
+template <int G, int V>
 void axpy_f16_rows_g(int64_t n, int64_t nk, const float* a, int64_t as, const f16_t* x, size_t xs, float* y,
                      int64_t ys) {
   const auto* xb = reinterpret_cast<const uint8_t*>(x);
-  for (int64_t i = 0; i < n; i += 32) {
-    const __mmask16 k0 = tail_mask(n - i), k1 = n - i > 16 ? tail_mask(n - i - 16) : static_cast<__mmask16>(0);
-    __m512 acc[G][2];
-    for (int g = 0; g < G; ++g) {
-      acc[g][0] = _mm512_maskz_loadu_ps(k0, y + g * ys + i);
-      acc[g][1] = _mm512_maskz_loadu_ps(k1, y + g * ys + i + 16);
-    }
+  for (int64_t i = 0; i < n; i += 16 * V) {
+    __mmask16 k[V];
+    for (int v = 0; v < V; ++v) k[v] = n - i > 16 * v ? tail_mask(n - i - 16 * v) : static_cast<__mmask16>(0);
+    __m512 acc[G][V];
+    for (int g = 0; g < G; ++g)
+      for (int v = 0; v < V; ++v) acc[g][v] = _mm512_maskz_loadu_ps(k[v], y + g * ys + i + 16 * v);
     for (int64_t t = 0; t < nk; ++t) {
       const f16_t* xr = reinterpret_cast<const f16_t*>(xb + static_cast<size_t>(t) * xs) + i;
-      const __m512 v0 = load_f16x16(xr, k0), v1 = load_f16x16(xr + 16, k1);
+      _mm_prefetch(reinterpret_cast<const char*>(xr) + kAxpyAhead * xs, _MM_HINT_T0);
+      if constexpr (V > 2) _mm_prefetch(reinterpret_cast<const char*>(xr + 32) + kAxpyAhead * xs, _MM_HINT_T0);
+      __m512 xv[V];
+      for (int v = 0; v < V; ++v) xv[v] = load_f16x16(xr + 16 * v, k[v]);
       for (int g = 0; g < G; ++g) {
         const __m512 p = _mm512_set1_ps(a[g * as + t]);
-        acc[g][0] = _mm512_fmadd_ps(p, v0, acc[g][0]);
-        acc[g][1] = _mm512_fmadd_ps(p, v1, acc[g][1]);
+        for (int v = 0; v < V; ++v) acc[g][v] = _mm512_fmadd_ps(p, xv[v], acc[g][v]);
       }
     }
-    for (int g = 0; g < G; ++g) {
-      _mm512_mask_storeu_ps(y + g * ys + i, k0, acc[g][0]);
-      _mm512_mask_storeu_ps(y + g * ys + i + 16, k1, acc[g][1]);
-    }
+    for (int g = 0; g < G; ++g)
+      for (int v = 0; v < V; ++v) _mm512_mask_storeu_ps(y + g * ys + i + 16 * v, k[v], acc[g][v]);
   }
+}
+
+// Rows of up to 64 values (a head of 64: every Whisper size) go in one pass over the rows for
+// up to 6 outputs (4 x 6 accumulators); wider rows or more outputs in chunks of 32.
+template <int G>
+void axpy_f16_rows_n(int64_t n, int64_t nk, const float* a, int64_t as, const f16_t* x, size_t xs, float* y,
+                     int64_t ys) {
+  if constexpr (G <= 6) {
+    if (n > 32 && n <= 64) return axpy_f16_rows_g<G, 4>(n, nk, a, as, x, xs, y, ys);
+  }
+  axpy_f16_rows_g<G, 2>(n, nk, a, as, x, xs, y, ys);
 }
 
 void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const f16_t* x, size_t xs,
@@ -342,14 +407,14 @@ void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na
     const float* ag = a + g * as;
     float* yg = y + g * ys;
     switch (na - g < 8 ? na - g : 8) {
-      case 1: axpy_f16_rows_g<1>(n, nk, ag, as, x, xs, yg, ys); break;
-      case 2: axpy_f16_rows_g<2>(n, nk, ag, as, x, xs, yg, ys); break;
-      case 3: axpy_f16_rows_g<3>(n, nk, ag, as, x, xs, yg, ys); break;
-      case 4: axpy_f16_rows_g<4>(n, nk, ag, as, x, xs, yg, ys); break;
-      case 5: axpy_f16_rows_g<5>(n, nk, ag, as, x, xs, yg, ys); break;
-      case 6: axpy_f16_rows_g<6>(n, nk, ag, as, x, xs, yg, ys); break;
-      case 7: axpy_f16_rows_g<7>(n, nk, ag, as, x, xs, yg, ys); break;
-      default: axpy_f16_rows_g<8>(n, nk, ag, as, x, xs, yg, ys); break;
+      case 1: axpy_f16_rows_n<1>(n, nk, ag, as, x, xs, yg, ys); break;
+      case 2: axpy_f16_rows_n<2>(n, nk, ag, as, x, xs, yg, ys); break;
+      case 3: axpy_f16_rows_n<3>(n, nk, ag, as, x, xs, yg, ys); break;
+      case 4: axpy_f16_rows_n<4>(n, nk, ag, as, x, xs, yg, ys); break;
+      case 5: axpy_f16_rows_n<5>(n, nk, ag, as, x, xs, yg, ys); break;
+      case 6: axpy_f16_rows_n<6>(n, nk, ag, as, x, xs, yg, ys); break;
+      case 7: axpy_f16_rows_n<7>(n, nk, ag, as, x, xs, yg, ys); break;
+      default: axpy_f16_rows_n<8>(n, nk, ag, as, x, xs, yg, ys); break;
     }
   }
 }
@@ -370,6 +435,11 @@ float max(int64_t n, const float* x) {
 inline __m512 exp16(__m512 x) {
   const __mmask16 under = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpMin), _CMP_LT_OQ);
   const __mmask16 over = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpMax), _CMP_GT_OQ);
+  // Lanes below kExpMin (masked scores: -inf) compute exp(0) and are zeroed after: clamped to
+  // kExpMin they gave a result just under the smallest normal float, and a subnormal result
+  // costs a microcode assist (measured 13 cycles per value instead of 0.65 on Sapphire Rapids:
+  // a log-softmax over a row with suppressed tokens, an attention tile past the causal end).
+  x = _mm512_mask_mov_ps(x, under, _mm512_setzero_ps());
   // Constant first: max/min return the second operand for NaN, so NaN flows through.
   x = _mm512_min_ps(_mm512_set1_ps(kExpMax), _mm512_max_ps(_mm512_set1_ps(kExpMin), x));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
