@@ -99,7 +99,7 @@ BatchedWindows decode_windows_batched(Model& model, const SpecialTokens& st, con
     HARK_CHECK(logits.size() == tokens.size() * nv, "decode batched: the step returned the wrong number of logits");
     for (size_t b = 0; b < B; ++b) {
       if (first_row[b] == first_row[b + 1]) continue;
-      searches[b]->step(std::span<const float>(logits).subspan(first_row[b] * nv, (first_row[b + 1] - first_row[b]) * nv));
+      searches[b]->step(std::span<float>(logits).subspan(first_row[b] * nv, (first_row[b + 1] - first_row[b]) * nv));
     }
   }
   for (size_t b = 0; b < B; ++b) {

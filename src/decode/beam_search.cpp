@@ -12,18 +12,6 @@ namespace hark::decode {
 
 namespace {
 
-struct Beam {
-  WindowTokens w;
-  int slot = 0;
-};
-
-// A proposed continuation of beam `parent`.
-struct Proposal {
-  double score;  // the parent's sum of log-probs + this token's
-  int parent;
-  int32_t token;
-};
-
 // The k most likely tokens of a log-prob row, most likely first (ties: the lower id), none that
 // is ruled out (-inf). It runs for every beam at every step on the host thread while the compute
 // threads wait, so most of the row is passed over in chunks: once k tokens are held, a chunk
@@ -49,6 +37,168 @@ std::vector<int32_t> top_tokens(std::span<const float> lp, int k) {
   return top;
 }
 
+class BeamStepper final : public WindowSearch {
+ public:
+  BeamStepper(Model& model, const SpecialTokens& st, const WindowRequest& req, int base_slot)
+      : model_(model), st_(st), req_(req), base_(base_slot), n_beams_(req.beam_size), n_ctx_(model.n_text_ctx()),
+        max_finished_(static_cast<size_t>(beam_max_candidates(req.beam_size, req.patience))) {}
+
+  void start(std::span<const float> logits, int n_past) override {
+    // The first step has one parent, the prefix in the base slot (OpenAI starts with beam_size
+    // equal beams, whose equal proposals merge into one set).
+    beams_.assign(1, Beam{});
+    beams_[0].slot = base_;
+    beams_[0].w.temperature = req_.temperature;
+    pos_ = n_past;
+    first_.assign(logits.begin(), logits.end());
+    row_of_.assign(1, 0);
+    advance(first_);
+  }
+
+  void rows(std::vector<int32_t>& tokens, std::vector<int>& slots) const override {
+    if (done_) return;
+    for (size_t b : order_) {
+      tokens.push_back(beams_[b].w.tokens.back());
+      slots.push_back(beams_[b].slot);
+    }
+  }
+
+  void step(std::span<float> logits) override {
+    HARK_CHECK(logits.size() == order_.size() * static_cast<size_t>(st_.n_vocab),
+               "beam search: the step returned the wrong number of logits");
+    ++pos_;
+    row_of_.assign(beams_.size(), 0);
+    for (size_t r = 0; r < order_.size(); ++r) row_of_[order_[r]] = r;
+    advance(logits);
+  }
+
+  bool done() const override { return done_; }
+
+  WindowTokens finish() override {
+    // Too few finished: the live beams join them, most likely first (when the search was cut short).
+    if (finished_.size() < static_cast<size_t>(n_beams_)) {
+      std::stable_sort(beams_.begin(), beams_.end(),
+                       [](const Beam& a, const Beam& b) { return a.w.sum_logprob > b.w.sum_logprob; });
+      for (Beam& b : beams_) {
+        if (finished_.size() >= static_cast<size_t>(n_beams_) || b.w.tokens.empty()) break;
+        finished_.push_back(std::move(b.w));
+      }
+    }
+    HARK_CHECK(!finished_.empty(), "beam search: no candidate (max_tokens 0?)");
+    WindowTokens r = take_best_candidate(finished_, st_.eot, req_.length_penalty);
+    r.n_sampled = n_sampled_;
+    r.n_steps = 0;
+    return r;
+  }
+
+ private:
+  struct Beam {
+    WindowTokens w;
+    int slot = 0;
+  };
+  // A proposed continuation of beam `parent`.
+  struct Proposal {
+    double score;  // the parent's sum of log-probs + this token's
+    int parent;
+    int32_t token;
+  };
+
+  // One step of the search from the beams' logits (beam b's row at row_of_[b]): rank every
+  // beam's proposals, keep the next beams and the finished candidates, decide whether the search
+  // goes on, and fork slots for the next step.
+  void advance(std::span<float> rows) {
+    const size_t nv = static_cast<size_t>(st_.n_vocab);
+    // Proposals of every beam, ranked (a stable sort: equal scores keep beam order, then token
+    // rank). Each beam's row becomes its log-probs in place: the row is not needed as logits again.
+    lps_.resize(beams_.size());
+    props_.clear();
+    for (size_t b = 0; b < beams_.size(); ++b) {
+      const std::span<float> lp = rows.subspan(row_of_[b] * nv, nv);
+      lps_[b] = lp;
+      apply_rules(st_, req_.rules, beams_[b].w.tokens, lp.data());
+      log_softmax(lp);
+      for (int32_t t : top_tokens(lp, n_beams_ + 1))
+        props_.push_back({beams_[b].w.sum_logprob + lp[static_cast<size_t>(t)], static_cast<int>(b), t});
+    }
+    HARK_CHECK(!props_.empty() || !finished_.empty(),
+               "decode: every token was ruled out (the logits hold no finite value)");
+    std::stable_sort(props_.begin(), props_.end(), [](const Proposal& a, const Proposal& b) { return a.score > b.score; });
+
+    // Walk down the ranking: end-of-text finishes a candidate, anything else is a next beam. The
+    // walk stops at the n_beams-th non-eot proposal; a parent's history is copied for each of
+    // its children there but the last, which takes it (the parents are dropped after the walk).
+    size_t walked = 0;
+    for (int live = 0; walked < props_.size() && live < n_beams_; ++walked) live += props_[walked].token != st_.eot;
+    uses_.assign(beams_.size(), 0);
+    for (size_t i = 0; i < walked; ++i) ++uses_[static_cast<size_t>(props_[i].parent)];
+    next_.clear();
+    for (size_t i = 0; i < walked; ++i) {
+      const Proposal& p = props_[i];
+      Beam& parent = beams_[static_cast<size_t>(p.parent)];
+      const bool last_use = --uses_[static_cast<size_t>(p.parent)] == 0;
+      ++n_sampled_;
+      if (p.token == st_.eot && finished_.size() >= max_finished_) continue;  // not kept
+      WindowTokens w = last_use ? std::move(parent.w) : parent.w;
+      record_token(st_, w, p.token, lps_[static_cast<size_t>(p.parent)]);
+      if (p.token == st_.eot) {
+        finished_.push_back(std::move(w));  // best first
+      } else {
+        next_.push_back({std::move(w), parent.slot});
+      }
+    }
+    beams_.swap(next_);
+    order_.clear();
+    // The beams all have the same length: the cap and the context stop them together.
+    if (finished_.size() >= max_finished_ || beams_.empty() ||
+        static_cast<int>(beams_[0].w.tokens.size()) >= req_.max_tokens || pos_ + 1 > n_ctx_) {
+      done_ = true;
+      return;
+    }
+
+    // Slots: a parent's first child keeps the parent's slot (no copy); the other children take
+    // slots no child kept and get a copy of their parent's positions [0, pos). A slot written to
+    // is never a slot a child reads from, so the copies need no order.
+    kept_.assign(static_cast<size_t>(n_beams_), 0);
+    forked_.clear();
+    for (size_t b = 0; b < beams_.size(); ++b) {
+      char& k = kept_[static_cast<size_t>(beams_[b].slot - base_)];
+      if (k) forked_.push_back(b);
+      k = 1;
+    }
+    int free_slot = 0;
+    for (size_t b : forked_) {
+      while (kept_[static_cast<size_t>(free_slot)]) ++free_slot;
+      kept_[static_cast<size_t>(free_slot)] = 1;
+      model_.copy_sequence(beams_[b].slot, base_ + free_slot, pos_);
+      beams_[b].slot = base_ + free_slot;
+    }
+    // The next step's rows in slot order (base, base + 1, ... when every slot is in use).
+    for (size_t b = 0; b < beams_.size(); ++b) order_.push_back(b);
+    std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return beams_[a].slot < beams_[b].slot; });
+  }
+
+  Model& model_;
+  const SpecialTokens& st_;
+  const WindowRequest& req_;
+  const int base_;
+  const int n_beams_;
+  const int n_ctx_;
+  const size_t max_finished_;
+  std::vector<Beam> beams_, next_;
+  std::vector<WindowTokens> finished_;  // in the order gathered
+  std::vector<float> first_;             // the prefix's logits, made log-probs in place
+  std::vector<std::span<float>> lps_;    // each beam's log-probs this step (its row, in place)
+  std::vector<Proposal> props_;
+  std::vector<int> uses_;      // per beam: proposals of this step's walk that extend it
+  std::vector<size_t> row_of_;  // beam -> its row in this step's logits
+  std::vector<size_t> order_;   // the beams in slot order: the rows of the next step
+  std::vector<char> kept_;
+  std::vector<size_t> forked_;
+  int pos_ = 0;  // where the beams' last tokens go (every slot holds [0, pos))
+  int n_sampled_ = 0;
+  bool done_ = false;
+};
+
 }  // namespace
 
 int beam_max_candidates(int beam_size, float patience) {
@@ -58,137 +208,16 @@ int beam_max_candidates(int beam_size, float patience) {
   return std::max(1, static_cast<int>(std::nearbyint(x)));  // the default rounding mode: half to even
 }
 
+std::unique_ptr<WindowSearch> make_beam_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
+                                                int base_slot) {
+  return std::make_unique<BeamStepper>(model, st, req, base_slot);
+}
+
 WindowTokens beam_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
                          const std::vector<float>& logits, int n_past) {
-  const int n_beams = req.beam_size;
-  const int n_ctx = model.n_text_ctx();
-  const size_t n_vocab = logits.size();
-  const size_t max_finished = static_cast<size_t>(beam_max_candidates(n_beams, req.patience));
-  model.reserve_sequences(n_beams);
-
-  WindowTokens result;
-  std::vector<WindowTokens> finished;  // in the order gathered
-  // The first step has one parent, the prefix in slot 0 (OpenAI starts with beam_size equal
-  // beams, whose equal proposals merge into one set).
-  std::vector<Beam> beams(1);
-  std::vector<float> rows = logits;
-  std::vector<size_t> row_of = {0};  // beam -> its row in `rows`
-  int pos = n_past;                  // where the beams' last tokens go (every slot holds [0, pos))
-  std::vector<Beam> next;
-  std::vector<int32_t> tokens;
-  std::vector<int> seqs;
-  // Each beam's log-probs this step: its row of `rows`, turned into log-probs in place (the row is
-  // not needed as logits again; the next step's logits replace all of `rows`).
-  std::vector<std::span<float>> lps;
-  std::vector<Proposal> props;
-  std::vector<int> uses;  // per beam: proposals of this step's walk that extend it
-  while (true) {
-    // Proposals of every beam, ranked (a stable sort: equal scores keep beam order, then token rank).
-    lps.resize(beams.size());
-    props.clear();
-    for (size_t b = 0; b < beams.size(); ++b) {
-      const std::span<float> lp(rows.data() + row_of[b] * n_vocab, n_vocab);
-      lps[b] = lp;
-      apply_rules(st, req.rules, beams[b].w.tokens, lp.data());
-      log_softmax(lp);
-      for (int32_t t : top_tokens(lp, n_beams + 1))
-        props.push_back({beams[b].w.sum_logprob + lp[static_cast<size_t>(t)], static_cast<int>(b), t});
-    }
-    HARK_CHECK(!props.empty() || !finished.empty(), "decode: every token was ruled out (the logits hold no finite value)");
-    std::stable_sort(props.begin(), props.end(), [](const Proposal& a, const Proposal& b) { return a.score > b.score; });
-
-    // Walk down the ranking: end-of-text finishes a candidate, anything else is a next beam. The
-    // walk stops at the n_beams-th non-eot proposal; a parent's history is copied for each of
-    // its children there but the last, which takes it (the parents are dropped after the walk).
-    size_t walked = 0;
-    for (int live = 0; walked < props.size() && live < n_beams; ++walked) live += props[walked].token != st.eot;
-    uses.assign(beams.size(), 0);
-    for (size_t i = 0; i < walked; ++i) ++uses[static_cast<size_t>(props[i].parent)];
-    next.clear();
-    for (size_t i = 0; i < walked; ++i) {
-      const Proposal& p = props[i];
-      Beam& parent = beams[static_cast<size_t>(p.parent)];
-      const bool last_use = --uses[static_cast<size_t>(p.parent)] == 0;
-      ++result.n_sampled;
-      if (p.token == st.eot && finished.size() >= max_finished) continue;  // not kept
-      WindowTokens w = last_use ? std::move(parent.w) : parent.w;
-      record_token(st, w, p.token, lps[static_cast<size_t>(p.parent)]);
-      if (p.token == st.eot) {
-        finished.push_back(std::move(w));  // best first
-      } else {
-        next.push_back({std::move(w), parent.slot});
-      }
-    }
-    beams.swap(next);
-    if (finished.size() >= max_finished || beams.empty()) break;
-    // The beams all have the same length: the cap and the context stop them together.
-    if (static_cast<int>(beams[0].w.tokens.size()) >= req.max_tokens || pos + 1 > n_ctx) break;
-
-    // Slots: a parent's first child keeps the parent's slot (no copy); the other children take
-    // slots no child kept and get a copy of their parent's positions [0, pos). A slot written to
-    // is never a slot a child reads from, so the copies need no order.
-    std::vector<char> kept(static_cast<size_t>(n_beams), 0);
-    std::vector<size_t> forked;
-    for (size_t b = 0; b < beams.size(); ++b) {
-      char& k = kept[static_cast<size_t>(beams[b].slot)];
-      if (k) forked.push_back(b);
-      k = 1;
-    }
-    int free_slot = 0;
-    for (size_t b : forked) {
-      while (kept[static_cast<size_t>(free_slot)]) ++free_slot;
-      kept[static_cast<size_t>(free_slot)] = 1;
-      model.copy_sequence(beams[b].slot, free_slot, pos);
-      beams[b].slot = free_slot;
-    }
-
-    // One batch step, rows in slot order (0, 1, 2, ... when every slot is in use).
-    std::vector<size_t> order(beams.size());
-    for (size_t b = 0; b < order.size(); ++b) order[b] = b;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return beams[a].slot < beams[b].slot; });
-    tokens.clear();
-    seqs.clear();
-    row_of.assign(beams.size(), 0);
-    for (size_t r = 0; r < order.size(); ++r) {
-      tokens.push_back(beams[order[r]].w.tokens.back());
-      seqs.push_back(beams[order[r]].slot);
-      row_of[order[r]] = r;
-    }
-    if (model.decode_batch(tokens, seqs, pos, &rows) != ComputeStatus::Ok) {
-      result.aborted = true;
-      return result;
-    }
-    ++result.n_steps;
-    HARK_CHECK(rows.size() == n_vocab * seqs.size(), "beam search: the batch step returned the wrong number of logits");
-    ++pos;
-  }
-
-  // Too few finished: the live beams join them, most likely first (when the search was cut short).
-  if (finished.size() < static_cast<size_t>(n_beams)) {
-    std::stable_sort(beams.begin(), beams.end(),
-                     [](const Beam& a, const Beam& b) { return a.w.sum_logprob > b.w.sum_logprob; });
-    for (Beam& b : beams) {
-      if (finished.size() >= static_cast<size_t>(n_beams) || b.w.tokens.empty()) break;
-      finished.push_back(std::move(b.w));
-    }
-  }
-
-  HARK_CHECK(!finished.empty(), "beam search: no candidate (max_tokens 0?)");
-  size_t best = 0;
-  double best_score = -std::numeric_limits<double>::infinity();
-  for (size_t c = 0; c < finished.size(); ++c) {
-    const double score = candidate_score(finished[c], st.eot, req.length_penalty);
-    if (c == 0 || score > best_score) {
-      best_score = score;
-      best = c;
-    }
-  }
-  const int n_steps = result.n_steps, n_sampled = result.n_sampled;
-  result = std::move(finished[best]);
-  result.avg_logprob = result.tokens.empty() ? 0.0 : result.sum_logprob / static_cast<double>(result.tokens.size());
-  result.n_steps = n_steps;
-  result.n_sampled = n_sampled;
-  return result;
+  model.reserve_sequences(req.beam_size);
+  BeamStepper search(model, st, req, 0);
+  return run_window_search(model, search, logits, n_past);
 }
 
 }  // namespace hark::decode

@@ -12,12 +12,20 @@
 // attends to them in one node). Each beam owns a KV-cache slot; a beam's first child keeps its
 // parent's slot, further children take the slots of beams that had none and get their parent's
 // positions copied there (copy on fork): a step copies (beams - distinct parents) histories.
+//
+// The search is a decode::WindowSearch (decode/window_search.h), so the batched pipeline steps
+// the beams of many windows in one graph; beam_search() runs it on one window.
 #pragma once
+#include <memory>
 #include <vector>
 
-#include "decode/greedy.h"
+#include "decode/window_search.h"
 
 namespace hark::decode {
+
+// The beams in slots [base_slot, base_slot + beam_size) (reserved by the caller).
+std::unique_ptr<WindowSearch> make_beam_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
+                                                int base_slot);
 
 // `logits`: the shared prefix's last logits; slot 0 holds the prefix at positions [0, n_past).
 // n_steps counts the batch steps; n_sampled the tokens the step's kept beams and finished

@@ -43,7 +43,7 @@ class CandidatesSearch final : public WindowSearch {
       }
   }
 
-  void step(std::span<const float> logits) override {
+  void step(std::span<float> logits) override {
     const size_t nv = static_cast<size_t>(st_.n_vocab);
     ++pos_;
     size_t r = 0;
@@ -64,18 +64,9 @@ class CandidatesSearch final : public WindowSearch {
   }
 
   WindowTokens finish() override {
-    // The best candidate; ties keep the earlier one.
-    size_t best = 0;
-    double best_score = candidate_score(cands_[0].w, st_.eot, req_.length_penalty);
-    for (size_t c = 1; c < cands_.size(); ++c) {
-      const double score = candidate_score(cands_[c].w, st_.eot, req_.length_penalty);
-      if (score > best_score) {
-        best_score = score;
-        best = c;
-      }
-    }
-    WindowTokens r = std::move(cands_[best].w);
-    r.avg_logprob = r.tokens.empty() ? 0.0 : r.sum_logprob / static_cast<double>(r.tokens.size());
+    std::vector<WindowTokens> all;
+    for (Candidate& c : cands_) all.push_back(std::move(c.w));
+    WindowTokens r = take_best_candidate(all, st_.eot, req_.length_penalty);
     r.n_sampled = n_sampled_;
     r.n_steps = 0;
     return r;

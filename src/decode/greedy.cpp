@@ -83,6 +83,22 @@ double candidate_score(const WindowTokens& w, int32_t eot, float length_penalty)
   return candidate_score(w.sum_logprob, length, length_penalty);
 }
 
+WindowTokens take_best_candidate(std::vector<WindowTokens>& candidates, int32_t eot, float length_penalty) {
+  HARK_CHECK(!candidates.empty(), "decode: no candidate to choose from");
+  size_t best = 0;
+  double best_score = candidate_score(candidates[0], eot, length_penalty);
+  for (size_t c = 1; c < candidates.size(); ++c) {
+    const double score = candidate_score(candidates[c], eot, length_penalty);
+    if (score > best_score) {
+      best_score = score;
+      best = c;
+    }
+  }
+  WindowTokens r = std::move(candidates[best]);
+  r.avg_logprob = r.tokens.empty() ? 0.0 : r.sum_logprob / static_cast<double>(r.tokens.size());
+  return r;
+}
+
 WindowTokens decode_window(Model& model, const SpecialTokens& st, const WindowRequest& req) {
   const int n_ctx = model.n_text_ctx();
   HARK_CHECK(!req.start.empty() && req.start[0] == st.sot,

@@ -68,6 +68,9 @@ int32_t choose_token(const SpecialTokens& st, const WindowRequest& req, std::vec
 double candidate_score(double sum_logprob, int length, float length_penalty);
 // The score of a finished candidate (length: its tokens before end-of-text).
 double candidate_score(const WindowTokens& w, int32_t eot, float length_penalty);
+// The candidate with the best score (ties: the earlier), moved out, with its avg_logprob set.
+// `candidates` must not be empty.
+WindowTokens take_best_candidate(std::vector<WindowTokens>& candidates, int32_t eot, float length_penalty);
 
 // The language Whisper would pick: the most likely language token after <|startoftranscript|>.
 // Returns its index (0 = "en") and fills `probs` (per language) when given. -1 for English-only

@@ -1,10 +1,10 @@
 // The factory of window searches and the single-window driver. The searches themselves:
-// decode/best_of.cpp (candidates: greedy, best-of), decode/beam_stepper.cpp (beams).
+// decode/best_of.cpp (candidates: greedy, best-of), decode/beam_search.cpp (beams).
 #include "decode/window_search.h"
 
 #include <string>
 
-#include "decode/beam_stepper.h"
+#include "decode/beam_search.h"
 #include "decode/best_of.h"
 #include "runtime/error.h"
 
@@ -19,7 +19,7 @@ std::unique_ptr<WindowSearch> make_window_search(Model& model, const SpecialToke
                                                  int base_slot, uint64_t seed) {
   HARK_CHECK(req.best_of >= 1, "decode: best_of must be >= 1, got " + std::to_string(req.best_of));
   HARK_CHECK(req.beam_size >= 1, "decode: beam_size must be >= 1, got " + std::to_string(req.beam_size));
-  if (req.temperature <= 0.0f && req.beam_size > 1) return make_beam_stepper(model, st, req, base_slot);
+  if (req.temperature <= 0.0f && req.beam_size > 1) return make_beam_search(model, st, req, base_slot);
   return make_candidates_search(model, st, req, base_slot, seed);
 }
 

@@ -27,8 +27,9 @@ class WindowSearch {
   virtual void start(std::span<const float> logits, int n_past) = 0;
   // Appends the rows to feed at the next position (none: the search is over).
   virtual void rows(std::vector<int32_t>& tokens, std::vector<int>& slots) const = 0;
-  // The logits of the rows rows() gave, in that order (n_vocab values each).
-  virtual void step(std::span<const float> logits) = 0;
+  // The logits of the rows rows() gave, in that order (n_vocab values each); the search may
+  // overwrite them (log-probs in place).
+  virtual void step(std::span<float> logits) = 0;
   virtual bool done() const = 0;
   // The kept sequence (avg_logprob set; n_sampled counts every token chosen, n_steps is 0: the
   // driver counts steps). Once, after done().

@@ -23,22 +23,7 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Text tokens 0..3, then eot = 4, then the special tokens (all suppressed), no timestamps.
-SpecialTokens tiny_tokens() {
-  SpecialTokens st{};
-  st.eot = 4;
-  st.sot = 5;
-  st.lang_first = 6;
-  st.n_languages = 0;
-  st.translate = 6;
-  st.transcribe = 7;
-  st.solm = 8;
-  st.prev = 9;
-  st.no_speech = 10;
-  st.no_timestamps = 11;
-  st.timestamp_begin = 12;
-  st.n_vocab = 12;
-  return st;
-}
+SpecialTokens tiny_tokens() { return compact_tokens(4, 0); }
 
 decode::WindowRequest tiny_request(const SpecialTokens& st, int beams, int max_tokens) {
   decode::WindowRequest req;
@@ -234,19 +219,7 @@ TEST(BeamSearch, NarrowBeamsPruneAsTheDefinitionSays) {
 // they are, ties (logits on a coarse grid) must go to the lower id across chunk borders, and
 // runs of ruled-out tokens (whole chunks of -inf) must be passed over.
 TEST(BeamSearch, WideVocabularyRanksAsTheDefinitionSays) {
-  SpecialTokens st{};
-  st.eot = 1000;
-  st.sot = 1001;
-  st.lang_first = 1002;
-  st.n_languages = 0;
-  st.translate = 1002;
-  st.transcribe = 1003;
-  st.solm = 1004;
-  st.prev = 1005;
-  st.no_speech = 1006;
-  st.no_timestamps = 1007;
-  st.timestamp_begin = 1008;
-  st.n_vocab = 1008;
+  const SpecialTokens st = compact_tokens(1000, 0);
   for (uint64_t seed = 0; seed < 6; ++seed) {
     auto logits = [st, seed](const std::vector<int32_t>& sampled) {
       std::vector<float> l = hashed_logits(st, seed, sampled);

@@ -216,4 +216,23 @@ inline ScriptedModel::Script plans_script(const SpecialTokens& st, std::vector<W
   });
 }
 
+// A small vocabulary for search tests: text tokens 0 .. n_text - 1, then end-of-text and the
+// special tokens (no languages), then n_timestamps timestamps.
+inline SpecialTokens compact_tokens(int32_t n_text, int32_t n_timestamps) {
+  SpecialTokens st{};
+  st.eot = n_text;
+  st.sot = n_text + 1;
+  st.lang_first = n_text + 2;
+  st.n_languages = 0;
+  st.translate = n_text + 2;
+  st.transcribe = n_text + 3;
+  st.solm = n_text + 4;
+  st.prev = n_text + 5;
+  st.no_speech = n_text + 6;
+  st.no_timestamps = n_text + 7;
+  st.timestamp_begin = n_text + 8;
+  st.n_vocab = n_text + 8 + n_timestamps;
+  return st;
+}
+
 }  // namespace hark::testing
