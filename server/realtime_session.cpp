@@ -1,0 +1,511 @@
+#include "realtime_session.h"
+
+#include <sys/socket.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast.hpp>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "api_error.h"
+#include "realtime_config.h"
+#include "responses.h"
+
+namespace hark::server {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+using nlohmann::json;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string error_event(const ApiError& e) {
+  return dump({{"type", "error"}, {"error", json::parse(openai_error_json(e))["error"]}});
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// application/x-www-form-urlencoded: %XX and '+'; a broken escape is kept as it is.
+std::string url_decode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::multimap<std::string, std::string> query_of(std::string_view target) {
+  std::multimap<std::string, std::string> q;
+  const size_t at = target.find('?');
+  if (at == std::string_view::npos) return q;
+  std::string_view rest = target.substr(at + 1);
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    q.emplace(url_decode(pair.substr(0, eq)), eq == std::string_view::npos ? "" : url_decode(pair.substr(eq + 1)));
+  }
+  return q;
+}
+
+// A session.update message's keys as text, the way the query gives them.
+std::multimap<std::string, std::string> values_of(const json& msg) {
+  std::multimap<std::string, std::string> v;
+  for (const auto& [k, x] : msg.items()) {
+    if (x.is_string())
+      v.emplace(k, x.get<std::string>());
+    else if (x.is_boolean() || x.is_number())
+      v.emplace(k, x.dump());
+    else
+      throw bad_field(k, k + ": must be a string, number or boolean");
+  }
+  return v;
+}
+
+// Turns the transcriber's events into the session's messages (on the transcriber's thread): a
+// slice's results are partial until the event that first reports it final; later repeats of a
+// final slice (the last event restates it) are not sent again; errors become error events.
+class EventTyper {
+ public:
+  // The message for `e`, or "" when it repeats what was sent.
+  std::string message(const RealtimeEvent& e) {
+    if (e.code != 0) {
+      const char* code = e.code == kCodeOverflow ? "audio_dropped" : e.code == kCodeSourceFailed ? "audio_failed"
+                                                                                                 : "transcription_failed";
+      return error_event(ApiError(e.code == kCodeOverflow ? 400 : 500, e.error,
+                                  e.code == kCodeOverflow ? "invalid_request_error" : "server_error", "", code));
+    }
+    bool final = false;
+    for (const RealtimeSlice& s : e.slices)
+      if (s.index == e.slice_index) final = s.final;
+    if (e.slices.empty()) return "";
+    if (final && !finals_sent_.insert(e.slice_index).second) return "";
+    json j = event_json(e);
+    j["type"] = final ? "transcript.final" : "transcript.partial";
+    return dump(j);
+  }
+  // The whisper.rn event without its list of every slice so far (one event is about one slice;
+  // the list would make a long session's messages grow without bound).
+  static json event_json(const RealtimeEvent& e) {
+    json j = json::parse(to_json(e));
+    j.erase("slices");
+    return j;
+  }
+
+ private:
+  std::set<int> finals_sent_;
+};
+
+// Hands PCM to the push source on a thread of its own: a source that is not live holds back its
+// caller until the transcriber has room, and the WebSocket's thread must not wait on that (it
+// reads the client's messages and writes the events).
+class Feeder {
+ public:
+  Feeder(std::shared_ptr<PushSource> source, RealtimeTranscriber* rt, std::function<void(std::string)> on_error,
+         std::function<void()> on_done)
+      : source_(std::move(source)), rt_(rt), on_error_(std::move(on_error)), on_done_(std::move(on_done)) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Feeder() {
+    quit();
+    thread_.join();
+  }
+  void push(std::vector<float> frame) {
+    std::lock_guard lock(mu_);
+    queued_ += frame.size();
+    frames_.push_back(std::move(frame));
+    cv_.notify_all();
+  }
+  void finish() {  // the rest is pushed, then the stream ends (its last slice is finalised)
+    std::lock_guard lock(mu_);
+    finish_ = true;
+    cv_.notify_all();
+  }
+  void quit() {
+    std::lock_guard lock(mu_);
+    quit_ = true;
+    cv_.notify_all();
+  }
+  size_t queued_samples() const {
+    std::lock_guard lock(mu_);
+    return queued_;
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::vector<float> frame;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait_for(lock, std::chrono::milliseconds(100), [&] { return quit_ || finish_ || !frames_.empty(); });
+        if (quit_) break;
+        if (frames_.empty()) {
+          if (finish_) {
+            lock.unlock();
+            source_->finish();
+            break;
+          }
+          if (!rt_->running()) break;  // it ended by itself (its longest session reached)
+          continue;
+        }
+        frame = std::move(frames_.front());
+        frames_.pop_front();
+        queued_ -= frame.size();
+      }
+      try {
+        source_->push(frame);
+      } catch (const std::exception& e) {
+        on_error_(e.what());
+      }
+    }
+    rt_->wait();
+    on_done_();
+  }
+
+  std::shared_ptr<PushSource> source_;
+  RealtimeTranscriber* rt_;
+  std::function<void(std::string)> on_error_;
+  std::function<void()> on_done_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::vector<float>> frames_;
+  size_t queued_ = 0;
+  bool finish_ = false, quit_ = false;
+  std::thread thread_;
+};
+
+class Session {
+ public:
+  Session(Service& svc, int fd, const SessionLimits& limits) : svc_(svc), limits_(limits) {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    tcp::socket sock(ioc_);
+    boost::system::error_code ec;
+    // The socket stays httplib's to close: asio gets a duplicate.
+    sock.assign(a.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), ::dup(fd), ec);
+    ws_.emplace(std::move(sock));
+  }
+
+  ~Session() {
+    if (rt_ && rt_->running()) jobs::abort(rt_->job_id());
+    feeder_.reset();  // joins: the transcriber has ended and every event was posted
+    rt_.reset();
+  }
+
+  // Runs the session on this thread; returns the status for the log and the audio seconds.
+  std::pair<int, double> run() {
+    asio::co_spawn(ioc_, main(), [](std::exception_ptr) {});
+    ioc_.run();
+    return {status_, audio_s_};
+  }
+
+ private:
+  static constexpr size_t kMaxBacklogSamples = 10 * 16000;  // audio read ahead of the transcriber
+
+  asio::awaitable<void> main() {
+    try {
+      if (!co_await handshake()) co_return;
+      asio::co_spawn(ioc_, writer(), [](std::exception_ptr) {});
+      asio::co_spawn(ioc_, watch(), [](std::exception_ptr) {});
+      co_await read_loop();
+    } catch (const std::exception&) {
+    }
+    if (!ended_) {
+      // The client is gone (or broke the protocol) before the transcription ended.
+      if (rt_ && rt_->running()) {
+        jobs::abort(rt_->job_id());
+        svc_.metrics().count_rejected("client_closed");
+      } else if (!rt_) {
+        end_session({});
+      }
+    }
+  }
+
+  // Reads the upgrade request and accepts it, or answers it with an HTTP error.
+  asio::awaitable<bool> handshake() {
+    auto& stream = beast::get_lowest_layer(*ws_);
+    beast::error_code ec;
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(16 * 1024);
+    parser.body_limit(64 * 1024);
+    stream.expires_after(std::chrono::milliseconds(static_cast<long>(limits_.header_timeout_s * 1000)));
+    co_await http::async_read(stream, buffer_, parser, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      status_ = 408;
+      co_return false;
+    }
+    http::request<http::string_body> req = parser.release();
+    std::optional<ApiError> refused;
+    try {
+      if (!websocket::is_upgrade(req))
+        throw ApiError(426, "this route is a WebSocket: connect with Upgrade: websocket (see README)",
+                       "invalid_request_error", "", "upgrade_required");
+      const auto query = query_of(std::string_view(req.target().data(), req.target().size()));
+      std::string key;
+      const std::string auth(req[http::field::authorization]);
+      if (auth.rfind("Bearer ", 0) == 0) key = auth.substr(7);
+      if (auto it = query.find("api_key"); key.empty() && it != query.end()) key = it->second;
+      if (!svc_.accepts_key(key)) {
+        ApiError e(401, key.empty() ? "You didn't provide an API key (Authorization: Bearer KEY)" : "Incorrect API key provided",
+                   "invalid_request_error", "", "invalid_api_key");
+        throw e;
+      }
+      config_ = default_realtime_config(svc_.options());
+      apply_realtime_config(config_, query, svc_.options(), true);
+      lease_ = svc_.lease_for_session(config_.model);
+    } catch (const ApiError& e) {
+      refused = e;
+    }
+    if (refused) {  // (co_await is not allowed inside a catch block)
+      const ApiError& e = *refused;
+      http::response<http::string_body> res{static_cast<http::status>(e.status), req.version()};
+      res.set(http::field::content_type, "application/json");
+      if (e.retry_after_s > 0) res.set(http::field::retry_after, std::to_string(e.retry_after_s));
+      if (e.status == 401) res.set(http::field::www_authenticate, "Bearer");
+      res.keep_alive(false);
+      res.body() = openai_error_json(e);
+      res.prepare_payload();
+      status_ = e.status;
+      co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+      stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+      co_return false;
+    }
+    stream.expires_never();  // the websocket's own timeouts apply from here
+    websocket::stream_base::timeout t;
+    t.handshake_timeout = std::chrono::milliseconds(static_cast<long>(limits_.header_timeout_s * 1000));
+    t.idle_timeout = std::chrono::milliseconds(static_cast<long>(limits_.idle_timeout_s * 1000));
+    t.keep_alive_pings = false;  // silence ends the session: a silent client holds a state
+    ws_->set_option(t);
+    ws_->read_message_max(limits_.max_message_bytes);
+    co_await ws_->async_accept(req, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      status_ = 400;
+      co_return false;
+    }
+    status_ = 101;
+    send(dump({{"type", "session.started"},
+               {"model", lease_->model().name()},
+               {"format", config_.format == PcmFormat::S16LE ? "s16le" : "f32le"},
+               {"sample_rate", config_.sample_rate},
+               {"channels", config_.channels}}));
+    co_return true;
+  }
+
+  asio::awaitable<void> read_loop() {
+    asio::steady_timer pause(ioc_);
+    for (;;) {
+      beast::error_code ec;
+      buffer_.clear();
+      co_await ws_->async_read(buffer_, asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return;  // closed, reset, silent too long, or a message over the limit
+      const bool text = ws_->got_text();
+      const std::string_view bytes(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+      try {
+        text ? on_text(bytes) : on_audio(bytes);
+      } catch (const ApiError& e) {
+        send(error_event(e));
+      }
+      // Backpressure: while the transcriber is far behind, stop reading (TCP holds the client).
+      while (feeder_ && feeder_->queued_samples() > kMaxBacklogSamples && !ended_) {
+        pause.expires_after(std::chrono::milliseconds(10));
+        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      }
+    }
+  }
+
+  void on_text(std::string_view bytes) {
+    json msg = json::parse(bytes, nullptr, false);
+    if (msg.is_discarded() || !msg.is_object())
+      throw ApiError(400, "a text message must be a JSON object with a \"type\"", "invalid_request_error", "",
+                     "invalid_json");
+    const std::string type = msg.value("type", "");
+    if (type == "session.update") {
+      if (rt_) throw bad_field("type", "session.update: the session is configured before its first audio frame");
+      RealtimeConfig c = config_;
+      apply_realtime_config(c, values_of(msg), svc_.options(), false);
+      config_ = c;
+      send(dump({{"type", "session.updated"}}));
+    } else if (type == "stop") {
+      begin_stop();
+    } else {
+      throw bad_field("type", "type: " + msg.value("type", std::string("(none)")) + " is not session.update or stop");
+    }
+  }
+
+  void on_audio(std::string_view bytes) {
+    if (stopping_) throw bad_field("", "audio after stop: the session is finishing");
+    const size_t frame = config_.bytes_per_frame();
+    if (bytes.empty() || bytes.size() % frame != 0)
+      throw ApiError(400,
+                     "audio frame of " + std::to_string(bytes.size()) + " bytes is not a whole number of " +
+                         std::to_string(frame) + "-byte sample frames (format " +
+                         (config_.format == PcmFormat::S16LE ? "s16le" : "f32le") + ", " +
+                         std::to_string(config_.channels) + " channel(s))",
+                     "invalid_request_error", "", "invalid_audio_frame");
+    std::vector<float> pcm(bytes.size() / (frame / config_.channels));
+    if (config_.format == PcmFormat::S16LE) {
+      for (size_t i = 0; i < pcm.size(); ++i) {
+        int16_t v;
+        std::memcpy(&v, bytes.data() + 2 * i, 2);
+        pcm[i] = static_cast<float>(v) / 32768.0f;
+      }
+    } else {
+      std::memcpy(pcm.data(), bytes.data(), bytes.size());
+      for (float x : pcm)
+        if (!std::isfinite(x))
+          throw ApiError(400, "audio frame holds a NaN or infinite sample (format f32le)", "invalid_request_error", "",
+                         "invalid_audio_frame");
+    }
+    if (!rt_ && !start_transcriber()) return;
+    audio_s_ += static_cast<double>(pcm.size()) / config_.channels / config_.sample_rate;
+    feeder_->push(std::move(pcm));
+  }
+
+  // false: the options did not work; the session has ended with an error event saying why.
+  bool start_transcriber() {
+    source_ = open_push_source(config_.live, config_.sample_rate, config_.channels);
+    RealtimeOptions o = config_.realtime;
+    o.transcribe = std::make_shared<TranscribeParams>(config_.transcribe);
+    auto typer = std::make_shared<EventTyper>();
+    auto sink = [this, typer](const RealtimeEvent& e) {
+      std::string m = typer->message(e);
+      last_event_ = EventTyper::event_json(e);  // the transcriber's thread only
+      if (!m.empty()) asio::post(ioc_, [this, m = std::move(m)] { send(m); });
+    };
+    try {
+      rt_ = RealtimeTranscriber::start(lease_->state(), source_, o, sink);
+    } catch (const Error& e) {
+      send(error_event(ApiError(400, std::string("the session's options do not work: ") + e.what(),
+                                "invalid_request_error", "", "invalid_session")));
+      stopping_ = true;
+      end_session({});
+      return false;
+    }
+    feeder_ = std::make_unique<Feeder>(
+        source_, rt_.get(),
+        [this](std::string why) {
+          asio::post(ioc_, [this, why] {
+            send(error_event(ApiError(400, why, "invalid_request_error", "", "invalid_audio_frame")));
+          });
+        },
+        [this] { asio::post(ioc_, [this] { end_session(last_event_); }); });
+    return true;
+  }
+
+  // The client's stop (or the server's): the audio already sent is transcribed, then done.
+  void begin_stop() {
+    if (stopping_) return;
+    stopping_ = true;
+    if (feeder_)
+      feeder_->finish();
+    else
+      end_session({});
+  }
+
+  // The transcription ended: the last message, then the close frame.
+  void end_session(json last) {
+    if (ended_) return;
+    ended_ = true;
+    if (!last.is_object()) last = json::object();
+    last["type"] = "session.done";
+    send(dump(last));
+    wake_.cancel();
+  }
+
+  void send(std::string m) {
+    outbox_.push_back(std::move(m));
+    wake_.cancel();
+  }
+
+  // Sends what is queued, in order, one write at a time; after session.done, the close frame.
+  asio::awaitable<void> writer() {
+    beast::error_code ec;
+    for (;;) {
+      while (!outbox_.empty()) {
+        const std::string m = std::move(outbox_.front());
+        outbox_.pop_front();
+        ws_->text(true);
+        co_await ws_->async_write(asio::buffer(m), asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) co_return;
+      }
+      if (ended_) break;
+      wake_.expires_at(asio::steady_timer::time_point::max());
+      co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    const websocket::close_reason why = svc_.stopping()
+                                            ? websocket::close_reason(websocket::close_code::going_away, "server shutting down")
+                                            : websocket::close_reason(websocket::close_code::normal, "session done");
+    co_await ws_->async_close(why, asio::redirect_error(asio::use_awaitable, ec));
+  }
+
+  // Every 100 ms: a stopping server finishes the session, and aborts it once its grace is over.
+  asio::awaitable<void> watch() {
+    asio::steady_timer tick(ioc_);
+    beast::error_code ec;
+    while (!ended_) {
+      tick.expires_after(std::chrono::milliseconds(100));
+      co_await tick.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (svc_.stopping()) begin_stop();
+      if (svc_.grace_over() && rt_ && rt_->running()) jobs::abort(rt_->job_id());
+    }
+  }
+
+  Service& svc_;
+  SessionLimits limits_;
+  asio::io_context ioc_{1};
+  std::optional<websocket::stream<beast::tcp_stream>> ws_;
+  beast::flat_buffer buffer_;
+  asio::steady_timer wake_{ioc_};
+  std::deque<std::string> outbox_;
+  RealtimeConfig config_;
+  std::unique_ptr<Lease> lease_;
+  std::shared_ptr<PushSource> source_;
+  std::unique_ptr<RealtimeTranscriber> rt_;
+  std::unique_ptr<Feeder> feeder_;
+  json last_event_;
+  bool stopping_ = false, ended_ = false;
+  int status_ = 400;
+  double audio_s_ = 0;
+};
+
+}  // namespace
+
+void serve_realtime_session(Service& svc, int fd, const SessionLimits& limits,
+                            const std::function<void(int status, double audio_s)>& on_end) {
+  std::pair<int, double> r{500, 0.0};
+  {
+    Session s(svc, fd, limits);
+    r = s.run();
+  }  // the transcriber and the state are released before the session is reported
+  if (on_end) on_end(r.first, r.second);
+}
+
+}  // namespace hark::server
