@@ -222,6 +222,7 @@ class Session {
 
   // Runs the session on this thread; returns the status for the log and the audio seconds.
   std::pair<int, double> run() {
+    live_ = 1;
     asio::co_spawn(ioc_, main(), [](std::exception_ptr) {});
     ioc_.run();
     return {status_, audio_s_};
@@ -230,9 +231,20 @@ class Session {
  private:
   static constexpr size_t kMaxBacklogSamples = 10 * 16000;  // audio read ahead of the transcriber
 
+  // Held by each of the session's coroutines: when the last one ends, so does run(), without
+  // waiting for timers the WebSocket stream may still have armed.
+  struct Alive {
+    Session* s;
+    ~Alive() {
+      if (--s->live_ == 0) s->ioc_.stop();
+    }
+  };
+
   asio::awaitable<void> main() {
+    Alive alive{this};
     try {
       if (!co_await handshake()) co_return;
+      live_ += 2;
       asio::co_spawn(ioc_, writer(), [](std::exception_ptr) {});
       asio::co_spawn(ioc_, watch(), [](std::exception_ptr) {});
       co_await read_loop();
@@ -247,6 +259,11 @@ class Session {
         end_session({});
       }
     }
+    // Reading is over: either the close handshake is done or the client is gone. Nothing more can
+    // reach it, so the writer (and a close still waiting for an answer) ends at once.
+    beast::error_code ec;
+    beast::get_lowest_layer(*ws_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    beast::get_lowest_layer(*ws_).close();
   }
 
   // Reads the upgrade request and accepts it, or answers it with an HTTP error.
@@ -447,6 +464,7 @@ class Session {
 
   // Sends what is queued, in order, one write at a time; after session.done, the close frame.
   asio::awaitable<void> writer() {
+    Alive alive{this};
     beast::error_code ec;
     for (;;) {
       while (!outbox_.empty()) {
@@ -468,6 +486,7 @@ class Session {
 
   // Every 100 ms: a stopping server finishes the session, and aborts it once its grace is over.
   asio::awaitable<void> watch() {
+    Alive alive{this};
     asio::steady_timer tick(ioc_);
     beast::error_code ec;
     while (!ended_) {
@@ -492,6 +511,7 @@ class Session {
   std::unique_ptr<Feeder> feeder_;
   json last_event_;
   bool stopping_ = false, ended_ = false;
+  int live_ = 0;  // coroutines still running
   int status_ = 400;
   double audio_s_ = 0;
 };
