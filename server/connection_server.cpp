@@ -99,7 +99,8 @@ bool ConnectionServer::serve_connection(int sock) {
                                  "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
       stream.write(answer.data(), answer.size());
     }
-    if (!ok || connection_closed) break;
+    // A client too slow once gets no second chance on the same connection.
+    if (!ok || connection_closed || stream.timed_out()) break;
   }
   return ok;
 }
