@@ -441,6 +441,13 @@ class Session {
   void begin_stop() {
     if (stopping_) return;
     stopping_ = true;
+    // The client now waits for the last results, which may take longer than --read-timeout: keep
+    // the connection alive with pings (a client answers them by itself) instead of closing it.
+    websocket::stream_base::timeout t;
+    t.handshake_timeout = std::chrono::milliseconds(static_cast<long>(limits_.header_timeout_s * 1000));
+    t.idle_timeout = std::chrono::milliseconds(static_cast<long>(limits_.idle_timeout_s * 1000));
+    t.keep_alive_pings = true;
+    ws_->set_option(t);
     if (feeder_)
       feeder_->finish();
     else

@@ -288,6 +288,22 @@ TEST(Realtime, NonFiniteFloatSamplesAreRefused) {
   EXPECT_EQ(done.back()["type"], "session.done");
 }
 
+TEST(Realtime, AnOversizedFrameEndsTheSessionAndTheServerGoesOn) {
+  Running s(test_options());
+  WsClient ws(s.port(), "/v1/realtime");
+  ASSERT_TRUE(ws.ok()) << ws.error;
+  ASSERT_TRUE(ws.next());
+  const std::vector<char> huge(5 << 20, 0);  // over the 4 MB a message may have
+  ws.send_binary(huge.data(), huge.size());
+  while (ws.next()) {
+  }
+  EXPECT_EQ(ws.closed_reason.code, websocket::close_code::too_big);
+  wait_until_idle(s);
+  EXPECT_EQ(jobs_running(s), 0);
+  WsClient again(s.port(), "/v1/realtime");
+  EXPECT_TRUE(again.ok()) << again.error;
+}
+
 TEST(Realtime, RefusedBeforeTheUpgrade) {
   Running s(test_options());
   expect_refused(upgrade_with_httplib(s, "/v1/realtime?sample_rate=abc"), 400, "sample_rate", "invalid_value");
