@@ -1,6 +1,7 @@
 #include "realtime_session.h"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
@@ -209,8 +210,9 @@ class Session {
     getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
     tcp::socket sock(ioc_);
     boost::system::error_code ec;
-    // The socket stays httplib's to close: asio gets a duplicate.
-    sock.assign(a.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), ::dup(fd), ec);
+    // The socket stays httplib's to close: asio gets a duplicate. (Should dup fail, the unopened
+    // socket fails the first read and the session ends there.)
+    if (const int own = ::dup(fd); own >= 0) sock.assign(a.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), own, ec);
     ws_.emplace(std::move(sock));
   }
 
@@ -229,7 +231,7 @@ class Session {
   }
 
  private:
-  static constexpr size_t kMaxBacklogSamples = 10 * 16000;  // audio read ahead of the transcriber
+  static constexpr double kMaxBacklogSec = 10;  // audio read ahead of the transcriber
 
   // Held by each of the session's coroutines: when the last one ends, so does run(), without
   // waiting for timers the WebSocket stream may still have armed.
@@ -351,7 +353,8 @@ class Session {
         send(error_event(e));
       }
       // Backpressure: while the transcriber is far behind, stop reading (TCP holds the client).
-      while (feeder_ && feeder_->queued_samples() > kMaxBacklogSamples && !ended_) {
+      const auto backlog = static_cast<size_t>(kMaxBacklogSec * config_.sample_rate * config_.channels);
+      while (feeder_ && feeder_->queued_samples() > backlog && !ended_) {
         pause.expires_after(std::chrono::milliseconds(10));
         co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       }

@@ -235,7 +235,8 @@ TEST(Realtime, FloatFramesAtAnotherRateConfiguredByMessage) {
 
 TEST(Realtime, GarbageGetsErrorEventsAndTheSessionGoesOn) {
   Running s(test_options());
-  WsClient ws(s.port(), "/v1/realtime?partial_sec=0");
+  // With whisper.rn's energy VAD on (per session): slices may end at the pauses.
+  WsClient ws(s.port(), "/v1/realtime?partial_sec=0&vad=true&vad_ms=300&vad_thold=0.5&vad_freq_thold=100");
   ASSERT_TRUE(ws.ok()) << ws.error;
   ASSERT_TRUE(ws.next());
   auto expect_error = [&](const std::string& code, const std::string& param = "") {
@@ -310,6 +311,8 @@ TEST(Realtime, RefusedBeforeTheUpgrade) {
   expect_refused(upgrade_with_httplib(s, "/v1/realtime?colour=blue"), 400, "colour", "invalid_value");
   expect_refused(upgrade_with_httplib(s, "/v1/realtime?format=mp3"), 400, "format", "invalid_value");
   expect_refused(upgrade_with_httplib(s, "/v1/realtime?silero_vad=true"), 400, "silero_vad", "");  // no --vad-model
+  expect_refused(upgrade_with_httplib(s, "/v1/realtime?vad_thold=2"), 400, "vad_thold", "invalid_value");
+  expect_refused(upgrade_with_httplib(s, "/v1/realtime?max_sec=-1"), 400, "max_sec", "invalid_value");
   expect_refused(upgrade_with_httplib(s, "/v1/realtime?model=nope"), 404, "model", "model_not_found");
   auto plain = s.client().Get("/v1/realtime");  // no Upgrade header
   expect_refused(plain, 426, "", "upgrade_required");
