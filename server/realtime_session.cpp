@@ -297,6 +297,15 @@ class Session {
                    "invalid_request_error", "", "invalid_api_key");
         throw e;
       }
+      // Browsers send any page's WebSocket to any server (no CORS for WebSockets), so a page from
+      // elsewhere could use a local server; only the origins --cors allows (or the server's own) may.
+      const std::string origin(req[http::field::origin]);
+      const std::string& allow = svc_.options().cors_origin;
+      const std::string host(req[http::field::host]);
+      const bool same_origin = origin == "http://" + host || origin == "https://" + host;
+      if (!origin.empty() && allow != "*" && origin != allow && !same_origin)
+        throw ApiError(403, "origin " + origin + " may not open realtime sessions here (--cors ORIGIN allows one)",
+                       "permission_error", "", "origin_not_allowed");
       config_ = default_realtime_config(svc_.options());
       apply_realtime_config(config_, query, svc_.options(), true);
       lease_ = svc_.lease_for_session(config_.model);

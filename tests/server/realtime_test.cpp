@@ -34,18 +34,20 @@ using nlohmann::json;
 class WsClient {
  public:
   // Connects and upgrades; `error` says why not (empty when connected).
-  WsClient(int port, const std::string& target, const std::string& bearer = "") : ws_(ioc_) {
+  WsClient(int port, const std::string& target, const std::string& bearer = "", const std::string& origin = "")
+      : ws_(ioc_) {
     beast::error_code ec;
     beast::get_lowest_layer(ws_).connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)), ec);
     if (ec) {
       error = ec.message();
       return;
     }
-    if (!bearer.empty())
-      ws_.set_option(websocket::stream_base::decorator(
-          [bearer](websocket::request_type& r) { r.set(http::field::authorization, "Bearer " + bearer); }));
+    ws_.set_option(websocket::stream_base::decorator([bearer, origin](websocket::request_type& r) {
+      if (!bearer.empty()) r.set(http::field::authorization, "Bearer " + bearer);
+      if (!origin.empty()) r.set(http::field::origin, origin);
+    }));
     websocket::response_type res;
-    ws_.handshake(res, "127.0.0.1", target, ec);
+    ws_.handshake(res, "127.0.0.1:" + std::to_string(port), target, ec);
     if (ec) error = ec.message() + " (status " + std::to_string(res.result_int()) + ")";
   }
   bool ok() const { return error.empty(); }
@@ -131,12 +133,14 @@ std::vector<std::string> types_of(const std::vector<json>& msgs) {
 }
 
 // An upgrade request through httplib, for refusals: their status and OpenAI error body.
-httplib::Result upgrade_with_httplib(const Running& s, const std::string& target, const std::string& bearer = "") {
+httplib::Result upgrade_with_httplib(const Running& s, const std::string& target, const std::string& bearer = "",
+                                    const std::string& origin = "") {
   auto c = s.client();
   httplib::Headers h{{"Connection", "Upgrade"},
                      {"Upgrade", "websocket"},
                      {"Sec-WebSocket-Version", "13"},
                      {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}};
+  if (!origin.empty()) h.emplace("Origin", origin);
   if (!bearer.empty()) h.emplace("Authorization", "Bearer " + bearer);
   return c.Get(target, h);
 }
@@ -337,6 +341,21 @@ TEST(Realtime, ApiKeyIsRequired) {
   wait_until_idle(s);
   WsClient in_query(s.port(), "/v1/realtime?api_key=sekrit");  // browsers cannot set headers
   EXPECT_TRUE(in_query.ok()) << in_query.error;
+}
+
+TEST(Realtime, OnlyAllowedBrowserOriginsMayConnect) {
+  ServerOptions o = test_options();
+  {
+    Running s(o);
+    expect_refused(upgrade_with_httplib(s, "/v1/realtime", "", "http://evil.example"), 403, "", "origin_not_allowed");
+    WsClient own(s.port(), "/v1/realtime", "", "http://127.0.0.1:" + std::to_string(s.port()));
+    EXPECT_TRUE(own.ok()) << own.error;  // the server's own pages may
+  }
+  o.cors_origin = "https://app.example";
+  Running s(o);
+  expect_refused(upgrade_with_httplib(s, "/v1/realtime", "", "http://evil.example"), 403, "", "origin_not_allowed");
+  WsClient allowed(s.port(), "/v1/realtime", "", "https://app.example");
+  EXPECT_TRUE(allowed.ok()) << allowed.error;
 }
 
 TEST(Realtime, SessionsShareTheStatesAndTheNextIsRefusedWhenAllAreBusy) {
