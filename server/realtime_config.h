@@ -5,6 +5,9 @@
 #pragma once
 #include <map>
 #include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "hark/hark.hpp"
 #include "options.h"
@@ -35,5 +38,11 @@ RealtimeConfig default_realtime_config(const ServerOptions& o);
 // pick the model. Unknown keys are refused too, so a misspelt option does not go unnoticed.
 void apply_realtime_config(RealtimeConfig& c, const std::multimap<std::string, std::string>& values,
                            const ServerOptions& o, bool initial);
+
+// The query parameters of a request target ("/v1/realtime?a=1&b=x%20y"), URL-decoded.
+std::multimap<std::string, std::string> query_of(std::string_view target);
+// A session.update message's keys as text, the way a query gives them (strings, numbers and
+// booleans; anything else is a 400 naming the key).
+std::multimap<std::string, std::string> config_values_of(const nlohmann::json& msg);
 
 }  // namespace hark::server

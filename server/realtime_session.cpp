@@ -7,18 +7,16 @@
 #include <boost/beast.hpp>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <mutex>
 #include <optional>
-#include <set>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "api_error.h"
+#include "pcm_feeder.h"
 #include "realtime_config.h"
+#include "realtime_events.h"
 #include "responses.h"
 
 namespace hark::server {
@@ -30,177 +28,6 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using nlohmann::json;
-
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-std::string error_event(const ApiError& e) {
-  return dump({{"type", "error"}, {"error", json::parse(openai_error_json(e))["error"]}});
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// application/x-www-form-urlencoded: %XX and '+'; a broken escape is kept as it is.
-std::string url_decode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
-      out += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-std::multimap<std::string, std::string> query_of(std::string_view target) {
-  std::multimap<std::string, std::string> q;
-  const size_t at = target.find('?');
-  if (at == std::string_view::npos) return q;
-  std::string_view rest = target.substr(at + 1);
-  while (!rest.empty()) {
-    const size_t amp = rest.find('&');
-    const std::string_view pair = rest.substr(0, amp);
-    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
-    if (pair.empty()) continue;
-    const size_t eq = pair.find('=');
-    q.emplace(url_decode(pair.substr(0, eq)), eq == std::string_view::npos ? "" : url_decode(pair.substr(eq + 1)));
-  }
-  return q;
-}
-
-// A session.update message's keys as text, the way the query gives them.
-std::multimap<std::string, std::string> values_of(const json& msg) {
-  std::multimap<std::string, std::string> v;
-  for (const auto& [k, x] : msg.items()) {
-    if (x.is_string())
-      v.emplace(k, x.get<std::string>());
-    else if (x.is_boolean() || x.is_number())
-      v.emplace(k, x.dump());
-    else
-      throw bad_field(k, k + ": must be a string, number or boolean");
-  }
-  return v;
-}
-
-// Turns the transcriber's events into the session's messages (on the transcriber's thread): a
-// slice's results are partial until the event that first reports it final; later repeats of a
-// final slice (the last event restates it) are not sent again; errors become error events.
-class EventTyper {
- public:
-  // The message for `e`, or "" when it repeats what was sent.
-  std::string message(const RealtimeEvent& e) {
-    if (e.code != 0) {
-      const char* code = e.code == kCodeOverflow ? "audio_dropped" : e.code == kCodeSourceFailed ? "audio_failed"
-                                                                                                 : "transcription_failed";
-      return error_event(ApiError(e.code == kCodeOverflow ? 400 : 500, e.error,
-                                  e.code == kCodeOverflow ? "invalid_request_error" : "server_error", "", code));
-    }
-    bool final = false;
-    for (const RealtimeSlice& s : e.slices)
-      if (s.index == e.slice_index) final = s.final;
-    if (e.slices.empty()) return "";
-    if (final && !finals_sent_.insert(e.slice_index).second) return "";
-    json j = event_json(e);
-    j["type"] = final ? "transcript.final" : "transcript.partial";
-    return dump(j);
-  }
-  // The whisper.rn event without its list of every slice so far (one event is about one slice;
-  // the list would make a long session's messages grow without bound).
-  static json event_json(const RealtimeEvent& e) {
-    json j = json::parse(to_json(e));
-    j.erase("slices");
-    return j;
-  }
-
- private:
-  std::set<int> finals_sent_;
-};
-
-// Hands PCM to the push source on a thread of its own: a source that is not live holds back its
-// caller until the transcriber has room, and the WebSocket's thread must not wait on that (it
-// reads the client's messages and writes the events).
-class Feeder {
- public:
-  Feeder(std::shared_ptr<PushSource> source, RealtimeTranscriber* rt, std::function<void(std::string)> on_error,
-         std::function<void()> on_done)
-      : source_(std::move(source)), rt_(rt), on_error_(std::move(on_error)), on_done_(std::move(on_done)) {
-    thread_ = std::thread([this] { run(); });
-  }
-  ~Feeder() {
-    quit();
-    thread_.join();
-  }
-  void push(std::vector<float> frame) {
-    std::lock_guard lock(mu_);
-    queued_ += frame.size();
-    frames_.push_back(std::move(frame));
-    cv_.notify_all();
-  }
-  void finish() {  // the rest is pushed, then the stream ends (its last slice is finalised)
-    std::lock_guard lock(mu_);
-    finish_ = true;
-    cv_.notify_all();
-  }
-  void quit() {
-    std::lock_guard lock(mu_);
-    quit_ = true;
-    cv_.notify_all();
-  }
-  size_t queued_samples() const {
-    std::lock_guard lock(mu_);
-    return queued_;
-  }
-
- private:
-  void run() {
-    for (;;) {
-      std::vector<float> frame;
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait_for(lock, std::chrono::milliseconds(100), [&] { return quit_ || finish_ || !frames_.empty(); });
-        if (quit_) break;
-        if (frames_.empty()) {
-          if (finish_) {
-            lock.unlock();
-            source_->finish();
-            break;
-          }
-          if (!rt_->running()) break;  // it ended by itself (its longest session reached)
-          continue;
-        }
-        frame = std::move(frames_.front());
-        frames_.pop_front();
-        queued_ -= frame.size();
-      }
-      try {
-        source_->push(frame);
-      } catch (const std::exception& e) {
-        on_error_(e.what());
-      }
-    }
-    rt_->wait();
-    on_done_();
-  }
-
-  std::shared_ptr<PushSource> source_;
-  RealtimeTranscriber* rt_;
-  std::function<void(std::string)> on_error_;
-  std::function<void()> on_done_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::vector<float>> frames_;
-  size_t queued_ = 0;
-  bool finish_ = false, quit_ = false;
-  std::thread thread_;
-};
 
 class Session {
  public:
@@ -339,7 +166,7 @@ class Session {
       co_return false;
     }
     status_ = 101;
-    send(dump({{"type", "session.started"},
+    send(dump_event({{"type", "session.started"},
                {"model", lease_->model().name()},
                {"format", config_.format == PcmFormat::S16LE ? "s16le" : "f32le"},
                {"sample_rate", config_.sample_rate},
@@ -379,9 +206,9 @@ class Session {
     if (type == "session.update") {
       if (rt_) throw bad_field("type", "session.update: the session is configured before its first audio frame");
       RealtimeConfig c = config_;
-      apply_realtime_config(c, values_of(msg), svc_.options(), false);
+      apply_realtime_config(c, config_values_of(msg), svc_.options(), false);
       config_ = c;
-      send(dump({{"type", "session.updated"}}));
+      send(dump_event({{"type", "session.updated"}}));
     } else if (type == "stop") {
       begin_stop();
     } else {
@@ -438,7 +265,7 @@ class Session {
       end_session({});
       return false;
     }
-    feeder_ = std::make_unique<Feeder>(
+    feeder_ = std::make_unique<PcmFeeder>(
         source_, rt_.get(),
         [this](std::string why) {
           asio::post(ioc_, [this, why] {
@@ -472,7 +299,7 @@ class Session {
     ended_ = true;
     if (!last.is_object()) last = json::object();
     last["type"] = "session.done";
-    send(dump(last));
+    send(dump_event(last));
     wake_.cancel();
   }
 
@@ -527,7 +354,7 @@ class Session {
   std::unique_ptr<Lease> lease_;
   std::shared_ptr<PushSource> source_;
   std::unique_ptr<RealtimeTranscriber> rt_;
-  std::unique_ptr<Feeder> feeder_;
+  std::unique_ptr<PcmFeeder> feeder_;
   json last_event_;
   bool stopping_ = false, ended_ = false;
   int live_ = 0;  // coroutines still running
