@@ -41,6 +41,18 @@ CLI::App* add_serve_command(CLI::App& app, ServeCommandOptions& o) {
                   "On SIGTERM: seconds running jobs may take to finish before they are aborted")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--read-timeout", s.read_timeout_sec,
+                  "Seconds a client may pause while sending a request; a realtime session silent this long is closed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--header-timeout", s.header_timeout_sec,
+                  "Seconds a request's line and headers may take in all (slow clients get 408)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--min-body-rate", s.min_body_rate,
+                  "Bytes per second an upload must average after --read-timeout (0: no floor)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--api-key", s.api_keys, "Require Authorization: Bearer KEY (repeat for several keys)");
   cmd->add_option("--cors", s.cors_origin, "Send CORS headers allowing this origin ('*': any)");
   cmd->add_option("--load-allow", s.load_allow,

@@ -15,6 +15,8 @@
 
 #include "api_error.h"
 #include "connection_probe.h"
+#include "connection_server.h"
+#include "realtime_session.h"
 #include "responses.h"
 
 namespace hark::server {
@@ -55,36 +57,48 @@ Form form_of(const httplib::Request& req) {
   return f;
 }
 
-// Compares in time that does not depend on where the strings differ (the length may show).
-bool same_key(const std::string& given, const std::string& key) {
-  if (given.size() != key.size() || key.empty()) return false;
-  unsigned diff = 0;
-  for (size_t i = 0; i < key.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ key[i]);
-  return diff == 0;
-}
-
 json model_json(const std::string& name) {
   return {{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "hark"}};
 }
 
 }  // namespace
 
-HttpServer::HttpServer(Service& service) : svc_(service), http_(std::make_unique<httplib::Server>()) { routes(); }
+HttpServer::HttpServer(Service& service) : svc_(service), http_(std::make_unique<ConnectionServer>()) { routes(); }
 
 HttpServer::~HttpServer() { stop(); }
 
 void HttpServer::routes() {
   const ServerOptions& o = svc_.options();
-  httplib::Server& s = *http_;
+  ConnectionServer& s = *http_;
   // Enough workers that every running and queued request has one, plus a few for /health,
   // /metrics and requests that are refused at once.
   const size_t workers = o.models.size() * static_cast<size_t>(std::max(1, o.parallel)) +
                          static_cast<size_t>(std::max(0, o.queue_size)) + 4;
   s.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
   s.set_payload_max_length(static_cast<size_t>(o.max_upload_mb * 1024 * 1024) + 64 * 1024);  // + form overhead
-  s.set_read_timeout(30, 0);
-  s.set_write_timeout(30, 0);
+  ReadLimits limits;
+  limits.read_timeout_s = o.read_timeout_sec;
+  limits.header_timeout_s = o.header_timeout_sec;
+  limits.min_body_rate = o.min_body_rate;
+  s.set_read_limits(limits);
   s.set_keep_alive_timeout(5);
+  // A realtime session holds one of its model's states, like a running request, so the worker
+  // count above covers it too.
+  s.set_upgrade_handler({"/v1/realtime", "/realtime"}, [this](int fd) {
+    SessionLimits sl;
+    sl.header_timeout_s = svc_.options().header_timeout_sec;
+    sl.idle_timeout_s = svc_.options().read_timeout_sec;
+    const auto start = Clock::now();
+    serve_realtime_session(svc_, fd, sl, [this, start](int status, double audio_s) {
+      svc_.metrics().count_request("/v1/realtime", status);
+      if (!svc_.options().access_log) return;
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      const std::string line = json{{"id", g_next_id++}, {"method", "GET"},      {"route", "/v1/realtime"},
+                                    {"status", status},  {"audio_s", audio_s}, {"ms", std::round(ms * 10) / 10}}
+                                   .dump();
+      std::fprintf(stderr, "%s\n", line.c_str());
+    });
+  });
   if (!o.cors_origin.empty())
     s.set_default_headers({{"Access-Control-Allow-Origin", o.cors_origin},
                            {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
@@ -108,9 +122,7 @@ void HttpServer::routes() {
     if (opt.api_keys.empty()) return true;
     const std::string auth = req.get_header_value("Authorization");
     const std::string bearer = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : std::string();
-    bool ok = false;
-    for (const std::string& k : opt.api_keys) ok |= same_key(bearer, k);
-    if (ok) return true;
+    if (svc_.accepts_key(bearer)) return true;
     reply_error(res,
                 ApiError(401,
                          auth.empty() ? "You didn't provide an API key (Authorization: Bearer KEY)"
@@ -236,7 +248,10 @@ void HttpServer::routes() {
   s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     std::string msg;
-    if (res.status == 404)
+    if (ConnectionServer::request_timed_out()) {
+      res.status = 408;
+      msg = "the request was not sent in time (--read-timeout, --header-timeout, --min-body-rate)";
+    } else if (res.status == 404)
       msg = "no such route: " + req.method + " " + req.path;
     else if (res.status == 413)
       msg = "the request is larger than this server takes (" + std::to_string(svc_.options().max_upload_mb) +

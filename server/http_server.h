@@ -1,6 +1,7 @@
 // `hark serve`'s HTTP transport, on cpp-httplib: OpenAI's audio API (/v1/audio/transcriptions,
 // /v1/audio/translations, /v1/models), whisper.cpp's server API (/inference, /load), /health and
-// /metrics, with API keys, CORS, the upload limit and server-sent events. It parses requests into
+// /metrics, with API keys, CORS, the upload limit, server-sent events and slow-client deadlines,
+// and hands GET /v1/realtime connections to the WebSocket session (server/realtime_session.h). It parses requests into
 // server/request.h, lets the Service do the work, and writes the answers (server/responses.h).
 #pragma once
 #include <memory>
@@ -8,11 +9,9 @@
 
 #include "service.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace hark::server {
+
+class ConnectionServer;
 
 class HttpServer {
  public:
@@ -33,7 +32,7 @@ class HttpServer {
   void routes();
 
   Service& svc_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<ConnectionServer> http_;
   std::thread thread_;
   int port_ = -1;
   bool stopped_ = false;

@@ -7,7 +7,7 @@ namespace hark::server {
 namespace {
 
 const std::set<std::string> kRoutes = {"/v1/audio/transcriptions", "/v1/audio/translations", "/v1/models",
-                                       "/inference", "/load", "/health", "/metrics"};
+                                       "/inference", "/load", "/health", "/metrics", "/v1/realtime"};
 
 std::string num(double x) {
   char buf[64];

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "api_error.h"
+#include "field_values.h"
 
 namespace hark::server {
 
@@ -18,37 +19,6 @@ const std::string* Form::get(const std::string& name) const {
 
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::string shown(const std::string& v) { return "'" + (v.size() > 40 ? v.substr(0, 40) + "..." : v) + "'"; }
-
-double number(const std::string& field, const std::string& v, double lo, double hi) {
-  errno = 0;
-  char* end = nullptr;
-  const double x = v.empty() ? 0 : std::strtod(v.c_str(), &end);
-  if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(x))
-    throw bad_field(field, field + ": " + shown(v) + " is not a number");
-  if (x < lo || x > hi)
-    throw bad_field(field, field + ": " + shown(v) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return x;
-}
-
-int integer(const std::string& field, const std::string& v, int lo, int hi) {
-  const double x = number(field, v, lo, hi);
-  if (x != std::floor(x)) throw bad_field(field, field + ": " + shown(v) + " is not a whole number");
-  return static_cast<int>(x);
-}
-
-bool boolean(const std::string& field, const std::string& v) {
-  const std::string l = lower(v);
-  if (l == "true" || l == "1" || l == "yes" || l == "on") return true;
-  if (l == "false" || l == "0" || l == "no" || l == "off" || l.empty()) return false;
-  throw bad_field(field, field + ": " + shown(v) + " is not true or false");
-}
-
 Format format_of(const std::string& v) {
   if (v == "json") return Format::Json;
   if (v == "text") return Format::Text;
@@ -56,15 +26,6 @@ Format format_of(const std::string& v) {
   if (v == "verbose_json") return Format::VerboseJson;
   if (v == "vtt") return Format::Vtt;
   throw bad_field("response_format", "response_format: " + shown(v) + " is not one of json, text, srt, verbose_json, vtt");
-}
-
-// A language code ("de"), OpenAI's name of one ("german"), or "auto".
-std::string language_of(const std::string& v) {
-  const std::string l = lower(v);
-  if (l == "auto" || language_id(l) >= 0) return l;
-  for (int i = 0; i < language_count(); ++i)
-    if (l == language_name_at(i)) return language_code_at(i);
-  throw bad_field("language", "language: " + shown(v) + " is not a language Whisper knows (ISO-639-1 code, e.g. 'en')");
 }
 
 // What both APIs share: the file, model, language, prompt, format, temperature.
@@ -76,7 +37,7 @@ TranscriptionRequest common(const Form& form, const TranscribeParams& defaults) 
   r.audio = form.file;
   r.filename = form.filename;
   if (const auto* v = form.get("model")) r.model = *v;
-  if (const auto* v = form.get("language"); v && !v->empty()) r.params.language = language_of(*v);
+  if (const auto* v = form.get("language"); v && !v->empty()) r.params.language = language_of("language", *v);
   if (const auto* v = form.get("prompt")) r.params.initial_prompt = *v;
   if (const auto* v = form.get("response_format"); v && !v->empty()) r.format = format_of(*v);
   if (const auto* v = form.get("temperature"); v && !v->empty())

@@ -59,6 +59,16 @@ std::unique_ptr<Lease> Scheduler::acquire(std::shared_ptr<ModelPool> model, Cloc
   }
 }
 
+std::unique_ptr<Lease> Scheduler::try_acquire(std::shared_ptr<ModelPool> model) {
+  std::lock_guard lock(mu_);
+  if (closed_) throw ApiError(503, "the server is shutting down", "server_error", "", "shutting_down");
+  if (waiting_.count(model.get())) return nullptr;
+  std::unique_ptr<State> s = model->try_take();
+  if (!s) return nullptr;
+  ++running_;
+  return std::make_unique<Lease>(this, std::move(model), std::move(s));
+}
+
 void Scheduler::release(ModelPool& m, std::unique_ptr<State> s) {
   m.give_back(std::move(s));
   std::lock_guard lock(mu_);

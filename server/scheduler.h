@@ -44,6 +44,10 @@ class Scheduler {
   // polled every 20 ms while waiting).
   std::unique_ptr<Lease> acquire(std::shared_ptr<ModelPool> model, Clock::time_point deadline,
                                  const std::function<bool()>& gone);
+  // A state of `model` now, without waiting: nullptr when none is idle or requests already wait
+  // for one (they come first). Throws ApiError 503 when closed. For realtime sessions, which
+  // hold their state for as long as the client streams and so do not queue.
+  std::unique_ptr<Lease> try_acquire(std::shared_ptr<ModelPool> model);
   void close();  // waiting and later requests get 503
 
   int running() const;

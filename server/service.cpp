@@ -82,6 +82,42 @@ Prepared Service::prepare(TranscriptionRequest r, Clock::time_point deadline, st
   return p;
 }
 
+std::unique_ptr<Lease> Service::lease_for_session(const std::string& name) {
+  if (shutting_down_) throw ApiError(503, "the server is shutting down", "server_error", "", "shutting_down");
+  std::shared_ptr<ModelPool> model = models_.find(name);
+  if (!model)
+    throw ApiError(404, "The model '" + name + "' does not exist here (GET /v1/models lists them)",
+                   "invalid_request_error", "model", "model_not_found");
+  const int states = model->size();
+  std::unique_ptr<Lease> lease = sched_.try_acquire(std::move(model));
+  if (!lease) {
+    ApiError e(503, "the server is busy: all " + std::to_string(states) +
+                        " states of this model are in use (--parallel); try again shortly",
+               "server_error", "", "server_busy");
+    e.retry_after_s = 1;
+    metrics_.count_rejected("server_busy");
+    throw e;
+  }
+  return lease;
+}
+
+namespace {
+// Compares in time that does not depend on where the strings differ (the length may show).
+bool same_key(const std::string& given, const std::string& key) {
+  if (given.size() != key.size() || key.empty()) return false;
+  unsigned diff = 0;
+  for (size_t i = 0; i < key.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ key[i]);
+  return diff == 0;
+}
+}  // namespace
+
+bool Service::accepts_key(const std::string& key) const {
+  if (opt_.api_keys.empty()) return true;
+  bool ok = false;
+  for (const std::string& k : opt_.api_keys) ok |= same_key(key, k);
+  return ok;
+}
+
 Transcript Service::run(Prepared& p, Clock::time_point deadline, std::function<bool()> gone,
                         std::function<void(const NewSegments&)> on_segments) {
   Running me;

@@ -53,6 +53,15 @@ class Service {
   Transcript run(Prepared& p, Clock::time_point deadline, std::function<bool()> gone,
                  std::function<void(const NewSegments&)> on_segments);
 
+  // A realtime session's state: the named model's (404 when none), at once or not at all (503
+  // with Retry-After when every state is busy, or when shutting down).
+  std::unique_ptr<Lease> lease_for_session(const std::string& model);
+  // Whether `key` (from "Authorization: Bearer KEY") opens the API: always when no --api-key.
+  bool accepts_key(const std::string& key) const;
+  // Shutting down: long-lived work (realtime sessions) should wind down; grace_over: abort it.
+  bool stopping() const { return shutting_down_; }
+  bool grace_over() const { return shutting_down_abort_; }
+
   // POST /load: `model` is a loaded model's name (it becomes the default) or a path, accepted only
   // inside options().load_allow (403 otherwise). Returns the default model's name after.
   std::string load(const std::string& model);

@@ -148,6 +148,11 @@ class HARK_API RealtimeTranscriber {
   // the transcriber). Throws hark::Error for bad options or a source/output that cannot start.
   static std::unique_ptr<RealtimeTranscriber> start(Context& ctx, std::shared_ptr<AudioSource> source,
                                                     const RealtimeOptions& options, EventSink on_event);
+  // The same on the caller's state (e.g. one a server lends from a fixed pool, so a stream costs
+  // no memory beyond the pool): it must outlive the transcriber and nothing else may use it
+  // meanwhile. Its thread count applies unless options.n_threads names one.
+  static std::unique_ptr<RealtimeTranscriber> start(State& state, std::shared_ptr<AudioSource> source,
+                                                    const RealtimeOptions& options, EventSink on_event);
   virtual ~RealtimeTranscriber() = default;  // stops and waits
   // Ends capture; a transcription in progress runs to its end (never aborted), the audio already
   // captured is still transcribed, the last slice finalised, and the last event says

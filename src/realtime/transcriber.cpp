@@ -44,12 +44,13 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 class Transcriber final : public RealtimeTranscriber {
  public:
-  Transcriber(Context& ctx, std::shared_ptr<AudioSource> source, const RealtimeOptions& o, EventSink on_event)
-      : opts_(o), r_(resolve(o)), source_(std::move(source)), on_event_(std::move(on_event)), ring_(r_.ring_samples),
-        slicer_(slicer_config(o, r_)), live_(source_->live()) {
+  // `own` is a state of the transcriber's own, or null when it runs on the caller's `state`.
+  Transcriber(std::unique_ptr<State> own, State& state, std::shared_ptr<AudioSource> source, const RealtimeOptions& o,
+              EventSink on_event)
+      : opts_(o), r_(resolve(o)), source_(std::move(source)), on_event_(std::move(on_event)), own_state_(std::move(own)),
+        state_(&state), ring_(r_.ring_samples), slicer_(slicer_config(o, r_)), live_(source_->live()) {
     base_ = o.transcribe ? *o.transcribe : TranscribeParams{};
     job_ = jobs::create();
-    state_ = ctx.new_state(o.n_threads);
     if (!o.audio_output_path.empty())  // f32: the file holds exactly the samples fed in
       wav_ = std::make_unique<audio::WavWriter>(o.audio_output_path, kSampleRate, 1, audio::WavWriter::Format::kFloat32);
     worker_ = std::thread([this] { work(); });
@@ -323,7 +324,8 @@ class Transcriber final : public RealtimeTranscriber {
   EventSink on_event_;
   TranscribeParams base_;
   std::shared_ptr<Job> job_;
-  std::unique_ptr<State> state_;
+  std::unique_ptr<State> own_state_;
+  State* state_;
   std::unique_ptr<audio::WavWriter> wav_;
 
   mutable std::mutex mu_;  // guards ring_ and the capture flags/counters below
@@ -361,7 +363,15 @@ namespace hark {
 std::unique_ptr<RealtimeTranscriber> RealtimeTranscriber::start(Context& ctx, std::shared_ptr<AudioSource> source,
                                                                 const RealtimeOptions& options, EventSink on_event) {
   HARK_CHECK(source != nullptr, "realtime: no audio source");
-  return std::make_unique<realtime::Transcriber>(ctx, std::move(source), options, std::move(on_event));
+  std::unique_ptr<State> own = ctx.new_state(options.n_threads);
+  State& state = *own;
+  return std::make_unique<realtime::Transcriber>(std::move(own), state, std::move(source), options, std::move(on_event));
+}
+
+std::unique_ptr<RealtimeTranscriber> RealtimeTranscriber::start(State& state, std::shared_ptr<AudioSource> source,
+                                                                const RealtimeOptions& options, EventSink on_event) {
+  HARK_CHECK(source != nullptr, "realtime: no audio source");
+  return std::make_unique<realtime::Transcriber>(nullptr, state, std::move(source), options, std::move(on_event));
 }
 
 }  // namespace hark

@@ -163,6 +163,27 @@ TEST_F(RealtimeTest, OddChunksAndGapsGiveTheSameFinals) {
   EXPECT_EQ(ev.all.back().dropped_samples, 0);
 }
 
+// On a state the caller lends (a server's pooled one): the same finals as on a state of its own,
+// and the state is usable again once the transcriber is gone.
+TEST_F(RealtimeTest, OnTheCallersStateGivesTheSameFinals) {
+  const std::vector<float> audio = speech_like_tones(5.0);
+  auto ctx = load();
+  const RealtimeOptions o = slice_options();
+  auto state = ctx->new_state(1);
+  Events ev;
+  auto src = open_push_source(/*live=*/false);
+  auto rt = RealtimeTranscriber::start(*state, src, o, ev.sink());
+  src->push(audio);
+  src->finish();
+  rt->wait();
+  rt.reset();
+  const std::vector<RealtimeSlice> finals = ev.finals();
+  const std::vector<std::string> want = by_slices(*ctx, audio, o);
+  ASSERT_EQ(finals.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(finals[i].data.result, want[i]) << "slice " << i;
+  EXPECT_FALSE(state->transcribe(audio, *o.transcribe).aborted);
+}
+
 TEST_F(RealtimeTest, StopMidSliceFinishesTheSliceAndSaysSo) {
   const std::vector<float> audio = speech_like_tones(1.5);
   auto ctx = load();

@@ -123,6 +123,12 @@ TEST_F(ServeCli, BadFlagsAreUsageErrors) {
   EXPECT_EQ(p.wait(), 2);
   ServeProcess q({"--port", "0"});  // no model
   EXPECT_EQ(q.wait(), 2);
+  ServeProcess r({"-m", micro_model(), "--port", "0", "--read-timeout", "0"});
+  EXPECT_EQ(r.wait(), 2);
+  ServeProcess h({"-m", micro_model(), "--port", "0", "--header-timeout", "-1"});
+  EXPECT_EQ(h.wait(), 2);
+  ServeProcess b({"-m", micro_model(), "--port", "0", "--min-body-rate", "fast"});
+  EXPECT_EQ(b.wait(), 2);
 }
 
 }  // namespace
