@@ -1,6 +1,8 @@
 // `hark serve` as a process: it prints where it listens (--port 0: a free port), answers, and on
 // SIGTERM stops accepting, finishes, and exits 0; a bad model or port is a clear error, exit 1/2.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,6 +112,24 @@ TEST_F(ServeCli, AnswersThenExitsZeroOnSigterm) {
   EXPECT_EQ(p.wait(), 0);
   EXPECT_TRUE(during == 200 || during == 503) << during;
   EXPECT_FALSE(httplib::Client("127.0.0.1", port).Get("/health"));
+}
+
+// -m takes an official model name, found in $HARK_MODELS (as the CLI and the bindings do).
+TEST_F(ServeCli, TakesAnOfficialModelNameFromTheModelsFolder) {
+  const fs::path dir = scratch() / "serve-models";
+  fs::create_directories(dir);
+  fs::copy_file(micro_model(), dir / "ggml-tiny.en.bin", fs::copy_options::overwrite_existing);
+  const char* old = std::getenv("HARK_MODELS");
+  const std::string kept = old ? old : "";
+  ::setenv("HARK_MODELS", dir.c_str(), 1);  // the child inherits it
+  ServeProcess p({"-m", "tiny.en", "--port", "0", "-t", "1"});
+  ServeProcess missing({"-m", "base.en", "--port", "0"});
+  old ? (void)::setenv("HARK_MODELS", kept.c_str(), 1) : (void)::unsetenv("HARK_MODELS");
+  const std::string first = p.line();
+  EXPECT_TRUE(std::regex_search(first, std::regex("listening on http://127\\.0\\.0\\.1:\\d+"))) << first;
+  kill(p.pid, SIGTERM);
+  EXPECT_EQ(p.wait(), 0);
+  EXPECT_EQ(missing.wait(), 1);  // stderr says how to download it (find_model's message)
 }
 
 TEST_F(ServeCli, AMissingModelIsAClearError) {
