@@ -43,7 +43,10 @@ class Session {
     ws_.emplace(std::move(sock));
   }
 
-  ~Session() {
+  ~Session() { end_transcriber(); }
+
+  // Aborts a transcription still running and joins its threads (every event has been posted).
+  void end_transcriber() {
     if (rt_ && rt_->running()) jobs::abort(rt_->job_id());
     feeder_.reset();  // joins: the transcriber has ended and every event was posted
     rt_.reset();
@@ -56,6 +59,9 @@ class Session {
     ioc_.run();
     return {status_, audio_s_};
   }
+  // Seconds spent transcribing (every slice's runs, partial ones included); after the session's
+  // transcriber has ended.
+  double compute_s() const { return compute_s_; }
 
  private:
   static constexpr double kMaxBacklogSec = 10;  // audio read ahead of the transcriber
@@ -254,6 +260,7 @@ class Session {
     auto sink = [this, typer](const RealtimeEvent& e) {
       std::string m = typer->message(e);
       last_event_ = EventTyper::event_json(e);  // the transcriber's thread only
+      compute_s_ += e.process_time_ms / 1000.0;   // read after run(), once the thread has ended
       if (!m.empty()) asio::post(ioc_, [this, m = std::move(m)] { send(m); });
     };
     try {
@@ -360,6 +367,7 @@ class Session {
   int live_ = 0;  // coroutines still running
   int status_ = 400;
   double audio_s_ = 0;
+  double compute_s_ = 0;
 };
 
 }  // namespace
@@ -367,10 +375,15 @@ class Session {
 void serve_realtime_session(Service& svc, int fd, const SessionLimits& limits,
                             const std::function<void(int status, double audio_s)>& on_end) {
   std::pair<int, double> r{500, 0.0};
+  double compute_s = 0;
   {
     Session s(svc, fd, limits);
     r = s.run();
+    s.end_transcriber();
+    compute_s = s.compute_s();
   }  // the transcriber and the state are released before the session is reported
+  // The session's audio counts in /metrics like a request's (seconds and real-time factor).
+  if (r.second > 0) svc.metrics().add_transcription(r.second, compute_s);
   if (on_end) on_end(r.first, r.second);
 }
 

@@ -211,6 +211,16 @@ TEST(Realtime, PartialThenFinalEventsInOrder) {
   EXPECT_NEAR(msgs.back()["recordingTime"].get<double>(), 3200.0, 1.0);
   wait_until_idle(s);  // the state goes back to the pool
   EXPECT_EQ(jobs_running(s), 0);
+  // The session's audio counts in /metrics as a request's does (reported once it has ended).
+  std::string metrics;
+  for (int i = 0; i < 500; ++i) {
+    auto m = s.client().Get("/metrics");
+    ASSERT_TRUE(m);
+    metrics = m->body;
+    if (metrics.find("hark_audio_seconds_total 3.2") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_NE(metrics.find("hark_audio_seconds_total 3.2"), std::string::npos) << metrics;
 }
 
 TEST(Realtime, FloatFramesAtAnotherRateConfiguredByMessage) {
