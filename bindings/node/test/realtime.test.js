@@ -158,3 +158,57 @@ test('the microphone: a clear error where there is no sound server', async (t) =
   }
   await ctx.release()
 })
+
+// A PulseAudio daemon of the test's own (its socket in a temporary folder, a null sink): what
+// paplay plays into the sink is what the stream records from the sink's monitor.
+test('the microphone: what is played into a PulseAudio null sink is captured and transcribed', async (t) => {
+  const fs = require('fs')
+  const path = require('path')
+  const { spawn, spawnSync } = require('child_process')
+  if (!hark.captureSupported) return t.skip('hark was built without PulseAudio (libpulse-dev)')
+  const have = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0
+  if (!have('pulseaudio') || !have('paplay') || !have('pactl'))
+    return t.skip('pulseaudio, pactl or paplay is not installed (Debian: pulseaudio pulseaudio-utils)')
+  const { tmp } = require('./helpers')
+  const dir = fs.mkdtempSync(path.join(tmp, 'pulse-'))
+  const env = { ...process.env, XDG_RUNTIME_DIR: dir, HOME: dir, PULSE_RUNTIME_PATH: path.join(dir, 'run'),
+                PULSE_SERVER: `unix:${dir}/sock` }
+  const daemon = spawn('pulseaudio', ['--daemonize=no', '--exit-idle-time=-1', '-n', '--disable-shm=yes',
+    `--load=module-native-protocol-unix auth-anonymous=1 socket=${dir}/sock`,
+    '--load=module-null-sink sink_name=hark_null'], { env, stdio: 'ignore' })
+  const saved = { PULSE_SERVER: process.env.PULSE_SERVER, PULSE_RUNTIME_PATH: process.env.PULSE_RUNTIME_PATH }
+  try {
+    let up = false
+    for (let i = 0; i < 50 && !up; ++i) {
+      up = spawnSync('pactl', ['info'], { env, stdio: 'ignore' }).status === 0
+      if (!up) await new Promise((r) => setTimeout(r, 100))
+    }
+    if (!up) return t.skip('the PulseAudio daemon did not start here')
+    process.env.PULSE_SERVER = env.PULSE_SERVER // libpulse in this process connects to the test's daemon
+    process.env.PULSE_RUNTIME_PATH = env.PULSE_RUNTIME_PATH
+    const ctx = await hark.initWhisper({ filePath: micro, useFlashAttn: true })
+    const rec = path.join(dir, 'rec.wav')
+    const rt = await ctx.transcribeRealtime({ ...fast, captureDevice: 'hark_null.monitor', realtimeAudioSec: 3,
+                                              realtimeAudioSliceSec: 5, realtimeAudioMinSec: 0.5, audioOutputPath: rec })
+    const events = []
+    rt.subscribe((e) => events.push(e))
+    await new Promise((r) => setTimeout(r, 300)) // capture has started
+    spawnSync('paplay', ['--device=hark_null', speechWav()], { env, stdio: 'ignore' })
+    await rt.done // realtimeAudioSec ends the capture by itself
+    const last = events[events.length - 1]
+    assert.equal(last.isCapturing, false)
+    assert.equal(last.code, 0, last.error)
+    assert.ok(last.recordingTime > 2500, `recorded ${last.recordingTime} ms`)
+    // The recording holds the clip: 16-bit samples well above silence somewhere.
+    const pcm = new Int16Array(fs.readFileSync(rec).buffer.slice(44))
+    let peak = 0
+    for (const v of pcm) peak = Math.max(peak, Math.abs(v))
+    assert.ok(peak > 1000, `the recording is silent (peak ${peak})`)
+    await ctx.release()
+  } finally {
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v
+    daemon.kill()
+    await new Promise((r) => daemon.once('exit', r).once('error', r))
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
