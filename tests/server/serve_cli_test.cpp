@@ -94,23 +94,30 @@ TEST_F(ServeCli, AnswersThenExitsZeroOnSigterm) {
   auto r = c.Post("/v1/audio/transcriptions", form(tones_wav()));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
-  // SIGTERM while a request runs: it is answered (finished within the grace), then exit 0.
-  int during = -1;  // the status the request in flight got; 0: no answer
-  std::thread t([&] {
-    httplib::Client c2("127.0.0.1", port);
-    c2.set_read_timeout(120, 0);
-    auto r2 = c2.Post("/v1/audio/transcriptions", form(tones_wav()));
-    during = r2 ? r2->status : 0;
-  });
-  for (int i = 0; i < 200; ++i) {  // until it runs (or is already done)
+  // SIGTERM under load (more requests than the 2 states: some run, some wait): every request is
+  // answered, finished within the grace (200) or refused as the server stops (503), then exit 0.
+  constexpr int kClients = 5;
+  std::vector<int> during(kClients, -1);  // the status each request got; 0: no answer
+  const std::string clip = tones_wav(20.0);  // written once, before the clients read it
+  std::vector<std::thread> clients;
+  for (int k = 0; k < kClients; ++k)
+    clients.emplace_back([&, k] {
+      httplib::Client c2("127.0.0.1", port);
+      c2.set_read_timeout(120, 0);
+      auto r2 = c2.Post("/v1/audio/transcriptions", form(clip));
+      during[static_cast<size_t>(k)] = r2 ? r2->status : 0;
+    });
+  // Until the server holds every request (2 running, 3 queued), so none is still connecting
+  // when it stops listening; 20 s of audio keeps them there meanwhile.
+  for (int i = 0; i < 2000; ++i) {
     auto hh = c.Get("/health");
-    if (!hh || hh->body.find("\"jobs_running\":1") != std::string::npos) break;
+    if (!hh || hh->body.find("\"jobs_queued\":3,\"jobs_running\":2") != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   kill(p.pid, SIGTERM);
-  t.join();
+  for (std::thread& t : clients) t.join();
   EXPECT_EQ(p.wait(), 0);
-  EXPECT_TRUE(during == 200 || during == 503) << during;
+  for (int status : during) EXPECT_TRUE(status == 200 || status == 503) << status;
   EXPECT_FALSE(httplib::Client("127.0.0.1", port).Get("/health"));
 }
 
