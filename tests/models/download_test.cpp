@@ -92,6 +92,14 @@ class Download : public ::testing::Test {
     d.low_speed_time_s = 1;
     return d;
   }
+  // Options for a file of an official name with no published digest, served by `s`.
+  DownloadOptions without_digest(const FileServer& s) const {
+    DownloadOptions d = options();
+    d.base_url = s.base_url();
+    d.expected_sha1.clear();
+    d.expected_size = 0;
+    return d;
+  }
   std::string final_path() const { return (dir_ / "ggml-tiny.en.bin").string(); }
   std::string part_path() const { return final_path() + ".part"; }
 
@@ -272,10 +280,7 @@ TEST_F(Download, AnUnknownNameIsAnError) {
 
 TEST_F(Download, WithoutADigestTheFileIsKeptButNotVerified) {
   FileServer q8("ggml-tiny-q8_0.bin", *model_);  // an official name with no published digest
-  DownloadOptions d = options();
-  d.base_url = q8.base_url();
-  d.expected_sha1.clear();
-  d.expected_size = 0;
+  DownloadOptions d = without_digest(q8);
   const DownloadResult r = download_model("tiny-q8_0", d);
   EXPECT_TRUE(r.downloaded);
   EXPECT_FALSE(r.verified);
@@ -303,10 +308,7 @@ TEST(ModelRegistry, Sha256MatchesAKnownVector) {
 TEST_F(Download, WithoutAPublishedDigestTheServersSha256IsChecked) {
   FileServer q8("ggml-tiny-q8_0.bin", *model_);  // an official name with no published SHA-1
   q8.add_header("X-Linked-Etag", quoted(sha256_of(*model_)));  // as Hugging Face sends it
-  DownloadOptions d = options();
-  d.base_url = q8.base_url();
-  d.expected_sha1.clear();
-  d.expected_size = 0;
+  DownloadOptions d = without_digest(q8);
   const DownloadResult r = download_model("tiny-q8_0", d);
   EXPECT_TRUE(r.downloaded);
   EXPECT_TRUE(r.verified);
@@ -318,10 +320,7 @@ TEST_F(Download, WithoutAPublishedDigestTheServersSha256IsChecked) {
 TEST_F(Download, AServersSha256MismatchIsAnErrorAndNoFile) {
   FileServer q8("ggml-tiny-q8_0.bin", *model_);
   q8.add_header("X-Linked-Etag", quoted(sha256_of("another file")));
-  DownloadOptions d = options();
-  d.base_url = q8.base_url();
-  d.expected_sha1.clear();
-  d.expected_size = 0;
+  DownloadOptions d = without_digest(q8);
   const std::string err = error_of([&] { download_model("tiny-q8_0", d); });
   EXPECT_TRUE(has(err, "SHA-256 mismatch")) << err;
   EXPECT_TRUE(has(err, sha256_of("another file"))) << err;
