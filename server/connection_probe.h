@@ -2,7 +2,8 @@
 // is aborted instead of computing an answer nobody reads.
 //
 // cpp-httplib 0.11 (Debian's) gives a handler no way to see its socket (is_connection_closed
-// came in later versions), so the probe finds it: the one TCP socket of this process whose local
+// came in later versions). hark's ConnectionServer knows it (on_socket); without it, find()
+// searches: the one TCP socket of this process whose local
 // port is the request's local port and whose peer is the request's remote address and port. The
 // worker thread answering the request owns that descriptor until the response is written, so it
 // stays the same socket for as long as the handler (or its content provider) runs.
@@ -15,6 +16,12 @@ class ConnectionProbe {
  public:
   ConnectionProbe() = default;
   static ConnectionProbe find(const std::string& remote_addr, int remote_port, int local_port);
+  // The probe of a socket known already (ConnectionServer::current_socket): no search.
+  static ConnectionProbe on_socket(int fd) {
+    ConnectionProbe p;
+    p.fd_ = fd;
+    return p;
+  }
 
   bool found() const { return fd_ >= 0; }
   // The peer closed the connection (end of stream, reset or hang-up). false when not found.

@@ -13,6 +13,7 @@ namespace hark::server {
 namespace {
 
 thread_local const GuardedStream* t_stream = nullptr;  // the request this worker reads
+thread_local int t_socket = -1;                         // the connection this worker serves
 
 using Clock = std::chrono::steady_clock;
 
@@ -25,8 +26,12 @@ void ConnectionServer::set_upgrade_handler(std::vector<std::string> paths, std::
 
 bool ConnectionServer::request_timed_out() { return t_stream && t_stream->timed_out(); }
 
+int ConnectionServer::current_socket() { return t_socket; }
+
 bool ConnectionServer::process_and_close_socket(int sock) {
+  t_socket = sock;
   const bool ok = serve_connection(sock);
+  t_socket = -1;
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);
   return ok;

@@ -29,6 +29,9 @@ class ConnectionServer : public httplib::Server {
   // On a worker thread: whether the request it is answering failed because the client was too
   // slow (the error handler answers 408 then).
   static bool request_timed_out();
+  // The socket of the connection this worker thread is serving, -1 outside one: a handler's own
+  // connection (for ConnectionProbe).
+  static int current_socket();
 
  private:
   bool process_and_close_socket(int sock) override;

@@ -142,7 +142,12 @@ void HttpServer::routes() {
                               ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                    std::chrono::duration<double>(opt.timeout_sec))
                               : Clock::time_point::max();
-    auto probe = std::make_shared<ConnectionProbe>(ConnectionProbe::find(req.remote_addr, req.remote_port, req.local_port));
+    // The worker's own socket when the ConnectionServer serves it (no search through the
+    // process's descriptors, which other threads open and close meanwhile).
+    const int sock = ConnectionServer::current_socket();
+    auto probe = std::make_shared<ConnectionProbe>(
+        sock >= 0 ? ConnectionProbe::on_socket(sock)
+                  : ConnectionProbe::find(req.remote_addr, req.remote_port, req.local_port));
     auto write_failed = std::make_shared<std::atomic<bool>>(false);
     auto gone = [probe, write_failed] { return write_failed->load() || probe->closed(); };
     try {
