@@ -213,11 +213,4 @@ std::unique_ptr<WindowSearch> make_beam_search(Model& model, const SpecialTokens
   return std::make_unique<BeamStepper>(model, st, req, base_slot);
 }
 
-WindowTokens beam_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
-                         const std::vector<float>& logits, int n_past) {
-  model.reserve_sequences(req.beam_size);
-  BeamStepper search(model, st, req, 0);
-  return run_window_search(model, search, logits, n_past);
-}
-
 }  // namespace hark::decode

@@ -14,7 +14,7 @@
 // positions copied there (copy on fork): a step copies (beams - distinct parents) histories.
 //
 // The search is a decode::WindowSearch (decode/window_search.h), so the batched pipeline steps
-// the beams of many windows in one graph; beam_search() runs it on one window.
+// the beams of many windows in one graph; run_window_search runs it on one window.
 #pragma once
 #include <memory>
 #include <vector>
@@ -26,12 +26,6 @@ namespace hark::decode {
 // The beams in slots [base_slot, base_slot + beam_size) (reserved by the caller).
 std::unique_ptr<WindowSearch> make_beam_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
                                                 int base_slot);
-
-// `logits`: the shared prefix's last logits; slot 0 holds the prefix at positions [0, n_past).
-// n_steps counts the batch steps; n_sampled the tokens the step's kept beams and finished
-// candidates took.
-WindowTokens beam_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
-                         const std::vector<float>& logits, int n_past);
 
 // round(beam_size * patience) as Python rounds (half to even), at least 1.
 int beam_max_candidates(int beam_size, float patience);

@@ -5,9 +5,8 @@
 #include <limits>
 #include <string>
 
-#include "decode/beam_search.h"
-#include "decode/best_of.h"
 #include "decode/sampling.h"
+#include "decode/window_search.h"
 #include "runtime/error.h"
 
 namespace hark::decode {
@@ -149,13 +148,8 @@ WindowTokens decode_window(Model& model, const SpecialTokens& st, const WindowRe
   // lockstep at T > 0; else one candidate (greedy) or several one after another, below.
   const bool sampling = req.temperature > 0.0f;
   if ((!sampling && req.beam_size > 1) || (sampling && req.best_of > 1 && req.batch_candidates)) {
-    WindowTokens r;
-    if (sampling) {
-      model.reserve_sequences(search_slots(req));
-      r = run_window_search(model, *make_candidates_search(model, st, req, 0, req.seed), logits, n_past);
-    } else {
-      r = beam_search(model, st, req, logits, n_past);
-    }
+    model.reserve_sequences(search_slots(req));
+    WindowTokens r = run_window_search(model, *make_window_search(model, st, req, 0, req.seed), logits, n_past);
     r.no_speech_prob = head.no_speech_prob;
     r.temperature = req.temperature;
     r.n_steps += head.n_steps;
