@@ -15,14 +15,6 @@ const cpu::Kernels& kernels() {
   return k;
 }
 
-// Scratch for the exp values whose sum is all a caller wants; one per thread, so rows of a batch
-// may be worked on from several threads and no step allocates once it has grown.
-std::vector<float>& scratch(size_t n) {
-  thread_local std::vector<float> s;
-  if (s.size() < n) s.resize(n);
-  return s;
-}
-
 }  // namespace
 
 float row_max(std::span<const float> x) {
@@ -32,17 +24,15 @@ float row_max(std::span<const float> x) {
 
 int32_t row_argmax(std::span<const float> x) {
   if (x.empty()) return 0;
-  const float m = row_max(x);
-  // NaN never equals: a row whose max is NaN has no finite best; the first value stands in, and
-  // the callers' finiteness check rejects it.
-  const auto it = std::find(x.begin(), x.end(), m);
-  return it == x.end() ? 0 : static_cast<int32_t>(it - x.begin());
+  // One SIMD pass. A NaN wins (the first one), so the callers' finiteness check on the winner
+  // rejects a broken row instead of quietly picking among its other values.
+  return static_cast<int32_t>(kernels().argmax(static_cast<int64_t>(x.size()), x.data()));
 }
 
 double log_sum_exp(std::span<const float> x) {
   const float m = row_max(x);
   if (!std::isfinite(m)) return m == std::numeric_limits<float>::infinity() ? m : -std::numeric_limits<double>::infinity();
-  const float s = kernels().exp_sub_sum(static_cast<int64_t>(x.size()), x.data(), m, scratch(x.size()).data());
+  const float s = kernels().exp_sub_sum(static_cast<int64_t>(x.size()), x.data(), m, nullptr);
   return static_cast<double>(m) + std::log(static_cast<double>(s));
 }
 
@@ -51,7 +41,7 @@ void log_softmax(std::span<float> x) {
   const float m = row_max(x);
   if (!std::isfinite(m)) return;  // all masked: leave -inf
   const auto n = static_cast<int64_t>(x.size());
-  const float s = kernels().exp_sub_sum(n, x.data(), m, scratch(x.size()).data());
+  const float s = kernels().exp_sub_sum(n, x.data(), m, nullptr);
   const float lse = m + std::log(s);
   kernels().scale(n, x.data(), 1.0f, -lse, x.data());
 }

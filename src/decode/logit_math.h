@@ -12,7 +12,7 @@ namespace hark::decode {
 
 // The largest value; -inf for an empty row.
 float row_max(std::span<const float> x);
-// The index of the first largest value (0 for an empty row).
+// The index of the first largest value (0 for an empty row); a NaN counts as largest.
 int32_t row_argmax(std::span<const float> x);
 // log(sum(exp(x))); -inf for an empty or all -inf row.
 double log_sum_exp(std::span<const float> x);

@@ -78,7 +78,7 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.axpy_f16_rows),
       reinterpret_cast<const void*>(t.max), reinterpret_cast<const void*>(t.exp_sub_sum),
       reinterpret_cast<const void*>(t.gelu), reinterpret_cast<const void*>(t.mean_var),
-      reinterpret_cast<const void*>(t.gemm_f32)};
+      reinterpret_cast<const void*>(t.gemm_f32), reinterpret_cast<const void*>(t.argmax)};
   for (const void* f : fns) EXPECT_NE(f, nullptr);
   // gemm_q8 is optional; the levels with int8 dot instructions (AVX-512 with VNNI, avx2vnni) have it.
   if (GetParam() == SimdLevel::AVX512 || GetParam() == SimdLevel::AVX2VNNI) {
@@ -538,6 +538,8 @@ TEST_P(KernelsTest, ExpSubSum) {
     std::vector<float> ys(static_cast<size_t>(n));
     scalar().exp_sub_sum(n, x.data(), m, ys.data());
     for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], ys[i], 4e-7 * ys[i] + 1.2e-38);
+    // No output row: the same sum, nothing written.
+    EXPECT_EQ(k().exp_sub_sum(n, x.data(), m, nullptr), s) << n;
   }
   // Over the whole range where exp is normal, and the edges.
   const float edge[] = {0.0f, -0.0f, 1.0f, -1.0f, 88.7f, 88.0f, -87.3f, -87.0f, 0.3466f, -0.3466f, -120.0f, 100.0f};
@@ -549,6 +551,50 @@ TEST_P(KernelsTest, ExpSubSum) {
       EXPECT_TRUE(std::isinf(y)) << e;
     } else {
       EXPECT_NEAR(y, r, 3e-7 * r + 1.2e-38) << e;
+    }
+  }
+}
+
+// The first index of the largest value: ties keep the first, -inf rows give 0, and a NaN wins
+// (the first one), at every length around the vector widths and at a vocabulary's length.
+TEST_P(KernelsTest, ArgmaxFirstLargestNanWins) {
+  auto first_max = [](const std::vector<float>& x) {
+    int64_t best = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (std::isnan(x[i])) return static_cast<int64_t>(i);
+      if (x[i] > x[static_cast<size_t>(best)]) best = static_cast<int64_t>(i);
+    }
+    return best;
+  };
+  std::vector<int64_t> sizes(kSizes.begin(), kSizes.end());
+  for (int64_t n = 1; n <= 40; ++n) sizes.push_back(n);
+  sizes.push_back(51865);
+  for (int64_t n : sizes) {
+    std::vector<float> x = random_floats(n, 11, -8.0f, 8.0f);
+    EXPECT_EQ(k().argmax(n, x.data()), first_max(x)) << n;
+    // Ties: the largest value again at a later index and at an earlier one.
+    const int64_t top = first_max(x);
+    if (top + 1 < n) {
+      x[static_cast<size_t>(n - 1)] = x[static_cast<size_t>(top)];
+      EXPECT_EQ(k().argmax(n, x.data()), top) << n;
+    }
+    if (top > 0) {
+      x[0] = x[static_cast<size_t>(top)];
+      EXPECT_EQ(k().argmax(n, x.data()), 0) << n;
+    }
+    // Ruled-out values; then nothing but -inf.
+    std::vector<float> masked = random_floats(n, 12, -8.0f, 8.0f);
+    for (int64_t i = 0; i < n; i += 2) masked[static_cast<size_t>(i)] = -INFINITY;
+    EXPECT_EQ(k().argmax(n, masked.data()), first_max(masked)) << n;
+    std::vector<float> none(static_cast<size_t>(n), -INFINITY);
+    EXPECT_EQ(k().argmax(n, none.data()), 0) << n;
+    // NaNs: the first one, wherever it is and whatever is around it.
+    for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+      std::vector<float> bad = random_floats(n, 13, -8.0f, 8.0f);
+      bad[static_cast<size_t>(at)] = std::nanf("");
+      if (at + 1 < n) bad[static_cast<size_t>(n - 1)] = std::nanf("");
+      bad[static_cast<size_t>(at / 2)] = 1e30f;
+      EXPECT_EQ(k().argmax(n, bad.data()), first_max(bad)) << n << " NaN at " << at;
     }
   }
 }

@@ -57,15 +57,74 @@ template <typename T>
 constexpr int kOffset = T::kSigned ? 128 : T::kZero;
 
 // Bytes [off, off + 16) of four blocks' levels, block r in 128-bit lane r.
+// Masked broadcasts from memory rather than inserts: a masked load merges on either vector
+// port, where an insert needs the shuffle port, which the header's permutes already keep busy.
 inline __m512i quad_bytes(const uint8_t* const* q, int off) {
-  const auto lane = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q[r] + off)); };
-  const __m512i lo = _mm512_inserti32x4(_mm512_castsi128_si512(lane(0)), lane(1), 1);
-  return _mm512_inserti32x4(_mm512_inserti32x4(lo, lane(2), 2), lane(3), 3);
+  const auto at = [&](int r) { return reinterpret_cast<const __m128i*>(q[r] + off); };
+  __m512i v = _mm512_broadcast_i32x4(_mm_loadu_si128(at(0)));
+  v = _mm512_mask_broadcast_i32x4(v, 0x00F0, _mm_loadu_si128(at(1)));
+  v = _mm512_mask_broadcast_i32x4(v, 0x0F00, _mm_loadu_si128(at(2)));
+  return _mm512_mask_broadcast_i32x4(v, 0xF000, _mm_loadu_si128(at(3)));
 }
+
+// The first 8 bytes of four blocks, block r in qword r: d, then m and qh where the type has them
+// (q5_1's header is exactly 8 bytes; the others' are shorter and the rest is levels, unused).
+inline __m256i quad_headers(const uint8_t* const* blk) {
+  const auto qword = [](const uint8_t* p) {
+    int64_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  const __m128i a = _mm_insert_epi64(_mm_cvtsi64_si128(qword(blk[0])), qword(blk[1]), 1);
+  const __m128i b = _mm_insert_epi64(_mm_cvtsi64_si128(qword(blk[2])), qword(blk[3]), 1);
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+}
+
+// The f16 fields of four blocks' headers side by side, gathered with one word permute: d of
+// blocks 0..3 in words 0..3, m in 4..7, the low halves of qh in 8..11 and the high halves in
+// 12..15 (the m and qh words only mean something for types that have the field). Scalar loads
+// and shifts for these fields were a third of a tile's instructions per block.
+// Where m and qh start in a block header, in 16-bit words (0 for a type without the field).
+template <typename T>
+constexpr short min_word() {
+  if constexpr (T::kHasMin) return static_cast<short>(offsetof(typename T::Block, m) / 2);
+  return 0;
+}
+template <typename T>
+constexpr short high_word() {
+  if constexpr (T::kFiveBit) {
+    static_assert(offsetof(typename T::Block, qh) % 2 == 0 && offsetof(typename T::Block, qh) + 4 <= 8);
+    return static_cast<short>(offsetof(typename T::Block, qh) / 2);
+  }
+  return 0;
+}
+
+template <typename T>
+struct QuadHeader {
+  __m128 d;                    // [d0, d1, d2, d3]
+  __m128 m;                    // [m0, m1, m2, m3] (types with a min)
+  __mmask64 high_lo, high_hi;  // fifth bits: levels 0..15 / 16..31 of block r at bits 16r..16r+15
+
+  explicit QuadHeader(const uint8_t* const* blk) {
+    constexpr short m_word = min_word<T>(), h_word = high_word<T>();
+    const __m256i idx = _mm256_setr_epi16(0, 4, 8, 12, m_word, m_word + 4, m_word + 8, m_word + 12,  //
+                                          h_word, h_word + 4, h_word + 8, h_word + 12,               //
+                                          h_word + 1, h_word + 5, h_word + 9, h_word + 13);
+    const __m256i f = _mm256_permutexvar_epi16(idx, quad_headers(blk));
+    const __m128i f_lo = _mm256_castsi256_si128(f);
+    d = _mm_cvtph_ps(f_lo);
+    if constexpr (T::kHasMin) m = _mm_cvtph_ps(_mm_unpackhi_epi64(f_lo, f_lo));
+    if constexpr (T::kFiveBit) {
+      const __m128i f_hi = _mm256_extracti128_si256(f, 1);
+      high_lo = _cvtu64_mask64(static_cast<uint64_t>(_mm_cvtsi128_si64(f_hi)));
+      high_hi = _cvtu64_mask64(static_cast<uint64_t>(_mm_extract_epi64(f_hi, 1)));
+    }
+  }
+};
 
 // Four weight blocks' unsigned levels: lo = levels 0..15 of each, hi = levels 16..31.
 template <typename T>
-inline void quad_levels(const uint8_t* const* blk, __m512i& lo, __m512i& hi) {
+inline void quad_levels(const uint8_t* const* blk, const QuadHeader<T>& h, __m512i& lo, __m512i& hi) {
   using Block = typename T::Block;
   const uint8_t* qs[4];
   for (int r = 0; r < 4; ++r) qs[r] = BlockBytes<Block>{blk[r]}.qs();
@@ -79,27 +138,18 @@ inline void quad_levels(const uint8_t* const* blk, __m512i& lo, __m512i& hi) {
     lo = _mm512_and_si512(v, low4);
     hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
     if constexpr (T::kFiveBit) {
-      // qh bit j is level j's fifth bit: the low 16 bits of each row's qh mask lo's lane, the
-      // high 16 bits hi's.
-      uint64_t bits_lo = 0, bits_hi = 0;
-      for (int r = 0; r < 4; ++r) {
-        const uint64_t h = BlockBytes<Block>{blk[r]}.qh();
-        bits_lo |= (h & 0xFFFF) << (16 * r);
-        bits_hi |= (h >> 16) << (16 * r);
-      }
       const __m512i five = _mm512_set1_epi8(0x10);
-      lo = _mm512_mask_add_epi8(lo, _cvtu64_mask64(bits_lo), lo, five);
-      hi = _mm512_mask_add_epi8(hi, _cvtu64_mask64(bits_hi), hi, five);
+      lo = _mm512_mask_add_epi8(lo, h.high_lo, lo, five);
+      hi = _mm512_mask_add_epi8(hi, h.high_hi, hi, five);
     }
   }
 }
 
-// Four f16 values as [a x 4, b x 4, c x 4, d x 4] (kFirstOnly: [a, 0, 0, 0, b, 0, 0, 0, ...]:
-// the min term goes into one lane per row, so the row's lane sum counts it once).
+// [a, b, c, d] as [a x 4, b x 4, c x 4, d x 4] (kFirstOnly: [a, 0, 0, 0, b, 0, 0, 0, ...]: the
+// min term goes into one lane per row, so the row's lane sum counts it once).
 template <bool kFirstOnly>
-inline __m512 quad_f16(f16_t a, f16_t b, f16_t c, f16_t d) {
-  const uint64_t bits = uint64_t{a} | (uint64_t{b} << 16) | (uint64_t{c} << 32) | (uint64_t{d} << 48);
-  const __m512 f = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(bits))));
+inline __m512 quad_spread(__m128 v) {
+  const __m512 f = _mm512_castps128_ps512(v);
   const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
   if constexpr (kFirstOnly) return _mm512_maskz_permutexvar_ps(0x1111, idx, f);
   return _mm512_permutexvar_ps(idx, f);
@@ -138,12 +188,12 @@ void q_tile(int64_t nb, const uint8_t* const* rows, const BlockQ8A* x, int64_t x
       blk[r] = rows[r] + off;
       _mm_prefetch(reinterpret_cast<const char*>(blk[r]) + kPrefetchBytes, _MM_HINT_T0);
     }
+    const QuadHeader<T> head(blk);
     __m512i lo, hi;
-    quad_levels<T>(blk, lo, hi);
-    const BlockBytes<Block> w0{blk[0]}, w1{blk[1]}, w2{blk[2]}, w3{blk[3]};
-    const __m512 d = quad_f16<false>(w0.d(), w1.d(), w2.d(), w3.d());
+    quad_levels<T>(blk, head, lo, hi);
+    const __m512 d = quad_spread<false>(head.d);
     __m512 m;
-    if constexpr (T::kHasMin) m = quad_f16<true>(w0.m(), w1.m(), w2.m(), w3.m());
+    if constexpr (T::kHasMin) m = quad_spread<true>(head.m);
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       const BlockQ8A& xb = x[g * xs + b];

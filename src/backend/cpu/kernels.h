@@ -91,7 +91,7 @@ struct Kernels {
   void (*axpy_f16_rows)(int64_t n, int64_t nk, const float* a, int64_t a_stride, int64_t na, const f16_t* x,
                         size_t x_stride, float* y, int64_t y_stride);
   float (*max)(int64_t n, const float* x);
-  // y = exp(x - m), returns sum(y)
+  // y = exp(x - m), returns sum(y). y may be nullptr: only the sum (a log-sum-exp).
   float (*exp_sub_sum)(int64_t n, const float* x, float m, float* y);
   void (*gelu)(int64_t n, const float* x, float* y);  // erf form, |error| < 1e-6 relative-ish
   // mean and variance of x (two-pass, f32 accumulators in double where it matters)
@@ -104,6 +104,11 @@ struct Kernels {
   // weight matrix [K, N] in file layout and activations [K, M] are used as they are.
   void (*gemm_f32)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                    int64_t ldb, float* c, int64_t ldc);
+
+  // Index of the first largest of n > 0 values in one pass (a decoder's 51,865 logits per
+  // token); a NaN counts as larger than any number, so the first NaN wins (as numpy's argmax),
+  // and a caller checking the winner for finiteness sees every broken row.
+  int64_t (*argmax)(int64_t n, const float* x);
 };
 
 // The table for a level (Scalar always exists; others only when compiled in and supported).

@@ -385,7 +385,7 @@ float exp_sub_sum(int64_t n, const float* x, float m, float* y) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
-    _mm256_storeu_ps(y + i, e);
+    if (y) _mm256_storeu_ps(y + i, e);
     acc = _mm256_add_ps(acc, e);
   }
   float s = hsum8(acc);
@@ -394,11 +394,51 @@ float exp_sub_sum(int64_t n, const float* x, float m, float* y) {
     for (int64_t j = i; j < n; ++j) tx[j - i] = load_f32(x, j);
     _mm256_storeu_ps(ty, exp8(_mm256_sub_ps(_mm256_loadu_ps(tx), vm)));
     for (int64_t j = i; j < n; ++j) {
-      y[j] = ty[j - i];
+      if (y) y[j] = ty[j - i];
       s += ty[j - i];
     }
   }
   return s;
+}
+
+// Each lane keeps its largest value and where it was (a strict > keeps the first); lanes that
+// saw a NaN are remembered, and only then is the row scanned for the first NaN. The lanes' best
+// then meet: the largest value, at the smallest index holding it.
+int64_t argmax(int64_t n, const float* x) {
+  __m256 best = _mm256_set1_ps(-INFINITY);
+  __m256i at = _mm256_setzero_si256(), idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  __m256 nan = _mm256_setzero_ps();
+  const __m256i step = _mm256_set1_epi32(8);
+  int64_t i = 0;
+  // int32 lane indices: rows longer than that go lane by lane below (none in practice).
+  const int64_t vec_end = n < (int64_t{1} << 30) ? n : 0;
+  for (; i + 8 <= vec_end; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 gt = _mm256_cmp_ps(v, best, _CMP_GT_OQ);
+    best = _mm256_blendv_ps(best, v, gt);
+    at = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at), _mm256_castsi256_ps(idx), gt));
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    idx = _mm256_add_epi32(idx, step);
+  }
+  if (_mm256_movemask_ps(nan) != 0) {
+    for (int64_t j = 0; j < i; ++j)
+      if (std::isnan(load_f32(x, j))) return j;
+  }
+  float lane_best[8];
+  int32_t lane_at[8];
+  _mm256_storeu_ps(lane_best, best);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(lane_at), at);
+  // Lanes that never beat -inf hold nothing; if none did, index 0 (all -inf so far) is first.
+  float m = -INFINITY;
+  int64_t found = 0;
+  for (int l = 0; l < 8; ++l)
+    if (lane_best[l] > m || (lane_best[l] == m && m > -INFINITY && lane_at[l] < found)) m = lane_best[l], found = lane_at[l];
+  for (; i < n; ++i) {
+    const float v = load_f32(x, i);
+    if (std::isnan(v)) return i;
+    if (v > m) m = v, found = i;
+  }
+  return found;
 }
 
 // gelu on 8 lanes, the algorithm of the scalar gelu1.
@@ -755,6 +795,7 @@ constinit const Kernels kTable = {
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
     gemm_f32,
+    argmax,
 };
 
 }  // namespace

@@ -464,10 +464,43 @@ float exp_sub_sum(int64_t n, const float* x, float m, float* y) {
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = tail_mask(n - i);
     const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm));
-    _mm512_mask_storeu_ps(y + i, k, e);
+    if (y) _mm512_mask_storeu_ps(y + i, k, e);
     acc = _mm512_mask_add_ps(acc, k, acc, e);
   }
   return _mm512_reduce_add_ps(acc);
+}
+
+// As the AVX2 argmax: per-lane best and index, NaNs noted and looked for only when seen.
+int64_t argmax(int64_t n, const float* x) {
+  if (n >= (int64_t{1} << 30)) {  // int32 lane indices; no such row in practice
+    int64_t best = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isnan(x[i])) return i;
+      if (x[i] > x[best]) best = i;
+    }
+    return best;
+  }
+  __m512 best = _mm512_set1_ps(-INFINITY);
+  __m512i at = _mm512_setzero_si512(), idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __mmask16 nan = 0;
+  const __m512i step = _mm512_set1_epi32(16);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    const __m512 v = _mm512_maskz_loadu_ps(k, x + i);
+    const __mmask16 gt = _mm512_mask_cmp_ps_mask(k, v, best, _CMP_GT_OQ);
+    best = _mm512_mask_mov_ps(best, gt, v);
+    at = _mm512_mask_mov_epi32(at, gt, idx);
+    nan |= _mm512_mask_cmp_ps_mask(k, v, v, _CMP_UNORD_Q);
+    idx = _mm512_add_epi32(idx, step);
+  }
+  if (nan != 0) {
+    for (int64_t j = 0; j < n; ++j)
+      if (std::isnan(x[j])) return j;
+  }
+  const float m = _mm512_reduce_max_ps(best);
+  if (!(m > -INFINITY)) return 0;  // every value -inf: the first
+  const __mmask16 holders = _mm512_cmp_ps_mask(best, _mm512_set1_ps(m), _CMP_EQ_OQ);
+  return _mm512_mask_reduce_min_epi32(holders, at);
 }
 
 // gelu on 16 lanes, the algorithm of the scalar gelu1.
@@ -572,6 +605,7 @@ constinit const Kernels kTable = {
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
     gemm_f32,
+    argmax,
 };
 
 }  // namespace

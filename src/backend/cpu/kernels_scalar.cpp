@@ -294,10 +294,21 @@ float exp1(float x) {
 float exp_sub_sum(int64_t n, const float* x, float m, float* y) {
   float sum = 0;
   for (int64_t i = 0; i < n; ++i) {
-    y[i] = exp1(load_f32(x, i) - m);
-    sum += y[i];
+    const float e = exp1(load_f32(x, i) - m);
+    if (y) y[i] = e;
+    sum += e;
   }
   return sum;
+}
+
+int64_t argmax(int64_t n, const float* x) {
+  int64_t best = 0;
+  float m = load_f32(x, 0);
+  for (int64_t i = 0; i < n && !std::isnan(m); ++i) {
+    const float v = load_f32(x, i);
+    if (v > m || std::isnan(v)) m = v, best = i;
+  }
+  return best;
 }
 
 // x * Phi(x), Phi(x) = erfc(-x/sqrt2)/2, with erfc from kernels_internal.h: the upper half uses
@@ -373,6 +384,7 @@ constinit const Kernels kTable = {
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
     gemm_f32,
+    argmax,
 };
 
 }  // namespace
