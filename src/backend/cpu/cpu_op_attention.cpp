@@ -311,9 +311,15 @@ void op_flash_attn(const ComputeContext& ctx, Tensor& node) {
   float* scratch = static_cast<float*>(ctx.wdata) + per_thread_floats(node) * static_cast<size_t>(ctx.ith);
   const int64_t H = a.q.ne[2], B = a.q.ne[3];
   if (!a.blocked()) {
-    int64_t r0, r1;
-    ctx.range(a.q.nrows(), &r0, &r1);
-    for (int64_t r = r0; r < r1; r += kRowGroup) attend_rows(*ctx.k, a, r, std::min(kRowGroup, r1 - r), scratch);
+    // Threads and groups take whole heads' queries (nq rows that share K and V) when a group
+    // holds at least one: split between two calls, a head's keys would be read twice (beam
+    // search: 5 queries per head, groups of 8 rows took 5 + 3, then 2 + 5).
+    const int64_t unit = a.nq > 1 && a.nq <= kRowGroup ? a.nq : 1;
+    const int64_t per_group = unit > 1 ? kRowGroup / unit * unit : kRowGroup;
+    int64_t u0, u1;
+    ctx.range(a.q.nrows() / unit, &u0, &u1);
+    const int64_t r0 = u0 * unit, r1 = u1 * unit;
+    for (int64_t r = r0; r < r1; r += per_group) attend_rows(*ctx.k, a, r, std::min(per_group, r1 - r), scratch);
     return;
   }
   const int64_t nblocks = (a.nq + kQBlock - 1) / kQBlock;
