@@ -34,8 +34,7 @@ void build_cross_qk(TensorArena& a, Graph& g, Tensor* q, Tensor* cross_k, int il
                "decoder: cross-attention head " + std::to_string(ch.head) + " outside [0, " +
                    std::to_string(hp.n_text_head) + ")");
     Tensor* qh = view(a, q, {d, n}, {q->nb[1]}, static_cast<size_t>(ch.head) * dtype_row_bytes(q->type, d));
-    Tensor* kh = view(a, cross_k, {d, hp.n_audio_ctx}, {cross_k->nb[1]},
-                      static_cast<size_t>(ch.head) * dtype_row_bytes(cross_k->type, d));
+    Tensor* kh = view(a, cross_k, {d, hp.n_audio_ctx}, {cross_k->nb[1]}, static_cast<size_t>(ch.head) * cross_k->nb[2]);
     Tensor* qk = ops::scale(a, mul_mat(a, kh, qh), kq_scale);  // [n_audio_ctx, n]
     qk->name = "cross_qk";
     g.build(qk);
@@ -99,8 +98,10 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
 
     h = layer_norm(a, x, l.cross_ln_w, l.cross_ln_b, kLayerNormEps);
     q = linear(a, h, l.cross_q_w, l.cross_q_b);
-    Tensor* cross_k = slot_view(a, cache.cross_k(il), opts.window);
-    att = attend(q, cross_k, slot_view(a, cache.cross_v(il), opts.window), hp.n_audio_ctx, /*causal=*/false);
+    Tensor* cross_k = cache.cross_k_heads(a, il, opts.window);  // [D, n_audio_ctx, H]
+    Tensor* cross_v = cache.cross_v_heads(a, il, opts.window);
+    att = cache.v_transposed() ? plain_attention(a, q, cross_k, cross_v, n_head, /*causal=*/false)
+                               : multi_head_attention(a, q, cross_k, cross_v, n_head, /*causal=*/false, opts.flash_attn);
     x = add(a, x, linear(a, att, l.cross_out_w, l.cross_out_b));
     build_cross_qk(a, g, q, cross_k, il, hp, opts);
 
@@ -262,36 +263,26 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
     // Cross-attention (see the windows above).
     h = layer_norm(a, x, l.cross_ln_w, l.cross_ln_b, kLayerNormEps);
     q = linear(a, h, l.cross_q_w, l.cross_q_b);
-    Tensor* ckc = cache.cross_k(il);
-    Tensor* cvc = cache.cross_v(il);
-    const int64_t n_ctx = hp.n_audio_ctx;
     auto cross_one = [&](Tensor* qr, int win) {  // queries qr [S, n] against window win, one node
-      Tensor* ck = cache_heads(a, slot_view(a, ckc, win), n_head, n_ctx);
-      return cache.v_transposed()
-                 ? plain_attention(a, qr, ck, cache_heads_transposed(a, slot_view(a, cvc, win), n_head, n_ctx), n_head, false)
-                 : multi_head_attention(a, qr, ck, cache_heads(a, slot_view(a, cvc, win), n_head, n_ctx), n_head, false,
-                                        opts.flash_attn);
+      Tensor* ck = cache.cross_k_heads(a, il, win);
+      Tensor* cv = cache.cross_v_heads(a, il, win);
+      return cache.v_transposed() ? plain_attention(a, qr, ck, cv, n_head, false)
+                                  : multi_head_attention(a, qr, ck, cv, n_head, false, opts.flash_attn);
     };
     if (shared_window) {
       att = cross_one(q, shared);
     } else if (wstrided) {
       // As the strided self-attention: B batches of one query, each against its own window.
-      const size_t w0 = static_cast<size_t>(windows[0]);
+      const int w0 = windows[0];
+      const int ws = static_cast<int>(wstep);
       Tensor* qh = permute(a, reshape(a, q, {D, n_head, 1, B}), 0, 2, 1, 3);
-      Tensor* kh = view(a, ckc, {D, n_ctx, n_head, B}, {ckc->nb[1], dtype_row_bytes(ckc->type, D), wstep * ckc->nb[2]},
-                        w0 * ckc->nb[2]);
-      Tensor* out = nullptr;  // [D, H, 1, B]
+      Tensor* kh = cache.cross_k_heads(a, il, w0, B, ws);  // [D, n_audio_ctx, H, B]
+      Tensor* out = nullptr;                                // [D, H, 1, B]
       if (opts.flash_attn) {
-        Tensor* vh = view(a, cvc, {D, n_ctx, n_head, B}, {cvc->nb[1], dtype_row_bytes(cvc->type, D), wstep * cvc->nb[2]},
-                          w0 * cvc->nb[2]);
-        out = flash_attn(a, qh, kh, vh, nullptr, kq_scale, /*causal=*/false);
+        out = flash_attn(a, qh, kh, cache.cross_v_heads(a, il, w0, B, ws), nullptr, kq_scale, /*causal=*/false);
       } else {
-        Tensor* vt = cache.v_transposed()
-                         ? view(a, cvc, {n_ctx, D, n_head, B},
-                                {cvc->nb[1], static_cast<size_t>(D) * cvc->nb[1], wstep * cvc->nb[2]}, w0 * cvc->nb[2])
-                         : cont(a, transpose(a, view(a, cvc, {D, n_ctx, n_head, B},
-                                                     {cvc->nb[1], dtype_row_bytes(cvc->type, D), wstep * cvc->nb[2]},
-                                                     w0 * cvc->nb[2])));
+        Tensor* vt = cache.v_transposed() ? cache.cross_v_heads(a, il, w0, B, ws)
+                                          : cont(a, transpose(a, cache.cross_v_heads(a, il, w0, B, ws)));
         Tensor* probs = soft_max(a, mul_mat(a, kh, qh), nullptr, kq_scale, /*causal=*/false);  // [n_ctx, 1, H, B]
         out = cont(a, permute(a, mul_mat(a, vt, probs), 0, 2, 1, 3));                         // [D, H, 1, B]
       }

@@ -49,16 +49,21 @@ void build_cross_kv(TensorArena& a, Graph& g, const WhisperWeights& w, const HPa
   HARK_CHECK(window >= 0 && window < cache.n_windows(), "encoder: cross K/V window " + std::to_string(window) +
                                                             " outside the KV cache's [0, " +
                                                             std::to_string(cache.n_windows()) + ")");
-  // Window `window` of a [ne0, ne1, n_windows] cache tensor, as [ne0, ne1].
-  auto at = [&](Tensor* c) {
-    return view(a, c, {c->ne[0], c->ne[1]}, {c->nb[1]}, static_cast<size_t>(window) * c->nb[2]);
-  };
+  const int64_t n_head = hp.n_text_head, d = hp.n_text_state / n_head;
+  // [S, n_audio_ctx] (a frame's heads side by side) as the cache holds it, [D, n_audio_ctx, H]:
+  // a permuted view that the copy gathers head by head.
+  auto heads_outer = [&](Tensor* x) { return permute(a, reshape(a, x, {d, n_head, x->ne[1]}), 0, 2, 1, 3); };
   for (int l = 0; l < hp.n_text_layer; ++l) {
-    const DecoderLayer& d = w.dec[static_cast<size_t>(l)];
-    g.build(copy(a, linear(a, features, d.cross_k_w, nullptr), at(cache.cross_k(l))));
-    Tensor* v = linear(a, features, d.cross_v_w, d.cross_v_b);  // [S, n_audio_ctx]
+    const DecoderLayer& dl = w.dec[static_cast<size_t>(l)];
+    g.build(copy(a, heads_outer(linear(a, features, dl.cross_k_w, nullptr)), cache.cross_k_heads(a, l, window)));
+    Tensor* v = linear(a, features, dl.cross_v_w, dl.cross_v_b);  // [S, n_audio_ctx]
     // A transposed cache takes the values key-major (the copy converts the strided view).
-    g.build(copy(a, cache.v_transposed() ? transpose(a, v) : v, at(cache.cross_v(l))));
+    if (cache.v_transposed()) {
+      Tensor* c = cache.cross_v(l);
+      g.build(copy(a, transpose(a, v), view(a, c, {c->ne[0], c->ne[1]}, {c->nb[1]}, static_cast<size_t>(window) * c->nb[2])));
+    } else {
+      g.build(copy(a, heads_outer(v), cache.cross_v_heads(a, l, window)));
+    }
   }
 }
 

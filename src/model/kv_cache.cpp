@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/error.h"
+#include "runtime/ops.h"
 
 namespace hark {
 
@@ -87,21 +88,21 @@ void KvCache::alloc_self(int n_seq) {
 
 void KvCache::alloc_cross(int n_win) {
   HARK_CHECK(n_win >= 1, "KvCache: the number of windows must be at least 1, got " + std::to_string(n_win));
-  const int64_t s = hp_.n_text_state, ctx = hp_.n_audio_ctx;
+  const int64_t s = hp_.n_text_state, ctx = hp_.n_audio_ctx, h = hp_.n_text_head, d = s / h;
   auto arena = std::make_unique<TensorArena>();
   std::vector<Tensor*> k, v;
   for (int l = 0; l < hp_.n_text_layer; ++l) {
-    k.push_back(arena->new_tensor(dtype_, {s, ctx, n_win}, "kv." + std::to_string(l) + ".cross_k"));
+    k.push_back(arena->new_tensor(dtype_, {d, ctx, h, n_win}, "kv." + std::to_string(l) + ".cross_k"));
     v.push_back(v_transposed_ ? arena->new_tensor(dtype_, {ctx, s, n_win}, "kv." + std::to_string(l) + ".cross_v")
-                              : arena->new_tensor(dtype_, {s, ctx, n_win}, "kv." + std::to_string(l) + ".cross_v"));
+                              : arena->new_tensor(dtype_, {d, ctx, h, n_win}, "kv." + std::to_string(l) + ".cross_v"));
   }
   std::unique_ptr<Buffer> buffer = place_all(type_, *arena);
   // As for the self part: windows are the outermost dim, so the kept ones are a prefix.
   if (cross_buffer_) {
     const int keep = std::min(n_win, n_win_);
     for (int l = 0; l < hp_.n_text_layer; ++l) {
-      copy_range(*cross_k_[l], 0, *k[l], 0, static_cast<size_t>(keep) * cross_k_[l]->nb[2]);
-      copy_range(*cross_v_[l], 0, *v[l], 0, static_cast<size_t>(keep) * cross_v_[l]->nb[2]);
+      copy_range(*cross_k_[l], 0, *k[l], 0, static_cast<size_t>(keep) * k_window_bytes());
+      copy_range(*cross_v_[l], 0, *v[l], 0, static_cast<size_t>(keep) * v_window_bytes());
     }
   }
   cross_k_ = std::move(k);
@@ -109,6 +110,25 @@ void KvCache::alloc_cross(int n_win) {
   cross_buffer_ = std::move(buffer);
   cross_arena_ = std::move(arena);
   n_win_ = n_win;
+}
+
+Tensor* KvCache::cross_k_heads(TensorArena& a, int layer, int w0, int64_t B, int step) const {
+  Tensor* k = cross_k_[static_cast<size_t>(layer)];
+  return ops::view(a, k, {k->ne[0], k->ne[1], k->ne[2], B},
+                   {k->nb[1], k->nb[2], static_cast<size_t>(step) * k->nb[3]}, static_cast<size_t>(w0) * k->nb[3]);
+}
+
+Tensor* KvCache::cross_v_heads(TensorArena& a, int layer, int w0, int64_t B, int step) const {
+  Tensor* v = cross_v_[static_cast<size_t>(layer)];
+  if (!v_transposed_) {
+    return ops::view(a, v, {v->ne[0], v->ne[1], v->ne[2], B},
+                     {v->nb[1], v->nb[2], static_cast<size_t>(step) * v->nb[3]}, static_cast<size_t>(w0) * v->nb[3]);
+  }
+  // [n_audio_ctx, S] per window: row c is channel c over positions, head h's rows [h*D, (h+1)*D).
+  const int64_t d = hp_.n_text_state / hp_.n_text_head;
+  return ops::view(a, v, {v->ne[0], d, hp_.n_text_head, B},
+                   {v->nb[1], static_cast<size_t>(d) * v->nb[1], static_cast<size_t>(step) * v->nb[2]},
+                   static_cast<size_t>(w0) * v->nb[2]);
 }
 
 void KvCache::set_n_windows(int n) {

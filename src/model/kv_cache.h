@@ -13,7 +13,10 @@
 // the first n_past positions of one slot into another, every layer.
 //
 // Windows: the cross-attention K/V have n_windows copies (default 1), one per encoded 30 s window
-// held at once: cross_k(l) is [S, n_audio_ctx, n_windows], window w at w * nb[2]. Beams and
+// held at once: cross_k(l) is [D, n_audio_ctx, n_head, n_windows], window w at w * nb[3]. The
+// heads are the outer dim so that each head's keys (and values) are one contiguous run: a
+// decoder step reads them front to back, head by head (25% faster cross-attention on tiny than
+// rows of all heads side by side, which a head read at a stride of the whole row). Beams and
 // best-of candidates all read one window; the batched long-audio pipeline decodes B independent
 // chunks in one step, each row against its own window. set_n_windows reallocates only the cross
 // part (windows that remain keep their contents).
@@ -48,10 +51,17 @@ class KvCache {
   // transposed values). Tensors change when set_n_seq reallocates them: do not hold them across.
   Tensor* self_k(int layer) const { return self_k_[layer]; }
   Tensor* self_v(int layer) const { return self_v_[layer]; }
-  // Cross-attention K/V of a layer, every window: [S, n_audio_ctx, n_windows] ([n_audio_ctx, S,
-  // n_windows] for transposed values). Tensors change when set_n_windows reallocates them.
+  // Cross-attention K/V of a layer, every window: [D, n_audio_ctx, n_head, n_windows]
+  // ([n_audio_ctx, S, n_windows] for transposed values). Tensors change when set_n_windows
+  // reallocates them.
   Tensor* cross_k(int layer) const { return cross_k_[layer]; }
   Tensor* cross_v(int layer) const { return cross_v_[layer]; }
+  // Windows w0, w0 + step, ... (B of them) of layer l's cross keys as the attention reads them:
+  // [D, n_audio_ctx, n_head, B], each head's keys contiguous. B = 1 is one window.
+  Tensor* cross_k_heads(TensorArena& a, int layer, int w0, int64_t B = 1, int step = 1) const;
+  // The values the same way: [D, n_audio_ctx, n_head, B], or key-major [n_audio_ctx, D, n_head, B]
+  // when transposed.
+  Tensor* cross_v_heads(TensorArena& a, int layer, int w0, int64_t B = 1, int step = 1) const;
   size_t bytes() const { return self_buffer_->size() + cross_buffer_->size(); }
   size_t self_bytes() const { return self_buffer_->size(); }
   bool v_transposed() const { return v_transposed_; }
@@ -77,6 +87,9 @@ class KvCache {
  private:
   void alloc_self(int n_seq);
   void alloc_cross(int n_win);
+  // Bytes from one window of cross_k / cross_v to the next (the outermost dim of each).
+  size_t k_window_bytes() const { return cross_k_[0]->nb[3]; }
+  size_t v_window_bytes() const { return cross_v_[0]->nb[v_transposed_ ? 2 : 3]; }
 
   const HParams hp_;
   BufferType* type_;

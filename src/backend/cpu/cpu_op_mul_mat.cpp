@@ -213,25 +213,12 @@ void prepare_x(const ComputeContext& ctx, const Plan& p, const Tensor& x) {
   }
 }
 
-// The dot kernel for f32 or f16 weights, as a function of (n, weight row, activation row).
-using RowDot = float (*)(const Kernels& k, int64_t n, const void* w, const float* x);
-
-RowDot row_dot_for(DType t) {
-  if (t == DType::F16)
-    return [](const Kernels& k, int64_t n, const void* w, const float* x) { return k.dot_f16_f32(n, static_cast<const f16_t*>(w), x); };
-  return [](const Kernels& k, int64_t n, const void* w, const float* x) { return k.dot_f32(n, static_cast<const float*>(w), x); };
-}
-
 // Phase 2 of the row-dot path: threads split the (batch, weight row) pairs; each weight row is
 // read once and dotted with all M activation rows while it is in L1 (quantized weights: a range of
 // rows at a time through dot_q_tiles, each block unpacked once for all activation rows).
 void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, const Tensor& x, Tensor& out) {
-  const RowDot dot = row_dot_for(w.type);
   const uint8_t* xbase = converted_x(ctx, p);
   const bool converted = p.quant_x || p.copy_x;
-  // f32/f16 weights with a few activation rows: register tiles of weight rows x activation rows,
-  // each weight chunk loaded once for all rows (dot_f32_rows / dot_f16_rows).
-  const bool multi_w = !p.quant_x && p.M > 1;
   const int64_t ldo = static_cast<int64_t>(out.nb[1] / sizeof(float));
   int64_t f0, f1;
   ctx.range(p.N * p.b2 * p.b3, &f0, &f1);
@@ -247,24 +234,18 @@ void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, con
       f = n_end;
       continue;
     }
-    if (multi_w) {
-      const int64_t n = f - batch * p.N;
-      const float* xr = converted ? reinterpret_cast<const float*>(xb)
-                                  : reinterpret_cast<const float*>(x_row(x, 0, i2, i3));
-      const int64_t xs = converted ? static_cast<int64_t>(p.xrow_bytes / sizeof(float))
-                                   : static_cast<int64_t>(x.nb[1] / sizeof(float));
-      auto rows = w.type == DType::F16 ? ctx.k->dot_f16_rows : ctx.k->dot_f32_rows;
-      rows(p.K, w_row(w, p, n, i2, i3), w.nb[1], n_end - f, xr, xs, p.M, ob + n, ldo);
-      f = n_end;
-      continue;
-    }
-    for (int64_t n = f - batch * p.N; f < n_end; ++f, ++n) {
-      const void* wr = w_row(w, p, n, i2, i3);
-      for (int64_t m = 0; m < p.M; ++m) {
-        const uint8_t* xr = converted ? xb + static_cast<size_t>(m) * p.xrow_bytes : x_row(x, m, i2, i3);
-        ob[m * ldo + n] = dot(*ctx.k, p.K, wr, reinterpret_cast<const float*>(xr));
-      }
-    }
+    // f32/f16 weights: register tiles of four weight rows x the activation rows, each weight chunk
+    // loaded once for all rows (dot_f32_rows / dot_f16_rows). One activation row goes the same
+    // way: four rows' sums reduced together cost less than one reduction per row (tiny f16
+    // decoder step 1.55 -> 1.31 ms, base 4.7 -> 3.9 ms, against a dot per weight row).
+    const int64_t n = f - batch * p.N;
+    const float* xr = converted ? reinterpret_cast<const float*>(xb)
+                                : reinterpret_cast<const float*>(x_row(x, 0, i2, i3));
+    const int64_t xs = converted ? static_cast<int64_t>(p.xrow_bytes / sizeof(float))
+                                 : static_cast<int64_t>(x.nb[1] / sizeof(float));
+    auto rows = w.type == DType::F16 ? ctx.k->dot_f16_rows : ctx.k->dot_f32_rows;
+    rows(p.K, w_row(w, p, n, i2, i3), w.nb[1], n_end - f, xr, xs, p.M, ob + n, ldo);
+    f = n_end;
   }
 }
 
