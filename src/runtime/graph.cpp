@@ -29,8 +29,8 @@ void Graph::visit(Tensor* root) {
     Tensor* t;
     int next_src;
   };
-  auto seen = [this](const Tensor* t) { return visited_.count(t) != 0; };
-  auto mark = [this](const Tensor* t) { visited_.insert(t); };
+  auto seen = [this](const Tensor* t) { return visited_.contains(t); };
+  auto mark = [this](const Tensor* t) { visited_.at(t); };
   if (seen(root)) return;
   std::vector<Frame> stack{{root, 0}};
   mark(root);

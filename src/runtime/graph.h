@@ -2,9 +2,9 @@
 // after its sources. Leaves (op None: weights, inputs) are listed apart from computed nodes.
 // A graph only points at tensors; their TensorArena must outlive it.
 #pragma once
-#include <unordered_set>
 #include <vector>
 
+#include "runtime/pointer_map.h"
 #include "runtime/tensor.h"
 
 namespace hark {
@@ -30,7 +30,7 @@ class Graph {
   std::vector<Tensor*> nodes_;
   std::vector<Tensor*> leaves_;
   std::vector<Tensor*> outputs_;
-  std::unordered_set<const Tensor*> visited_;
+  PointerMap visited_;  // tensors reached so far (values unused)
 };
 
 }  // namespace hark

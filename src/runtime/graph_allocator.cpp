@@ -1,7 +1,6 @@
 #include "runtime/graph_allocator.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "backend/buffer.h"
 #include "runtime/error.h"
@@ -99,37 +98,46 @@ size_t GraphAllocator::plan(const Graph& g, const Filter& owns) {
            (!owns || owns(*t));
   };
 
-  // How many nodes read each tensor, and how many views keep its bytes alive.
-  std::unordered_map<const Tensor*, int> readers;
-  std::unordered_map<const Tensor*, int> views;
+  // Per tensor the graph touches: how many nodes read it, how many views keep its bytes alive,
+  // and its placement while it holds memory (kNone before and after).
+  constexpr int32_t kNone = -1;
+  index_.clear();
+  users_.clear();
+  auto user = [&](const Tensor* t) -> Users& {
+    int32_t& i = index_.at(t, -1);
+    if (i < 0) {
+      i = static_cast<int32_t>(users_.size());
+      users_.push_back({0, 0, kNone});
+    }
+    return users_[static_cast<size_t>(i)];
+  };
   for (const Tensor* n : g.nodes()) {
     for (const Tensor* s : n->src)
-      if (s) ++readers[s];
-    if (n->view_src) ++views[n->view_src];
+      if (s) ++user(s).readers;
+    if (n->view_src) ++user(n->view_src).views;
   }
 
   Planner planner(type_->alignment());
-  std::unordered_map<const Tensor*, size_t> placed;  // tensor -> index in placements_
   auto allocate = [&](const Tensor* t) {
     const size_t size = type_->alloc_size(*t);
-    placed[t] = placements_.size();
+    user(t).placement = static_cast<int32_t>(placements_.size());
     placements_.push_back({t, planner.take(size), size});
   };
   // Frees t's bytes once nothing reads it or views it; a view's release counts against its source.
   // An output or input view keeps its source alive too: the caller reads (or wrote) those bytes.
   auto release = [&](const Tensor* t, auto&& self) -> void {
-    if (readers[t] != 0 || views[t] != 0) return;
+    Users& u = user(t);
+    if (u.readers != 0 || u.views != 0) return;
     if (t->flags & (kFlagOutput | kFlagInput)) return;
     if (t->view_src) {
       const Tensor* s = t->view_src;
-      if (--views[s] == 0) self(s, self);
+      if (--user(s).views == 0) self(s, self);
       return;
     }
-    auto it = placed.find(t);
-    if (it == placed.end() || t->op == Op::None) return;  // not ours, or a leaf (kept to the end)
-    const Placement& p = placements_[it->second];
+    if (u.placement == kNone || t->op == Op::None) return;  // not ours, or a leaf (kept to the end)
+    const Placement& p = placements_[static_cast<size_t>(u.placement)];
     planner.give_back(p.offset, p.size);
-    placed.erase(it);
+    u.placement = kNone;
   };
 
   // Inputs first: the caller writes them before compute, so they live for the whole graph.
@@ -140,7 +148,7 @@ size_t GraphAllocator::plan(const Graph& g, const Filter& owns) {
     if (needs_memory(n)) allocate(n);
     for (const Tensor* s : n->src) {
       if (!s) continue;
-      --readers[s];
+      --user(s).readers;
       release(s, release);
     }
     // a node nobody reads (not an output) can go right away

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "runtime/graph.h"
+#include "runtime/pointer_map.h"
 
 namespace hark {
 
@@ -57,6 +58,12 @@ class GraphAllocator {
   BufferType* type_;
   std::unique_ptr<Buffer> buffer_;
   std::vector<Placement> placements_;
+  // plan()'s bookkeeping, kept so that planning a step's graph allocates nothing.
+  struct Users {
+    int32_t readers, views, placement;
+  };
+  PointerMap index_;          // tensor -> its entry in users_
+  std::vector<Users> users_;
   size_t last_peak_ = 0;
   int n_allocs_ = 0;
   int n_reallocs_ = 0;

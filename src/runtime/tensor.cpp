@@ -79,7 +79,12 @@ Tensor* TensorArena::new_tensor(DType type, const std::array<int64_t, kMaxDims>&
   HARK_CHECK(ne[0] % dtype_block_size(type) == 0,
              "tensor '" + name + "': " + std::to_string(ne[0]) + " columns is not a multiple of the " +
                  dtype_name(type) + " block size " + std::to_string(dtype_block_size(type)));
-  Tensor& t = tensors_.emplace_back();
+  if (used_ == tensors_.size()) {
+    tensors_.emplace_back();
+  } else {
+    tensors_[used_] = Tensor{};  // a tensor of an earlier graph: every field back to its default
+  }
+  Tensor& t = tensors_[used_++];
   t.type = type;
   t.ne = ne;
   t.nb = contiguous_strides(type, ne);
