@@ -29,8 +29,8 @@ class CandidatesSearch final : public WindowSearch {
   void start(std::span<const float> logits, int n_past) override {
     pos_ = n_past;
     for (size_t c = 0; c < cands_.size(); ++c) {
-      row_.assign(logits.begin(), logits.end());
-      choose(cands_[c]);
+      row_.assign(logits.begin(), logits.end());  // every candidate rules the prefix's row its own way
+      choose(cands_[c], row_);
       if (cands_[c].running && c > 0) model_.copy_sequence(base_, base_ + static_cast<int>(c), n_past);
     }
   }
@@ -50,9 +50,7 @@ class CandidatesSearch final : public WindowSearch {
     for (Candidate& c : cands_) {
       if (!c.running) continue;
       HARK_CHECK((r + 1) * nv <= logits.size(), "decode: a step returned too few logits for its rows");
-      row_.assign(logits.begin() + static_cast<std::ptrdiff_t>(r * nv),
-                  logits.begin() + static_cast<std::ptrdiff_t>((r + 1) * nv));
-      choose(c);
+      choose(c, logits.subspan(r * nv, nv));  // each row is its candidate's alone: ruled in place
       ++r;
     }
   }
@@ -79,9 +77,9 @@ class CandidatesSearch final : public WindowSearch {
     bool running = true;
   };
 
-  // The next token of c from row_ (its logits at pos_); it would be fed at pos_.
-  void choose(Candidate& c) {
-    const int32_t tok = choose_token(st_, req_, row_, sampling_ ? &c.rng : nullptr, c.w);
+  // The next token of c from its logits at pos_ (changed in place); it would be fed at pos_.
+  void choose(Candidate& c, std::span<float> row) {
+    const int32_t tok = choose_token(st_, req_, row, sampling_ ? &c.rng : nullptr, c.w);
     ++n_sampled_;
     c.running = tok != st_.eot && static_cast<int>(c.w.tokens.size()) < req_.max_tokens && pos_ + 1 <= n_ctx_;
   }
@@ -93,7 +91,7 @@ class CandidatesSearch final : public WindowSearch {
   const int n_ctx_;
   const bool sampling_;
   std::vector<Candidate> cands_;
-  std::vector<float> row_;  // one row at a time: the rules and log-softmax work in place
+  std::vector<float> row_;  // the prefix's row, copied for each candidate
   int pos_ = 0;             // where the candidates' last tokens go
   int n_sampled_ = 0;
 };

@@ -45,7 +45,7 @@ void record_token(const SpecialTokens& st, WindowTokens& w, int32_t token, std::
   w.sum_logprob += lp;
 }
 
-int32_t choose_token(const SpecialTokens& st, const WindowRequest& req, std::vector<float>& logits, Rng* rng,
+int32_t choose_token(const SpecialTokens& st, const WindowRequest& req, std::span<float> logits, Rng* rng,
                      WindowTokens& w) {
   apply_rules(st, req.rules, w.tokens, logits.data());
   const int32_t argmax = row_argmax(logits);

@@ -60,7 +60,7 @@ struct Rng;
 // One step of one sequence that holds w: the rules applied to `logits`, the token chosen (argmax
 // when rng is null, else drawn from softmax(logits / req.temperature)) and recorded in w. `logits`
 // is left as the step's log-probabilities. Throws when the rules left no token.
-int32_t choose_token(const SpecialTokens& st, const WindowRequest& req, std::vector<float>& logits, Rng* rng,
+int32_t choose_token(const SpecialTokens& st, const WindowRequest& req, std::span<float> logits, Rng* rng,
                      WindowTokens& w);
 
 // The ranking score of a candidate: sum_logprob / penalty, where length counts the tokens before
