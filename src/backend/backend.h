@@ -44,6 +44,16 @@ class Backend {
   virtual int n_threads() const = 0;
   void set_abort_callback(AbortCallback cb) { abort_ = std::move(cb); }
 
+  // Host work between graphs (a decoder step's per-row rules and sampling): fn(i) for every
+  // i < n, spread over this backend's host threads where it has some (the CPU backend's compute
+  // threads, idle between graphs), else one after another on the calling thread. Calls of fn may
+  // run concurrently, in any order; exceptions reach the caller. Not while compute() runs.
+  virtual void run_on_host(int64_t n, const std::function<void(int64_t)>& fn) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+  }
+  // How many threads run_on_host spreads work over (1: the calling thread alone).
+  virtual int host_threads() const { return 1; }
+
  protected:
   AbortCallback abort_;
 };

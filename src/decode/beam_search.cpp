@@ -110,16 +110,21 @@ class BeamStepper final : public WindowSearch {
     const size_t nv = static_cast<size_t>(st_.n_vocab);
     // Proposals of every beam, ranked (a stable sort: equal scores keep beam order, then token
     // rank). Each beam's row becomes its log-probs in place: the row is not needed as logits again.
+    // The rows are independent: the model may work on them at once (its compute threads idle
+    // between graphs); the proposals are then gathered in beam order, so the result is the same.
     lps_.resize(beams_.size());
+    tops_.resize(beams_.size());
+    for (size_t b = 0; b < beams_.size(); ++b) lps_[b] = rows.subspan(row_of_[b] * nv, nv);
+    model_.run_rows(static_cast<int64_t>(beams_.size()), [&](int64_t i) {
+      const size_t b = static_cast<size_t>(i);
+      apply_rules(st_, req_.rules, beams_[b].w.tokens, lps_[b].data());
+      log_softmax(lps_[b]);
+      tops_[b] = top_tokens(lps_[b], n_beams_ + 1);
+    });
     props_.clear();
-    for (size_t b = 0; b < beams_.size(); ++b) {
-      const std::span<float> lp = rows.subspan(row_of_[b] * nv, nv);
-      lps_[b] = lp;
-      apply_rules(st_, req_.rules, beams_[b].w.tokens, lp.data());
-      log_softmax(lp);
-      for (int32_t t : top_tokens(lp, n_beams_ + 1))
-        props_.push_back({beams_[b].w.sum_logprob + lp[static_cast<size_t>(t)], static_cast<int>(b), t});
-    }
+    for (size_t b = 0; b < beams_.size(); ++b)
+      for (int32_t t : tops_[b])
+        props_.push_back({beams_[b].w.sum_logprob + lps_[b][static_cast<size_t>(t)], static_cast<int>(b), t});
     HARK_CHECK(!props_.empty() || !finished_.empty(),
                "decode: every token was ruled out (the logits hold no finite value)");
     std::stable_sort(props_.begin(), props_.end(), [](const Proposal& a, const Proposal& b) { return a.score > b.score; });
@@ -188,6 +193,7 @@ class BeamStepper final : public WindowSearch {
   std::vector<WindowTokens> finished_;  // in the order gathered
   std::vector<float> first_;             // the prefix's logits, made log-probs in place
   std::vector<std::span<float>> lps_;    // each beam's log-probs this step (its row, in place)
+  std::vector<std::vector<int32_t>> tops_;  // each beam's most likely tokens this step
   std::vector<Proposal> props_;
   std::vector<int> uses_;      // per beam: proposals of this step's walk that extend it
   std::vector<size_t> row_of_;  // beam -> its row in this step's logits

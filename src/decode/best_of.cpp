@@ -31,6 +31,7 @@ class CandidatesSearch final : public WindowSearch {
     for (size_t c = 0; c < cands_.size(); ++c) {
       row_.assign(logits.begin(), logits.end());  // every candidate rules the prefix's row its own way
       choose(cands_[c], row_);
+      ++n_sampled_;
       if (cands_[c].running && c > 0) model_.copy_sequence(base_, base_ + static_cast<int>(c), n_past);
     }
   }
@@ -46,13 +47,16 @@ class CandidatesSearch final : public WindowSearch {
   void step(std::span<float> logits) override {
     const size_t nv = static_cast<size_t>(st_.n_vocab);
     ++pos_;
-    size_t r = 0;
-    for (Candidate& c : cands_) {
-      if (!c.running) continue;
-      HARK_CHECK((r + 1) * nv <= logits.size(), "decode: a step returned too few logits for its rows");
-      choose(c, logits.subspan(r * nv, nv));  // each row is its candidate's alone: ruled in place
-      ++r;
-    }
+    running_.clear();
+    for (Candidate& c : cands_)
+      if (c.running) running_.push_back(&c);
+    HARK_CHECK(running_.size() * nv <= logits.size(), "decode: a step returned too few logits for its rows");
+    // Each row is its candidate's alone (ruled in place, drawn with the candidate's own
+    // generator), so the model may work on them at once.
+    model_.run_rows(static_cast<int64_t>(running_.size()), [&](int64_t r) {
+      choose(*running_[static_cast<size_t>(r)], logits.subspan(static_cast<size_t>(r) * nv, nv));
+    });
+    n_sampled_ += static_cast<int>(running_.size());
   }
 
   bool done() const override {
@@ -80,7 +84,6 @@ class CandidatesSearch final : public WindowSearch {
   // The next token of c from its logits at pos_ (changed in place); it would be fed at pos_.
   void choose(Candidate& c, std::span<float> row) {
     const int32_t tok = choose_token(st_, req_, row, sampling_ ? &c.rng : nullptr, c.w);
-    ++n_sampled_;
     c.running = tok != st_.eot && static_cast<int>(c.w.tokens.size()) < req_.max_tokens && pos_ + 1 <= n_ctx_;
   }
 
@@ -92,6 +95,7 @@ class CandidatesSearch final : public WindowSearch {
   const bool sampling_;
   std::vector<Candidate> cands_;
   std::vector<float> row_;  // the prefix's row, copied for each candidate
+  std::vector<Candidate*> running_;  // this step's rows, in order
   int pos_ = 0;             // where the candidates' last tokens go
   int n_sampled_ = 0;
 };

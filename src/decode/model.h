@@ -12,6 +12,7 @@
 // own window. A model that holds one window refuses these.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,6 +59,11 @@ class Model {
                                     std::span<const int> /*windows*/, int /*n_past*/, std::vector<float>* /*logits*/) {
     throw Error("this model holds one encoded window at a time (no batched windows)");
   }
+  // fn(i) for every i < n, possibly on several threads at once and in any order (per-row host
+  // work of a step: the rows of a batch are independent). Default: one after another.
+  virtual void run_rows(int64_t n, const std::function<void(int64_t)>& fn) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+  }
   // Word timestamps: one teacher-forced pass over `tokens` ([sot sequence, notimestamps, text,
   // eot]) in slot 0 against the current window (select_window): each head's cross-attention
   // logits before the softmax (qk: heads x tokens x audio positions) and every token's logits
@@ -100,6 +106,7 @@ class RunnerModel final : public Model {
     HARK_CHECK(windows.size() == tokens.size(), "decode_rows: one window per row");
     return r_.decode_batch(tokens, seqs, n_past, logits, windows);
   }
+  void run_rows(int64_t n, const std::function<void(int64_t)>& fn) override { r_.run_on_host(n, fn); }
   ComputeStatus align(std::span<const int32_t> tokens, std::span<const AlignmentHead> heads, HeadWeights* qk,
                       std::vector<float>* logits) override {
     std::vector<CrossQkHead> ch;

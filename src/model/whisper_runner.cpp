@@ -181,6 +181,13 @@ ComputeStatus WhisperRunner::decode_batch(std::span<const int32_t> tokens, std::
   return status;
 }
 
+void WhisperRunner::run_on_host(int64_t n, const std::function<void(int64_t)>& fn) {
+  Backend* best = backends_.front();
+  for (Backend* b : backends_)
+    if (b->host_threads() > best->host_threads()) best = b;
+  best->run_on_host(n, fn);
+}
+
 void WhisperRunner::set_n_sequences(int n) {
   HARK_CHECK(n >= 1, "set_n_sequences: need at least 1 sequence, got " + std::to_string(n));
   if (n == cache_.n_seq()) return;

@@ -111,6 +111,11 @@ class WhisperRunner {
   // Polled between graph nodes (and between splits) of every later encode/decode; nullptr clears.
   void set_abort_callback(AbortCallback cb);
 
+  // Host work between steps, fn(i) for i < n, on the host threads of the backend that has the
+  // most (Backend::run_on_host): a beam step's per-beam rules and log-softmax run on the CPU
+  // backend's compute threads, idle between graphs, instead of on one.
+  void run_on_host(int64_t n, const std::function<void(int64_t)>& fn);
+
   const HParams& hparams() const { return model_.hparams(); }
   const RunnerOptions& options() const { return opts_; }
   const std::vector<Backend*>& backends() const { return backends_; }

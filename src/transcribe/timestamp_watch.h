@@ -43,6 +43,7 @@ class TimestampWatch final : public decode::Model {
                             int n_past, std::vector<float>* logits) override {
     return inner_.decode_rows(tokens, seqs, windows, n_past, logits);
   }
+  void run_rows(int64_t n, const std::function<void(int64_t)>& fn) override { inner_.run_rows(n, fn); }
   ComputeStatus align(std::span<const int32_t> tokens, std::span<const decode::AlignmentHead> heads,
                       decode::HeadWeights* qk, std::vector<float>* logits) override {
     return inner_.align(tokens, heads, qk, logits);

@@ -68,6 +68,11 @@ class ScriptedModel final : public decode::Model {
     calls.push_back(std::move(c));
     return ComputeStatus::Ok;
   }
+  // Rows last to first: a search that depended on the order its rows are worked on would differ
+  // from the real model's, whose threads take rows in any order.
+  void run_rows(int64_t n, const std::function<void(int64_t)>& fn) override {
+    for (int64_t i = n - 1; i >= 0; --i) fn(i);
+  }
   int n_text_ctx() const override { return n_text_ctx_; }
   // Word timestamps: align_script fills the heads' weights and the logits; each call is recorded.
   struct AlignCall {

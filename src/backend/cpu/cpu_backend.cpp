@@ -6,6 +6,7 @@
 #include <atomic>
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <mutex>
 #include <string>
@@ -95,6 +96,38 @@ void CpuBackend::set_n_threads(int n) {
   if (n == n_threads_) return;
   n_threads_ = n;
   pool_ = std::make_unique<ThreadPool>(n);
+}
+
+namespace {
+// Set on the threads of a run_on_host while they work on it: a nested call (an item that asks for
+// host work of its own) runs serially on its thread instead of waiting for a pool that is busy
+// with its caller.
+thread_local bool t_on_host = false;
+}  // namespace
+
+void CpuBackend::run_on_host(int64_t n, const std::function<void(int64_t)>& fn) {
+  if (n_threads_ == 1 || n <= 1 || t_on_host) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  // Items are taken one at a time from a shared counter: rows of a step cost about the same, but
+  // a thread the OS paused must not hold back a fixed share.
+  std::atomic<int64_t> next{0};
+  std::mutex error_mu;
+  std::exception_ptr error;
+  pool_->run([&](int, int) {
+    t_on_host = true;
+    for (int64_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!error) error = std::current_exception();
+      }
+    }
+    t_on_host = false;
+  });
+  if (error) std::rethrow_exception(error);
 }
 
 void CpuBackend::set_simd_level(SimdLevel level) {

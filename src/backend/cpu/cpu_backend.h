@@ -38,6 +38,8 @@ class CpuBackend : public Backend {
   std::unique_ptr<Event> new_event() override;
   void set_n_threads(int n) override;
   int n_threads() const override { return n_threads_; }
+  void run_on_host(int64_t n, const std::function<void(int64_t)>& fn) override;
+  int host_threads() const override { return n_threads_; }
   // Tests force a kernel level; it must be supported by this processor.
   void set_simd_level(SimdLevel level);
   SimdLevel simd_level() const { return kernels_->level; }
