@@ -27,6 +27,7 @@ BatchedWindows decode_windows_batched(Model& model, const SpecialTokens& st, con
   const size_t B = windows.size();
   const auto nv = static_cast<size_t>(st.n_vocab);
   const int k = search_slots(req);  // checks best_of / beam_size too
+  const bool beams = is_beam_search(req);
   HARK_CHECK(k >= 1, "decode batched: best_of and beam_size must be >= 1");
   model.reserve_sequences(static_cast<int>(B) * k);
   BatchedWindows out;
@@ -97,9 +98,15 @@ BatchedWindows decode_windows_batched(Model& model, const SpecialTokens& st, con
     }
     ++out.n_steps;
     HARK_CHECK(logits.size() == tokens.size() * nv, "decode batched: the step returned the wrong number of logits");
-    for (size_t b = 0; b < B; ++b) {
-      if (first_row[b] == first_row[b + 1]) continue;
+    auto step = [&](size_t b) {
+      if (first_row[b] == first_row[b + 1]) return;
       searches[b]->step(std::span<float>(logits).subspan(first_row[b] * nv, (first_row[b + 1] - first_row[b]) * nv));
+    };
+    if (beams) {
+      for (size_t b = 0; b < B; ++b) step(b);  // a beam step forks slots through the model: one at a time
+    } else {
+      // Greedy and best-of windows touch only their own rows and candidates: at once.
+      model.run_rows(static_cast<int64_t>(B), [&](int64_t b) { step(static_cast<size_t>(b)); });
     }
   }
   for (size_t b = 0; b < B; ++b) {

@@ -15,11 +15,13 @@ int search_slots(const WindowRequest& req) {
   return req.beam_size;
 }
 
+bool is_beam_search(const WindowRequest& req) { return req.temperature <= 0.0f && req.beam_size > 1; }
+
 std::unique_ptr<WindowSearch> make_window_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
                                                  int base_slot, uint64_t seed) {
   HARK_CHECK(req.best_of >= 1, "decode: best_of must be >= 1, got " + std::to_string(req.best_of));
   HARK_CHECK(req.beam_size >= 1, "decode: beam_size must be >= 1, got " + std::to_string(req.beam_size));
-  if (req.temperature <= 0.0f && req.beam_size > 1) return make_beam_search(model, st, req, base_slot);
+  if (is_beam_search(req)) return make_beam_search(model, st, req, base_slot);
   return make_candidates_search(model, st, req, base_slot, seed);
 }
 

@@ -43,6 +43,9 @@ WindowTokens run_window_search(Model& model, WindowSearch& search, std::span<con
 
 // KV slots a search of `req` uses: beam_size at T = 0, best_of at T > 0.
 int search_slots(const WindowRequest& req);
+// True when make_window_search makes a beam search for req (T = 0 and beam_size > 1); the other
+// searches (greedy, best-of) touch only their own rows and candidates in a step.
+bool is_beam_search(const WindowRequest& req);
 
 // The search `req` asks for, in slots [base_slot, base_slot + search_slots(req)) of `model`
 // (reserved by the caller). seed: the window's sampling seed (T > 0).
