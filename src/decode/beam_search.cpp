@@ -12,13 +12,13 @@ namespace hark::decode {
 
 namespace {
 
-// The k most likely tokens of a log-prob row, most likely first (ties: the lower id), none that
-// is ruled out (-inf). It runs for every beam at every step on the host thread while the compute
-// threads wait, so most of the row is passed over in chunks: once k tokens are held, a chunk
-// whose maximum (the SIMD row_max) is not above the k-th best cannot change the result.
-std::vector<int32_t> top_tokens(std::span<const float> lp, int k) {
+// The k most likely tokens of a log-prob row into `top`, most likely first (ties: the lower id),
+// none that is ruled out (-inf). It runs for every beam at every step between two graphs, so most
+// of the row is passed over in chunks: once k tokens are held, a chunk whose maximum (the SIMD
+// row_max) is not above the k-th best cannot change the result.
+void top_tokens(std::span<const float> lp, int k, std::vector<int32_t>& top) {
   constexpr size_t kChunk = 256;
-  std::vector<int32_t> top;
+  top.clear();  // the caller's vector, kept from step to step: no allocation once it has grown
   top.reserve(static_cast<size_t>(k) + 1);
   float bar = -std::numeric_limits<float>::infinity();  // a value must be above it (NaN never is)
   for (size_t c = 0; c < lp.size(); c += kChunk) {
@@ -34,7 +34,6 @@ std::vector<int32_t> top_tokens(std::span<const float> lp, int k) {
       if (static_cast<int>(top.size()) == k) bar = lp[static_cast<size_t>(top.back())];
     }
   }
-  return top;
 }
 
 class BeamStepper final : public WindowSearch {
@@ -119,7 +118,7 @@ class BeamStepper final : public WindowSearch {
       const size_t b = static_cast<size_t>(i);
       apply_rules(st_, req_.rules, beams_[b].w.tokens, lps_[b].data());
       log_softmax(lps_[b]);
-      tops_[b] = top_tokens(lps_[b], n_beams_ + 1);
+      top_tokens(lps_[b], n_beams_ + 1, tops_[b]);
     });
     props_.clear();
     for (size_t b = 0; b < beams_.size(); ++b)
