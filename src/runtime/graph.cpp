@@ -25,14 +25,12 @@ void Graph::build(Tensor* out) {
 void Graph::visit(Tensor* root) {
   // Iterative post-order walk: whisper graphs are deep enough (large-v3: ~32 layers x ~40 nodes)
   // that recursion depth is fine, but an explicit stack keeps pathological graphs safe too.
-  struct Frame {
-    Tensor* t;
-    int next_src;
-  };
   auto seen = [this](const Tensor* t) { return visited_.contains(t); };
   auto mark = [this](const Tensor* t) { visited_.at(t); };
   if (seen(root)) return;
-  std::vector<Frame> stack{{root, 0}};
+  std::vector<Frame>& stack = stack_;  // kept across calls: a step's graph allocates nothing
+  stack.clear();
+  stack.push_back({root, 0});
   mark(root);
   while (!stack.empty()) {
     Frame& f = stack.back();

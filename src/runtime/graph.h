@@ -23,7 +23,8 @@ class Graph {
   Tensor* node(size_t i) const { return nodes_[i]; }
 
   // Replaces the nodes list (the scheduler uses this to run one split).
-  void set_nodes(std::vector<Tensor*> nodes) { nodes_ = std::move(nodes); }
+  void set_nodes(std::vector<Tensor*>&& nodes) { nodes_ = std::move(nodes); }
+  void set_nodes(const std::vector<Tensor*>& nodes) { nodes_ = nodes; }  // keeps this graph's capacity
 
  private:
   void visit(Tensor* t);
@@ -31,6 +32,11 @@ class Graph {
   std::vector<Tensor*> leaves_;
   std::vector<Tensor*> outputs_;
   PointerMap visited_;  // tensors reached so far (values unused)
+  struct Frame {        // visit()'s walk: a tensor and its next source to look at
+    Tensor* t;
+    int next_src;
+  };
+  std::vector<Frame> stack_;
 };
 
 }  // namespace hark

@@ -20,7 +20,10 @@ namespace {
 // Free-list planner over a virtual address range [0, peak).
 class Planner {
  public:
-  explicit Planner(size_t alignment) : align_(alignment) {}
+  // free_list: the caller's storage for the free blocks, kept across plans (emptied here).
+  Planner(size_t alignment, std::vector<GraphAllocator::FreeBlock>& free_list) : align_(alignment), free_(free_list) {
+    free_.clear();
+  }
 
   size_t take(size_t size) {
     size = round_up(size);
@@ -69,14 +72,11 @@ class Planner {
   size_t peak() const { return peak_; }
 
  private:
-  struct Block {
-    size_t offset;
-    size_t size;
-  };
+  using Block = GraphAllocator::FreeBlock;
   size_t round_up(size_t n) const { return (std::max<size_t>(n, 1) + align_ - 1) / align_ * align_; }
 
   size_t align_;
-  std::vector<Block> free_;  // sorted by offset, never adjacent
+  std::vector<Block>& free_;  // sorted by offset, never adjacent
   size_t end_ = 0;
   size_t peak_ = 0;
 };
@@ -117,7 +117,7 @@ size_t GraphAllocator::plan(const Graph& g, const Filter& owns) {
     if (n->view_src) ++user(n->view_src).views;
   }
 
-  Planner planner(type_->alignment());
+  Planner planner(type_->alignment(), free_blocks_);
   auto allocate = [&](const Tensor* t) {
     const size_t size = type_->alloc_size(*t);
     user(t).placement = static_cast<int32_t>(placements_.size());

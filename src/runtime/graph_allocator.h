@@ -51,6 +51,12 @@ class GraphAllocator {
   };
   const std::vector<Placement>& placements() const { return placements_; }
 
+  // A free range of the planned buffer (the planner's free list, kept here between plans).
+  struct FreeBlock {
+    size_t offset;
+    size_t size;
+  };
+
  private:
   size_t plan(const Graph& g, const Filter& owns);
   void ensure_buffer(size_t size);
@@ -64,6 +70,7 @@ class GraphAllocator {
   };
   PointerMap index_;          // tensor -> its entry in users_
   std::vector<Users> users_;
+  std::vector<FreeBlock> free_blocks_;
   size_t last_peak_ = 0;
   int n_allocs_ = 0;
   int n_reallocs_ = 0;

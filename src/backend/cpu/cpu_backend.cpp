@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -115,7 +116,7 @@ void CpuBackend::run_on_host(int64_t n, const std::function<void(int64_t)>& fn) 
   std::atomic<int64_t> next{0};
   std::mutex error_mu;
   std::exception_ptr error;
-  pool_->run([&](int, int) {
+  auto body = [&](int, int) {
     t_on_host = true;
     for (int64_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
       try {
@@ -126,7 +127,8 @@ void CpuBackend::run_on_host(int64_t n, const std::function<void(int64_t)>& fn) 
       }
     }
     t_on_host = false;
-  });
+  };
+  pool_->run(std::ref(body));
   if (error) std::rethrow_exception(error);
 }
 
@@ -202,7 +204,7 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
     }
   }
 
-  pool_->run([&](int ith, int nth) {
+  auto body = [&](int ith, int nth) {
     ComputeContext ctx;
     ctx.ith = ith;
     ctx.nth = nth;
@@ -259,7 +261,10 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
       ctx.barrier();
       if (stop_at.load() <= st.last) return;
     }
-  });
+  };
+  // Through a reference: a std::function holds one without allocating (the lambda itself, with
+  // its many captures, would be copied to the heap every graph).
+  pool_->run(std::ref(body));
   if (error_node != INT_MAX) throw Error(error);
   return aborted ? ComputeStatus::Aborted : ComputeStatus::Ok;
 }
