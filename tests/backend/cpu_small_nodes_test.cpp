@@ -1,5 +1,7 @@
 // The CPU backend's small-node runs: with more than one thread, a run of consecutive tiny
-// element-wise / row / copy nodes is computed by thread 0 alone with one barrier after the run.
+// element-wise / row / copy nodes is computed by thread 0 alone with one barrier after the run,
+// or, when every node of the run splits by rows and there is a row for every thread (the layer
+// norm, scale, add, gelu runs here: 3 rows), by all threads at once, each its own rows.
 // These check a graph that mixes such runs with parallel nodes (mul_mat, big element-wise nodes,
 // get_rows of many rows) against the reference backend with 1, 2 and 3 threads, and that an
 // abort or a kernel error inside a run stops every thread at the same node (no hang), reports it,

@@ -43,6 +43,70 @@ bool cpu_is_small_node(const Tensor& node) {
   return !s || s->nelements() < kCpuSmallNodeElements;
 }
 
+namespace {
+
+// Ops that give thread ith of nth exactly rows ctx.range(nrows) of their output, reading only the
+// same rows of same-shaped sources (others broadcast: biases, norm weights).
+bool splits_by_rows(Op op) {
+  switch (op) {
+    case Op::Add: case Op::Mul: case Op::Scale: case Op::Gelu: case Op::LayerNorm: case Op::Unary:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// True when every thread can run the small nodes [first, last] at once, each its own rows of
+// each node, with no barrier between them: a node reads what the run made only from the rows its
+// thread made (row-splitting ops, same shapes, no view in between), and there are rows for
+// every thread. A step of several rows (beams, batched chunks) then spreads its layer norms, bias
+// and residual adds over the threads instead of one thread doing them while the others wait.
+bool run_splits_by_rows(const std::vector<Tensor*>& nodes, int first, int last, int nth) {
+  int64_t rows = -1;
+  for (int i = first; i <= last; ++i) {
+    const Tensor* n = nodes[static_cast<size_t>(i)];
+    if (op_is_view(n->op)) continue;
+    if (!splits_by_rows(n->op)) return false;
+    if (rows < 0) rows = n->nrows();
+    if (n->nrows() != rows) return false;
+    for (const Tensor* s : n->src) {
+      if (!s) continue;
+      // Made in this run (directly or through a view): only as this node's own rows.
+      const Tensor* st = s->storage();
+      bool made_here = false;
+      for (int j = first; j < i && !made_here; ++j) made_here = nodes[static_cast<size_t>(j)] == st;
+      if (made_here && (s != st || s->ne != n->ne)) return false;
+    }
+  }
+  if (rows < nth) return false;
+  // Memory: the planner may give a node of the run bytes that an earlier node of the run read
+  // last. A thread ahead could then overwrite rows another thread still reads, unless the two
+  // tensors sit on the same bytes with the same layout (row r over row r, as in place).
+  auto range = [](const Tensor* t) {
+    const auto* p = static_cast<const uint8_t*>(t->data);
+    return std::pair<const uint8_t*, const uint8_t*>{p, p + t->nbytes()};
+  };
+  for (int i = first; i <= last; ++i) {
+    const Tensor* n = nodes[static_cast<size_t>(i)];
+    if (op_is_view(n->op)) continue;
+    const auto [w0, w1] = range(n);
+    for (int j = first; j <= i; ++j) {
+      const Tensor* r = nodes[static_cast<size_t>(j)];
+      if (op_is_view(r->op)) continue;
+      for (const Tensor* s : r->src) {
+        if (!s) continue;
+        const auto [r0, r1] = range(s);
+        const bool overlap = r0 < w1 && w0 < r1;
+        const bool same_rows = s->data == n->data && s->ne == n->ne && s->nb == n->nb;
+        if (overlap && !same_rows) return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 CpuDevice::CpuDevice() = default;
 
 const char* CpuDevice::name() const { return kCpuDeviceName; }
@@ -203,6 +267,8 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
       steps_.push_back({i, i, small});
     }
   }
+  for (ScheduleStep& st : steps_)
+    if (st.small) st.by_rows = run_splits_by_rows(nodes, st.first, st.last, n_threads_);
 
   auto body = [&](int ith, int nth) {
     ComputeContext ctx;
@@ -245,6 +311,11 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
     for (const ScheduleStep& st : steps_) {
       if (!st.small) {
         compute_one(ctx, st.first);
+      } else if (st.by_rows) {
+        for (int i = st.first; i <= st.last; ++i) {
+          if (op_is_view(nodes[static_cast<size_t>(i)]->op)) continue;
+          if (!compute_one(ctx, i)) break;
+        }
       } else if (ith == 0) {
         // Thread 0 alone, as a one-thread split (none of the small ops has a barrier inside, and
         // without a pool one would be a no-op). It stops at the first node that fails or aborts;

@@ -55,6 +55,7 @@ class CpuBackend : public Backend {
   struct ScheduleStep {
     int first, last;
     bool small;
+    bool by_rows = false;  // a small run every thread works on, each its own rows of every node
   };
   std::vector<ScheduleStep> steps_;
 };
