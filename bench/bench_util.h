@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "hark/hark.hpp"
 #include "model/model_writer.h"
 #include "runtime/dtype.h"
@@ -66,6 +68,21 @@ inline std::string model_or_preset(TempModel& temp, std::string& model, const st
   write_preset_model(temp, preset, type, seed);
   model = temp.path;
   return "preset:" + preset;
+}
+
+// Parses the command line of a bench that runs the model given by -m or written from --preset
+// (one of them required). Returns -1 to go on, else the exit code: 0 after --help, 2 after a
+// usage error (CLI11 has printed either).
+inline int parse_model_command(CLI::App& app, int argc, char** argv, const std::string& model,
+                               const std::string& preset) {
+  try {
+    app.parse(argc, argv);
+    if (model.empty() && preset.empty()) throw CLI::RequiredError("-m or --preset");
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  return -1;
 }
 
 }  // namespace bench

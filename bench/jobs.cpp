@@ -61,20 +61,11 @@ int main(int argc, char** argv) {
   app.add_option("-t,--threads", threads, "Compute threads")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--aborts", aborts, "Aborted runs to time")->check(CLI::Range(0, 10000))->capture_default_str();
   app.add_option("--seconds", seconds, "Audio per job in the two-jobs figures")->check(CLI::Range(1.0, 600.0))->capture_default_str();
-  try {
-    app.parse(argc, argv);
-    if (model.empty() && preset.empty()) throw CLI::RequiredError("-m or --preset");
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (const int code = bench::parse_model_command(app, argc, argv, model, preset); code >= 0) return code;
 
   bench::TempModel temp;
   try {
-    if (!preset.empty()) {
-      bench::write_preset_model(temp, preset, type);
-      model = temp.path;
-    }
+    bench::model_or_preset(temp, model, preset, type, 1);
     hark::ContextParams cp;
     cp.n_threads = threads;
     const std::unique_ptr<hark::Context> ctx = hark::Context::load(model, cp);

@@ -107,13 +107,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 224))
       ->capture_default_str();
   app.add_option("-t,--threads", threads, "Compute threads")->check(CLI::Range(1, 1024))->capture_default_str();
-  try {
-    app.parse(argc, argv);
-    if (model.empty() && preset.empty()) throw CLI::RequiredError("-m or --preset");
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (const int code = bench::parse_model_command(app, argc, argv, model, preset); code >= 0) return code;
 
   bench::TempModel temp;
   try {

@@ -80,13 +80,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-tokens", tp.max_tokens_per_window, "Tokens per window at most (0: the model's limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-    if (model.empty() && preset.empty()) throw CLI::RequiredError("-m or --preset");
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (const int code = bench::parse_model_command(app, argc, argv, model, preset); code >= 0) return code;
 
   bench::TempModel temp;
   try {

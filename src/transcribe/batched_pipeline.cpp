@@ -78,11 +78,8 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
   HARK_CHECK(p.batch_size >= 1 && p.batch_size <= kMaxBatchSize,
              "transcribe: batch_size must be in [1, " + std::to_string(kMaxBatchSize) + "], got " + std::to_string(p.batch_size));
 
-  Transcript out;
-  out.job_id = ctl.job().id();
+  Transcript out = start_transcript(m, req, ctl);
   Timings& tm = out.timings;
-  tm.load_ms = m.file->load_ms();
-  tm.audio_seconds = static_cast<double>(req.samples.size()) / kSampleRate;
   JobLanguage language(m, req, p, out);
 
   const int64_t n_units = static_cast<int64_t>((req.samples.size() + kUnitSamples - 1) / kUnitSamples);

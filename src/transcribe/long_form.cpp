@@ -285,17 +285,22 @@ bool JobLanguage::settle(decode::Model& model) {
   return true;
 }
 
+Transcript start_transcript(const LoadedModel& m, const JobRequest& req, JobControl& ctl) {
+  Transcript out;
+  out.job_id = ctl.job().id();
+  out.timings.load_ms = m.file->load_ms();
+  out.timings.audio_seconds = static_cast<double>(req.samples.size()) / kSampleRate;
+  return out;
+}
+
 Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRequest& req,
                          const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks) {
   const auto t_start = Clock::now();
   const SpecialTokens& st = m.file->vocab().special();
   const int n_text_ctx = model.n_text_ctx();
 
-  Transcript out;
-  out.job_id = ctl.job().id();
+  Transcript out = start_transcript(m, req, ctl);
   Timings& tm = out.timings;
-  tm.load_ms = m.file->load_ms();
-  tm.audio_seconds = static_cast<double>(req.samples.size()) / kSampleRate;
   JobLanguage language(m, req, p, out);
 
   auto t = Clock::now();

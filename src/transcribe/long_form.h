@@ -94,6 +94,10 @@ void keep_token_times_inside(std::vector<Segment>& segments);
 // Segments cut to at most p.max_len characters (max_len.h), parts' texts decoded from their tokens.
 std::vector<Segment> wrap_to_max_len(const LoadedModel& m, std::vector<Segment> segments, const TranscribeParams& p);
 
+// A job's empty result: its job id, the model's load time and the request's audio length, which
+// every way of running a request (long_form, batched_pipeline) reports the same way.
+Transcript start_transcript(const LoadedModel& m, const JobRequest& req, JobControl& ctl);
+
 // The loop calls these directly; whoever sets them wraps user code in JobControl::call.
 struct LongFormHooks {
   std::function<void(std::vector<Segment>&& segments)> on_segments;  // each window's new segments, in order

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audio/audio.h"
+#include "cli/cli_test_util.h"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
 #include "transcribe/micro_model.h"
@@ -26,32 +27,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string cli_path() {
-  if (const char* env = std::getenv("HARK_CLI"); env && *env) return env;
-#ifdef HARK_CLI_PATH
-  return HARK_CLI_PATH;
-#else
-  return {};
-#endif
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
+using testing::cli_path;
+using testing::CliRun;
+using testing::read_file;
+using testing::shell_quote;
 
 class Cli : public ::testing::Test {
  protected:
@@ -88,16 +67,7 @@ class Cli : public ::testing::Test {
   static const fs::path& dir() { return *dir_; }
 
   // Runs `hark ARGS` (already quoted as needed), capturing stdout, stderr and the exit code.
-  static CliResult hark(const std::string& args) {
-    const fs::path out = *dir_ / "stdout.txt", err = *dir_ / "stderr.txt";
-    const std::string cmd = quote(cli_path()) + " " + args + " >" + quote(out.string()) + " 2>" + quote(err.string());
-    const int status = std::system(cmd.c_str());
-    CliResult r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read_file(out);
-    r.err = read_file(err);
-    return r;
-  }
+  static CliRun hark(const std::string& args) { return testing::run_cli(args, *dir_); }
 
   static fs::path* dir_;
 };
@@ -108,7 +78,7 @@ bool contains(const std::string& s, const std::string& piece) { return s.find(pi
 // ---- info ----------------------------------------------------------------------------------------
 
 TEST_F(Cli, InfoPrintsTheHyperParameters) {
-  const CliResult r = hark("info " + quote(model()));
+  const CliRun r = hark("info " + shell_quote(model()));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, model())) << r.out;
   for (const char* line : {"n_vocab         51865", "n_audio_state   64", "n_audio_head    2", "n_audio_layer   2",
@@ -120,7 +90,7 @@ TEST_F(Cli, InfoPrintsTheHyperParameters) {
 
 TEST_F(Cli, InfoOnAMissingFileNamesIt) {
   const std::string missing = (dir() / "no-such-model.bin").string();
-  const CliResult r = hark("info " + quote(missing));
+  const CliRun r = hark("info " + shell_quote(missing));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, "hark: error: ")) << r.err;
   EXPECT_TRUE(contains(r.err, missing)) << r.err;
@@ -130,7 +100,7 @@ TEST_F(Cli, InfoOnAMissingFileNamesIt) {
 TEST_F(Cli, InfoOnAHeaderOnlyFileNamesIt) {
   const std::string header = testing::model_header_path("for-tests-ggml-tiny.bin");
   if (header.empty()) GTEST_SKIP() << "../shared/model-headers not found";
-  const CliResult r = hark("info " + quote(header));
+  const CliRun r = hark("info " + shell_quote(header));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, "hark: error: ")) << r.err;
   EXPECT_TRUE(contains(r.err, header)) << r.err;
@@ -143,24 +113,24 @@ TEST_F(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(hark("").code, 2);  // no subcommand
   EXPECT_EQ(hark("--bogus").code, 2);
   EXPECT_EQ(hark("frobnicate").code, 2);
-  CliResult r = hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " --bogus");
+  CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) + " --bogus");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--bogus")) << r.err;
-  EXPECT_EQ(hark("transcribe -nf " + quote(wav())).code, 2);   // no model
-  EXPECT_EQ(hark("transcribe -nf -m " + quote(model())).code, 2);  // no input
-  r = hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " -o srt,docx");
+  EXPECT_EQ(hark("transcribe -nf " + shell_quote(wav())).code, 2);   // no model
+  EXPECT_EQ(hark("transcribe -nf -m " + shell_quote(model())).code, 2);  // no input
+  r = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) + " -o srt,docx");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "docx")) << r.err;
-  EXPECT_EQ(hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " -t many").code, 2);
-  EXPECT_EQ(hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " --offset-ms -5").code, 2);
-  r = hark("transcribe -nf -m " + quote(model()) + " a.wav b.wav --output-file x");
+  EXPECT_EQ(hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) + " -t many").code, 2);
+  EXPECT_EQ(hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) + " --offset-ms -5").code, 2);
+  r = hark("transcribe -nf -m " + shell_quote(model()) + " a.wav b.wav --output-file x");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--output-file")) << r.err;
   EXPECT_EQ(hark("info").code, 2);
 }
 
 TEST_F(Cli, HelpAndVersionSucceed) {
-  CliResult r = hark("--help");
+  CliRun r = hark("--help");
   EXPECT_EQ(r.code, 0);
   EXPECT_TRUE(contains(r.out, "transcribe")) << r.out;
   r = hark("transcribe -nf --help");
@@ -176,7 +146,7 @@ TEST_F(Cli, HelpAndVersionSucceed) {
 TEST_F(Cli, TranscribeANonAudioFileNamesIt) {
   const fs::path text = dir() / "notes.txt";
   std::ofstream(text) << "these are not audio samples\n";
-  const CliResult r = hark("transcribe -nf -m " + quote(model()) + " -o srt " + quote(text.string()));
+  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " -o srt " + shell_quote(text.string()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, "hark: error: ")) << r.err;
   EXPECT_TRUE(contains(r.err, text.string())) << r.err;
@@ -185,13 +155,13 @@ TEST_F(Cli, TranscribeANonAudioFileNamesIt) {
 
 TEST_F(Cli, TranscribeWithAMissingModelNamesIt) {
   const std::string missing = (dir() / "absent.bin").string();
-  const CliResult r = hark("transcribe -nf -m " + quote(missing) + " " + quote(wav()));
+  const CliRun r = hark("transcribe -nf -m " + shell_quote(missing) + " " + shell_quote(wav()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, missing)) << r.err;
 }
 
 TEST_F(Cli, TranscribePrintsSegmentsAndWritesEveryFormat) {
-  const CliResult r = hark("transcribe -nf -m " + quote(model()) + " -t 2 " + quote(wav()) + " -o txt,srt -o vtt -o json -o srt");
+  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " -t 2 " + shell_quote(wav()) + " -o txt,srt -o vtt -o json -o srt");
   ASSERT_EQ(r.code, 0) << r.err;
 
   // Console: one "[hh:mm:ss.mmm --> hh:mm:ss.mmm]  text" line a segment.
@@ -228,8 +198,8 @@ TEST_F(Cli, TranscribePrintsSegmentsAndWritesEveryFormat) {
 TEST_F(Cli, QuietOutputFileAndNoTimestamps) {
   const fs::path base = dir() / "out" / "talk";
   fs::create_directories(base.parent_path());
-  const CliResult r = hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " -q --no-timestamps -o txt --output-file " +
-                     quote(base.string()));
+  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) + " -q --no-timestamps -o txt --output-file " +
+                     shell_quote(base.string()));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");  // quiet: nothing but the transcript
   EXPECT_FALSE(contains(r.out, "-->")) << r.out;
@@ -241,8 +211,8 @@ TEST_F(Cli, QuietOutputFileAndNoTimestamps) {
 
 TEST_F(Cli, FailedWritesLeaveNoFile) {
   const fs::path base = dir() / "missing-folder" / "talk";
-  const CliResult r = hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " -q -o srt --output-file " +
-                     quote(base.string()));
+  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) + " -q -o srt --output-file " +
+                     shell_quote(base.string()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, base.string() + ".srt")) << r.err;
   EXPECT_FALSE(fs::exists(base.parent_path()));
@@ -252,8 +222,8 @@ TEST_F(Cli, FailedWritesLeaveNoFile) {
   const fs::path clash = dir() / "clash";
   fs::create_directories(clash.string() + ".srt");
   std::ofstream(clash.string() + ".txt") << "earlier run\n";
-  const CliResult r2 = hark("transcribe -nf -m " + quote(model()) + " " + quote(wav()) + " -q -o srt,txt --output-file " +
-                            quote(clash.string()));
+  const CliRun r2 = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) + " -q -o srt,txt --output-file " +
+                            shell_quote(clash.string()));
   EXPECT_EQ(r2.code, 1);
   EXPECT_TRUE(contains(r2.err, clash.string() + ".srt")) << r2.err;
   EXPECT_EQ(read_file(clash.string() + ".txt"), "earlier run\n");
@@ -264,7 +234,7 @@ TEST_F(Cli, FailedWritesLeaveNoFile) {
 TEST_F(Cli, OneBadFileDoesNotStopTheOthers) {
   const fs::path bad = dir() / "broken.wav";
   std::ofstream(bad) << "RIFF but not really";
-  const CliResult r = hark("transcribe -nf -m " + quote(model()) + " -q -o txt " + quote(bad.string()) + " " + quote(wav()));
+  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " -q -o txt " + shell_quote(bad.string()) + " " + shell_quote(wav()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, bad.string())) << r.err;
   EXPECT_FALSE(fs::exists(bad.string() + ".txt"));
@@ -281,11 +251,11 @@ namespace hark {
 namespace {
 
 TEST_F(Cli, BenchPrintsFourFiguresAndWhisperRnsJson) {
-  const CliResult r = hark("bench -t 1 -m " + quote(model()));
+  const CliRun r = hark("bench -t 1 -m " + shell_quote(model()));
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* label : {"encode", "decode", "batch", "prompt", "threads    1", "AVX"})
     EXPECT_TRUE(contains(r.out, label)) << "missing \"" << label << "\" in\n" << r.out;
-  const CliResult j = hark("bench --json -t 1 -m " + quote(model()));
+  const CliRun j = hark("bench --json -t 1 -m " + shell_quote(model()));
   ASSERT_EQ(j.code, 0) << j.err;
   const nlohmann::json a = nlohmann::json::parse(j.out);
   ASSERT_TRUE(a.is_array());
@@ -296,27 +266,27 @@ TEST_F(Cli, BenchPrintsFourFiguresAndWhisperRnsJson) {
     EXPECT_TRUE(a[i].is_number());
     EXPECT_GT(a[i].get<double>(), 0.0) << i;
   }
-  EXPECT_EQ(hark("bench -m " + quote((dir() / "missing.bin").string())).code, 1);
+  EXPECT_EQ(hark("bench -m " + shell_quote((dir() / "missing.bin").string())).code, 1);
 }
 
 TEST_F(Cli, ProcessorsAndDeviceFlagsAreAccepted) {
-  const CliResult one = hark("transcribe -nf -q -t 2 -m " + quote(model()) + " " + quote(wav()));
+  const CliRun one = hark("transcribe -nf -q -t 2 -m " + shell_quote(model()) + " " + shell_quote(wav()));
   ASSERT_EQ(one.code, 0) << one.err;
   // whisper.cpp's spellings: -ng, -nfa; -p 2 on 4 s of audio makes two 2 s parts.
-  const CliResult r = hark("transcribe -nf -q -p 2 -ng -nfa -t 2 -m " + quote(model()) + " " + quote(wav()));
+  const CliRun r = hark("transcribe -nf -q -p 2 -ng -nfa -t 2 -m " + shell_quote(model()) + " " + shell_quote(wav()));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(r.out.empty());
-  EXPECT_EQ(hark("transcribe -nf -p 0 -m " + quote(model()) + " " + quote(wav())).code, 2);
+  EXPECT_EQ(hark("transcribe -nf -p 0 -m " + shell_quote(model()) + " " + shell_quote(wav())).code, 2);
 }
 
 TEST_F(Cli, DecodingFlagsWithWhisperCppSpellings) {
-  const std::string m = " -m " + quote(model()) + " " + quote(wav());
-  const CliResult a = hark("transcribe -nf -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + quote("[0-9]+") +
-                           " --suppress-tokens 11,13 -mc 8 --prompt " + quote("a glossary") +
+  const std::string m = " -m " + shell_quote(model()) + " " + shell_quote(wav());
+  const CliRun a = hark("transcribe -nf -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + shell_quote("[0-9]+") +
+                           " --suppress-tokens 11,13 -mc 8 --prompt " + shell_quote("a glossary") +
                            " --carry-initial-prompt -nth 0.7 -lpt -1.5 --max-initial-ts 0.5 --max-tokens 20" + m);
   ASSERT_EQ(a.code, 0) << a.err;
-  const CliResult b = hark("transcribe -nf -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + quote("[0-9]+") +
-                           " --suppress-tokens 11,13 -mc 8 --prompt " + quote("a glossary") +
+  const CliRun b = hark("transcribe -nf -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + shell_quote("[0-9]+") +
+                           " --suppress-tokens 11,13 -mc 8 --prompt " + shell_quote("a glossary") +
                            " --carry-initial-prompt -nth 0.7 -lpt -1.5 --max-initial-ts 0.5 --max-tokens 20" + m);
   EXPECT_EQ(a.out, b.out) << "same seed, same text";
   EXPECT_EQ(hark("transcribe -q -tpi 0.5 -nf --no-suppress-nst --no-suppress-blank --no-context --single-segment "
@@ -329,28 +299,28 @@ TEST_F(Cli, DecodingFlagsWithWhisperCppSpellings) {
   EXPECT_EQ(hark("transcribe -nf -q -bs 3 --patience 1.5 --max-tokens 12" + m).code, 0);
   EXPECT_EQ(hark("transcribe -nf -bs 0" + m).code, 2);
   EXPECT_EQ(hark("transcribe -nf --patience 0" + m).code, 2);
-  const CliResult bad = hark("transcribe -nf --suppress-regex " + quote("([") + m);
+  const CliRun bad = hark("transcribe -nf --suppress-regex " + shell_quote("([") + m);
   EXPECT_NE(bad.code, 0);
   EXPECT_TRUE(contains(bad.err, "suppress_regex")) << bad.err;
 }
 
 TEST_F(Cli, DetectLanguageNamesEachFilesLanguage) {
-  const CliResult r = hark("transcribe -nf -dl -q -m " + quote(model()) + " " + quote(wav()));
+  const CliRun r = hark("transcribe -nf -dl -q -m " + shell_quote(model()) + " " + shell_quote(wav()));
   ASSERT_EQ(r.code, 0) << r.err;
   // "FILE: auto-detected language: xx (p = 0.123456)", and no transcript.
   EXPECT_TRUE(contains(r.out, wav() + ": auto-detected language: ")) << r.out;
   EXPECT_TRUE(contains(r.out, "(p = 0.")) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
-  const CliResult past = hark("transcribe -nf --detect-language --offset-ms 60000 -m " + quote(model()) + " " + quote(wav()));
+  const CliRun past = hark("transcribe -nf --detect-language --offset-ms 60000 -m " + shell_quote(model()) + " " + shell_quote(wav()));
   EXPECT_EQ(past.code, 1);
   EXPECT_TRUE(contains(past.err, "past the end")) << past.err;
 }
 
 TEST_F(Cli, WordTimestampsAndJsonCompactOrFull) {
   const fs::path base = dir() / "words";
-  const std::string m = " -m " + quote(model()) + " " + quote(wav()) + " --output-file " + quote(base.string());
+  const std::string m = " -m " + shell_quote(model()) + " " + shell_quote(wav()) + " --output-file " + shell_quote(base.string());
   // -oj: no tokens; words with --word-timestamps (the model's own heads).
-  const CliResult a = hark("transcribe -nf -q --max-tokens 20 --word-timestamps --hallucination-silence-threshold 2 -oj" + m);
+  const CliRun a = hark("transcribe -nf -q --max-tokens 20 --word-timestamps --hallucination-silence-threshold 2 -oj" + m);
   ASSERT_EQ(a.code, 0) << a.err;
   nlohmann::json j = nlohmann::json::parse(read_file(base.string() + ".json"));
   bool any_words = false;
@@ -368,27 +338,27 @@ TEST_F(Cli, WordTimestampsAndJsonCompactOrFull) {
   }
   EXPECT_TRUE(any_words) << j.dump(1);
   // -ojf: the tokens too; whisper.cpp's -dtw spelling with a preset that fits (top-n of 1 layer).
-  const CliResult b = hark("transcribe -nf -q --max-tokens 20 -dtw top-n --dtw-n-top 1 -ojf" + m);
+  const CliRun b = hark("transcribe -nf -q --max-tokens 20 -dtw top-n --dtw-n-top 1 -ojf" + m);
   ASSERT_EQ(b.code, 0) << b.err;
   j = nlohmann::json::parse(read_file(base.string() + ".json"));
   ASSERT_FALSE(j["segments"].empty());
   EXPECT_TRUE(j["segments"][0].contains("tokens"));
   EXPECT_TRUE(j["segments"][0].contains("words"));
   // A preset for another decoder shape, an unknown one: clear errors naming them.
-  const CliResult c = hark("transcribe -nf -dtw large.v3" + m);
+  const CliRun c = hark("transcribe -nf -dtw large.v3" + m);
   EXPECT_EQ(c.code, 1);
   EXPECT_TRUE(contains(c.err, "large.v3")) << c.err;
-  const CliResult d = hark("transcribe -nf -dtw huge" + m);
+  const CliRun d = hark("transcribe -nf -dtw huge" + m);
   EXPECT_EQ(d.code, 1);
   EXPECT_TRUE(contains(d.err, "unknown preset 'huge'")) << d.err;
   fs::remove(base.string() + ".json");
 }
 
 TEST_F(Cli, TokenTimestampsMaxLenTinydiarizeCsvAndLrc) {
-  const std::string m = " -m " + quote(model()) + " " + quote(wav());
+  const std::string m = " -m " + shell_quote(model()) + " " + shell_quote(wav());
   const std::string base = wav();
   // whisper.cpp's spellings: -ml -sow -wt -tdrz -ocsv -olrc
-  const CliResult r = hark("transcribe -nf -q -ml 8 -sow -wt 0.05 -tdrz --max-tokens 20 -ocsv -olrc -o json" + m);
+  const CliRun r = hark("transcribe -nf -q -ml 8 -sow -wt 0.05 -tdrz --max-tokens 20 -ocsv -olrc -o json" + m);
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string csv = read_file(base + ".csv"), lrc = read_file(base + ".lrc");
   EXPECT_EQ(csv.rfind("start,end,text\n", 0), 0u) << csv;
@@ -404,7 +374,7 @@ TEST_F(Cli, TokenTimestampsMaxLenTinydiarizeCsvAndLrc) {
   }
   for (const char* ext : {".csv", ".lrc", ".json"}) fs::remove(base + ext);
   // --token-timestamps alone: the tokens are timed, the segments as without it.
-  const CliResult t = hark("transcribe -nf -q --token-timestamps --max-tokens 20 -o json" + m);
+  const CliRun t = hark("transcribe -nf -q --token-timestamps --max-tokens 20 -o json" + m);
   ASSERT_EQ(t.code, 0) << t.err;
   const nlohmann::json tj = nlohmann::json::parse(read_file(base + ".json"));
   for (const auto& seg : tj["segments"])
@@ -421,18 +391,18 @@ TEST_F(Cli, TokenTimestampsMaxLenTinydiarizeCsvAndLrc) {
     audio::WavWriter w(speech, audio::kSampleRate, 1, audio::WavWriter::Format::kFloat32);
     w.write(a.data(), a.size());
     w.close();
-    const std::string args = " -q -t 2 --max-tokens 48 -m " + quote(tdrz_model) + " " + quote(speech);
-    const CliResult on = hark("transcribe -nf -tdrz" + args);
+    const std::string args = " -q -t 2 --max-tokens 48 -m " + shell_quote(tdrz_model) + " " + shell_quote(speech);
+    const CliRun on = hark("transcribe -nf -tdrz" + args);
     ASSERT_EQ(on.code, 0) << on.err;
     EXPECT_TRUE(contains(on.out, " [SPEAKER_TURN]\n")) << on.out;
-    const CliResult off = hark("transcribe -nf" + args);
+    const CliRun off = hark("transcribe -nf" + args);
     ASSERT_EQ(off.code, 0) << off.err;
     EXPECT_FALSE(contains(off.out, "SPEAKER_TURN")) << off.out;
   }
   // bad values
   EXPECT_EQ(hark("transcribe -nf -ml -1" + m).code, 2);
   EXPECT_EQ(hark("transcribe -nf -wt 1.5" + m).code, 2);
-  const CliResult nan = hark("transcribe -nf -wt nan" + m);
+  const CliRun nan = hark("transcribe -nf -wt nan" + m);
   EXPECT_NE(nan.code, 0);
   EXPECT_TRUE(contains(nan.err, "thold_pt") || contains(nan.err, "word-thold")) << nan.err;
 }
@@ -443,12 +413,12 @@ TEST_F(Cli, VadPrintsWhisperCppsSegmentsAsTextAndJson) {
   const std::string shared = testing::shared_dir();
   const std::string model = shared + "/vad/silero-v6.2.0-ggml.bin", clip = shared + "/vad/vad-three-clips.wav";
   if (shared.empty() || !fs::exists(model) || !fs::exists(clip)) GTEST_SKIP() << "../shared/vad not found";
-  const std::string args = " -vm " + quote(model) + " " + quote(clip);
-  const CliResult text = hark("vad" + args);
+  const std::string args = " -vm " + shell_quote(model) + " " + shell_quote(clip);
+  const CliRun text = hark("vad" + args);
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_EQ(text.out, clip + ": 3 speech segments\n[00:00:00.320 --> 00:00:06.910]\n"
                              "[00:00:08.550 --> 00:00:13.500]\n[00:00:14.180 --> 00:00:17.250]\n");
-  const CliResult js = hark("vad --json --probs --min-silence-ms 2000 --pad-ms 0" + args);
+  const CliRun js = hark("vad --json --probs --min-silence-ms 2000 --pad-ms 0" + args);
   ASSERT_EQ(js.code, 0) << js.err;
   const nlohmann::json j = nlohmann::json::parse(js.out);
   EXPECT_EQ(j["file"], clip);
@@ -457,14 +427,14 @@ TEST_F(Cli, VadPrintsWhisperCppsSegmentsAsTextAndJson) {
   EXPECT_EQ(j["segments"][0]["start"], "00:00:00.350");
   EXPECT_EQ(j["probs"].size(), 547u);
   // --bench reports frames per second on stderr
-  const CliResult b = hark("vad --bench -t 1" + args);
+  const CliRun b = hark("vad --bench -t 1" + args);
   EXPECT_TRUE(contains(b.err, "547 frames in")) << b.err;
   // errors: a Whisper model as the VAD model, a bad option value, no model
-  const CliResult wrong = hark("vad -vm " + quote(this->model()) + " " + quote(clip));
+  const CliRun wrong = hark("vad -vm " + shell_quote(this->model()) + " " + shell_quote(clip));
   EXPECT_EQ(wrong.code, 1);
   EXPECT_TRUE(contains(wrong.err, "model type length")) << wrong.err;
   EXPECT_EQ(hark("vad --threshold 1.5" + args).code, 2);
-  EXPECT_EQ(hark("vad " + quote(clip)).code, 2);
+  EXPECT_EQ(hark("vad " + shell_quote(clip)).code, 2);
 }
 
 TEST_F(Cli, TranscribeWithVadUsesWhisperCppsFlags) {
@@ -481,35 +451,35 @@ TEST_F(Cli, TranscribeWithVadUsesWhisperCppsFlags) {
     w.write(a.data(), a.size());
     w.close();
   }
-  const std::string m = " -m " + quote(model()) + " " + quote(padded);
+  const std::string m = " -m " + shell_quote(model()) + " " + shell_quote(padded);
   const fs::path base = dir() / "vad";
-  const CliResult r = hark("transcribe -nf --max-tokens 16 -oj --vad -vm " + quote(vad) +
-                           " -vt 0.5 -vspd 250 -vsd 100 -vmsd 30 -vp 30 -vo 0.1 --output-file " + quote(base.string()) + m);
+  const CliRun r = hark("transcribe -nf --max-tokens 16 -oj --vad -vm " + shell_quote(vad) +
+                           " -vt 0.5 -vspd 250 -vsd 100 -vmsd 30 -vp 30 -vo 0.1 --output-file " + shell_quote(base.string()) + m);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "; vad ")) << r.err;  // the timings line says what the VAD cost
   const nlohmann::json j = nlohmann::json::parse(read_file(base.string() + ".json"));
   ASSERT_FALSE(j["segments"].empty());
   for (const auto& s : j["segments"]) EXPECT_GE(s["t0"].get<int64_t>(), 1200 + 32) << s.dump();
   // long spellings, and the errors: --vad without a model, a threshold out of range
-  EXPECT_EQ(hark("transcribe -nf -q --max-tokens 8 --vad --vad-model " + quote(vad) + " --vad-threshold 0.6 "
+  EXPECT_EQ(hark("transcribe -nf -q --max-tokens 8 --vad --vad-model " + shell_quote(vad) + " --vad-threshold 0.6 "
                  "--vad-min-speech-duration-ms 100 --vad-min-silence-duration-ms 200 --vad-max-speech-duration-s 20 "
                  "--vad-speech-pad-ms 10 --vad-samples-overlap 0.2" + m).code, 0);
-  const CliResult nomodel = hark("transcribe -nf -q --vad" + m);
+  const CliRun nomodel = hark("transcribe -nf -q --vad" + m);
   EXPECT_NE(nomodel.code, 0);
   EXPECT_TRUE(contains(nomodel.err, "vad_model_path")) << nomodel.err;
-  EXPECT_EQ(hark("transcribe -nf --vad -vm " + quote(vad) + " -vt 1.5" + m).code, 2);
+  EXPECT_EQ(hark("transcribe -nf --vad -vm " + shell_quote(vad) + " -vt 1.5" + m).code, 2);
 
   // The batched pipeline: --batch-size with the VAD model; the same speech, times after the silence.
   const fs::path bbase = dir() / "batched";
-  const CliResult b = hark("transcribe -nf --max-tokens 16 -oj --batch-size 4 -vm " + quote(vad) +
-                           " --output-file " + quote(bbase.string()) + m);
+  const CliRun b = hark("transcribe -nf --max-tokens 16 -oj --batch-size 4 -vm " + shell_quote(vad) +
+                           " --output-file " + shell_quote(bbase.string()) + m);
   ASSERT_EQ(b.code, 0) << b.err;
   const nlohmann::json jb = nlohmann::json::parse(read_file(bbase.string() + ".json"));
   ASSERT_FALSE(jb["segments"].empty());
   for (const auto& s : jb["segments"]) EXPECT_GE(s["t0"].get<int64_t>(), 1200) << s.dump();
-  EXPECT_EQ(hark("transcribe -nf --batch-size 0 -vm " + quote(vad) + m).code, 2);
-  EXPECT_EQ(hark("transcribe -nf --batch-size 33 -vm " + quote(vad) + m).code, 2);
-  const CliResult bnomodel = hark("transcribe -nf -q --batch-size 4" + m);
+  EXPECT_EQ(hark("transcribe -nf --batch-size 0 -vm " + shell_quote(vad) + m).code, 2);
+  EXPECT_EQ(hark("transcribe -nf --batch-size 33 -vm " + shell_quote(vad) + m).code, 2);
+  const CliRun bnomodel = hark("transcribe -nf -q --batch-size 4" + m);
   EXPECT_NE(bnomodel.code, 0);
   EXPECT_TRUE(contains(bnomodel.err, "vad_model_path")) << bnomodel.err;
 }
@@ -518,13 +488,13 @@ TEST_F(Cli, TranscribeWithVadUsesWhisperCppsFlags) {
 
 TEST_F(Cli, QuantizeWritesALoadableModelAndPrintsSizes) {
   const std::string out = (dir() / "micro-q5_0.bin").string();
-  const CliResult r = hark("quantize " + quote(model()) + " " + quote(out) + " q5_0");
+  const CliRun r = hark("quantize " + shell_quote(model()) + " " + shell_quote(out) + " q5_0");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "(f16, ")) << r.out;
   EXPECT_TRUE(contains(r.out, "(q5_0, ")) << r.out;
   EXPECT_TRUE(contains(r.out, "MiB")) << r.out;
   EXPECT_EQ(r.err, "");  // no progress line when stderr is not a terminal
-  const CliResult info = hark("info " + quote(out));
+  const CliRun info = hark("info " + shell_quote(out));
   ASSERT_EQ(info.code, 0) << info.err;
   EXPECT_TRUE(contains(info.out, "weight type     q5_0")) << info.out;
   fs::remove(out);
@@ -532,11 +502,11 @@ TEST_F(Cli, QuantizeWritesALoadableModelAndPrintsSizes) {
 
 TEST_F(Cli, QuantizeRefusesABadTypeOrInputAndWritesNothing) {
   const std::string out = (dir() / "never.bin").string();
-  const CliResult bad_type = hark("quantize " + quote(model()) + " " + quote(out) + " q3_k");
+  const CliRun bad_type = hark("quantize " + shell_quote(model()) + " " + shell_quote(out) + " q3_k");
   EXPECT_EQ(bad_type.code, 2);
   EXPECT_TRUE(contains(bad_type.err, "q3_k")) << bad_type.err;
   const std::string missing = (dir() / "missing.bin").string();
-  const CliResult bad_in = hark("quantize " + quote(missing) + " " + quote(out) + " q8_0");
+  const CliRun bad_in = hark("quantize " + shell_quote(missing) + " " + shell_quote(out) + " q8_0");
   EXPECT_EQ(bad_in.code, 1);
   EXPECT_TRUE(contains(bad_in.err, missing)) << bad_in.err;
   EXPECT_FALSE(fs::exists(out));

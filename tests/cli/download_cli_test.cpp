@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "audio/audio.h"
+#include "cli/cli_test_util.h"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
 #include "models/file_server.h"
@@ -23,33 +24,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using testing::CliRun;
+using testing::shell_quote;
+const auto& slurp = testing::read_file;
 
 bool has(const std::string& s, const std::string& piece) { return s.find(piece) != std::string::npos; }
-
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
 
 class CliDownload : public ::testing::Test {
  protected:
   void SetUp() override {
-#ifdef HARK_CLI_PATH
-    cli_ = HARK_CLI_PATH;
-#endif
-    if (const char* env = std::getenv("HARK_CLI"); env && *env) cli_ = env;
+    cli_ = testing::cli_path();
     if (cli_.empty() || !fs::exists(cli_)) GTEST_SKIP() << "the hark binary was not built";
     const char* tmp = std::getenv("TMPDIR");
     dir_ = fs::path(tmp && *tmp ? tmp : "/tmp") / ("hark-cli-download-" + std::to_string(::getpid()) + "-" +
@@ -66,16 +50,7 @@ class CliDownload : public ::testing::Test {
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
-  CliRun hark(const std::string& args, const std::string& env = "") {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd = env + " " + quote(cli_) + " " + args + " >" + quote(out.string()) + " 2>" + quote(err.string());
-    const int status = std::system(cmd.c_str());
-    CliRun r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
+  CliRun hark(const std::string& args, const std::string& env = "") { return testing::run_cli(args, dir_, env); }
   std::string sha1() const {
     Digest h(Digest::Kind::Sha1);
     h.update(model_.data(), model_.size());
@@ -98,7 +73,7 @@ class CliDownload : public ::testing::Test {
 };
 
 TEST_F(CliDownload, ListNamesTheOfficialModels) {
-  const CliRun r = hark("download --list --dir " + quote((dir_ / "models").string()));
+  const CliRun r = hark("download --list --dir " + shell_quote((dir_ / "models").string()));
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* n : {"tiny.en", "base", "small.en-tdrz", "large-v3-turbo", "large-v3-turbo-q8_0"})
     EXPECT_TRUE(has(r.out, std::string("\n") + n + " ")) << n << " missing in\n" << r.out;
@@ -107,7 +82,7 @@ TEST_F(CliDownload, ListNamesTheOfficialModels) {
 TEST_F(CliDownload, DownloadsVerifiesAndPrintsThePath) {
   testing::FileServer server("ggml-tiny.en.bin", model_);
   const std::string models = (dir_ / "models").string();
-  const CliRun r = hark("download tiny.en --dir " + quote(models) + " --base-url " + server.base_url() + " --sha1 " + sha1());
+  const CliRun r = hark("download tiny.en --dir " + shell_quote(models) + " --base-url " + server.base_url() + " --sha1 " + sha1());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, models + "/ggml-tiny.en.bin\n");
   EXPECT_TRUE(has(r.err, "verified: given SHA-1")) << r.err;
@@ -117,8 +92,8 @@ TEST_F(CliDownload, DownloadsVerifiesAndPrintsThePath) {
 
   // -m takes the name now; and the model is found through $HARK_MODELS.
   write_tones(dir_ / "tones.wav");
-  const CliRun t = hark("transcribe -m tiny.en -nf -q " + quote((dir_ / "tones.wav").string()),
-                     "HARK_MODELS=" + quote(models));
+  const CliRun t = hark("transcribe -m tiny.en -nf -q " + shell_quote((dir_ / "tones.wav").string()),
+                     "HARK_MODELS=" + shell_quote(models));
   EXPECT_EQ(t.code, 0) << t.err;
 }
 
@@ -127,13 +102,13 @@ TEST_F(CliDownload, ErrorsAreClear) {
   const std::string models = (dir_ / "models").string();
   std::string bad = sha1();
   bad[0] = bad[0] == '0' ? '1' : '0';
-  const CliRun mismatch = hark("download tiny.en --dir " + quote(models) + " --base-url " + server.base_url() + " --sha1 " + bad);
+  const CliRun mismatch = hark("download tiny.en --dir " + shell_quote(models) + " --base-url " + server.base_url() + " --sha1 " + bad);
   EXPECT_EQ(mismatch.code, 1);
   EXPECT_TRUE(has(mismatch.err, "hark: error: ")) << mismatch.err;
   EXPECT_TRUE(has(mismatch.err, "SHA-1 mismatch")) << mismatch.err;
   EXPECT_FALSE(fs::exists(models + "/ggml-tiny.en.bin"));
 
-  const CliRun missing = hark("download tiny.en --dir " + quote(models) + " --base-url " + server.base_url() + "/none");
+  const CliRun missing = hark("download tiny.en --dir " + shell_quote(models) + " --base-url " + server.base_url() + "/none");
   EXPECT_EQ(missing.code, 1);
   EXPECT_TRUE(has(missing.err, "HTTP 404")) << missing.err;
 
@@ -146,16 +121,16 @@ TEST_F(CliDownload, ErrorsAreClear) {
 
 TEST_F(CliDownload, AMissingModelByNameSaysHowToGetIt) {
   write_tones(dir_ / "tones.wav");
-  const CliRun r = hark("transcribe -m base.en " + quote((dir_ / "tones.wav").string()),
-                     "HARK_MODELS=" + quote((dir_ / "models").string()));
+  const CliRun r = hark("transcribe -m base.en " + shell_quote((dir_ / "tones.wav").string()),
+                     "HARK_MODELS=" + shell_quote((dir_ / "models").string()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(has(r.err, "hark download base.en")) << r.err;
 }
 
 TEST_F(CliDownload, TranscribeProgressOnlyWhenAsked) {
   write_tones(dir_ / "tones.wav");
-  const std::string args = "transcribe -m " + quote((dir_ / "micro.bin").string()) + " -nf " +
-                           quote((dir_ / "tones.wav").string());
+  const std::string args = "transcribe -m " + shell_quote((dir_ / "micro.bin").string()) + " -nf " +
+                           shell_quote((dir_ / "tones.wav").string());
   const CliRun piped = hark(args);
   ASSERT_EQ(piped.code, 0) << piped.err;
   EXPECT_FALSE(has(piped.err, "progress")) << piped.err;  // piped: nothing extra

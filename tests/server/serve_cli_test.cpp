@@ -14,19 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "cli/cli_test_util.h"
 #include "server_test_util.h"
 
 namespace hark::server::testing {
 namespace {
 
-std::string cli_path() {
-  if (const char* env = std::getenv("HARK_CLI"); env && *env) return env;
-#ifdef HARK_CLI_PATH
-  return HARK_CLI_PATH;
-#else
-  return {};
-#endif
-}
+using hark::testing::cli_path;
 
 // A child process running `hark serve ARGS`, its stdout read line by line.
 struct ServeProcess {
