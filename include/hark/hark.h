@@ -369,8 +369,9 @@ HARK_API hark_status hark_transcribe_pcm16(hark_context* ctx, const int16_t* sam
 /* A state of one's own: KV cache, compute memory and threads (n_threads 0: the context's). It
  * keeps the model in memory and may outlive the context. Any thread. */
 HARK_API hark_status hark_state_new(hark_context* ctx, int n_threads, hark_state** out);
-/* Aborts the job running on it, waits for it, frees the state. Any thread, not from a callback of
- * a job on this state (HARK_ERR_INVALID_ARGUMENT). */
+/* Aborts the job running on it (and ends a stream it is lent to: hark_stream_create_on_state),
+ * waits for it, frees the state. Any thread, not from a callback of a job or stream on this state
+ * (HARK_ERR_INVALID_ARGUMENT). */
 HARK_API hark_status hark_state_free(hark_state* state);
 /* Bytes the state holds beyond the shared weights (KV cache + compute buffers). Any thread. */
 HARK_API hark_status hark_state_bytes(const hark_state* state, size_t* out);
@@ -679,8 +680,16 @@ static inline hark_stream_params hark_stream_default_params(void) {
   return p;
 }
 
-/* Starts transcribing what hark_stream_push() delivers. */
+/* Starts transcribing what hark_stream_push() delivers, on a state of the stream's own. */
 HARK_API hark_status hark_stream_create(hark_context* ctx, const hark_stream_params* params, hark_stream** out);
+/* The same on the caller's state (one from a fixed pool, say: the stream then costs no memory
+ * beyond it); params->n_threads 0 keeps the state's thread count. The state is lent to the stream
+ * until hark_stream_free: meanwhile hark_transcribe_with_state and a second stream on it are
+ * refused (HARK_ERR_INVALID_ARGUMENT). hark_state_free while it is lent ends the stream first, as
+ * hark_job_abort(event->job_id) would (its last event is delivered; later pushes are ignored),
+ * then frees the state; the stream handle stays valid until hark_stream_free. */
+HARK_API hark_status hark_stream_create_on_state(hark_state* state, const hark_stream_params* params,
+                                                 hark_stream** out);
 /* Interleaved float at the params' sample_rate and channels (converted to 16 kHz mono), any
  * number of whole frames: n_samples counts values over all channels. Any thread. */
 HARK_API hark_status hark_stream_push(hark_stream* stream, const float* samples, size_t n_samples);

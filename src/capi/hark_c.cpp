@@ -54,6 +54,12 @@ struct hark_state {
   std::unique_ptr<hark::State> impl;
   bool multilingual = false;  // the model's, for checking params (a State has no info())
   hark::capi::Activity activity;
+  // The stream the state is lent to (hark_stream_create_on_state), under activity.mu: live until
+  // that stream is freed. The handle only names it (t_in_callback_of); it is never followed.
+  std::weak_ptr<hark::RealtimeTranscriber> lent_to;
+  const void* lent_to_handle = nullptr;
+  bool lending = false;  // hark_stream_create_on_state is starting a stream on it
+  bool lent() const { return lending || !lent_to.expired(); }
 };
 
 struct hark_result {
@@ -626,6 +632,14 @@ void run_job(Lease& lease, const void* owner, const hark_transcribe_params& p, c
 bool multilingual_of(const hark_context* c) { return c->impl->info().multilingual; }
 bool multilingual_of(const hark_state* s) { return s->multilingual; }
 
+// A state lent to a stream runs nothing else until the stream is freed.
+void require_not_lent(hark_context*) {}
+void require_not_lent(hark_state* s) {
+  std::lock_guard<std::mutex> lock(s->activity.mu);
+  require(!s->lent(),
+          "state is lent to a stream (hark_stream_create_on_state); free the stream before using the state again");
+}
+
 // A transcription on a context or a state (kind k, argument name `arg`) of the samples that
 // `audio(storage)` gives as {pointer, count}: the caller's samples (checked by run_job, so a
 // NULL pointer is an error, not a span), or `storage` once filled.
@@ -636,6 +650,7 @@ hark_status transcribe_on(const char* fn, Handle* h, Kind k, const char* arg, co
     require_out(out);
     std::optional<Lease> l;
     lease(h, k, arg, l);
+    require_not_lent(h);
     const hark_transcribe_params p = read_params(params, kTranscribeParamsV1, transcribe_defaults(),
                                                  "hark_transcribe_default_params");
     check_params(p, multilingual_of(h));
@@ -1046,7 +1061,27 @@ hark_status hark_state_new(hark_context* ctx, int n_threads, hark_state** out) {
 
 hark_status hark_state_free(hark_state* state) {
   return guarded("hark_state_free", HARK_ERR_INTERNAL, [&] {
+    {
+      const auto lock = read_lock(state, Kind::State, "state");
+      std::lock_guard<std::mutex> guard(state->activity.mu);
+      // Ending the stream waits for its thread, which runs its callback.
+      require(!state->lent() || std::find(t_in_callback_of.begin(), t_in_callback_of.end(),
+                                                    state->lent_to_handle) == t_in_callback_of.end(),
+              "state is lent to the stream whose callback this call comes from; free it after hark_stream_free");
+    }
     close_and_wait(state, Kind::State, "state");
+    // No stream can be lent the state from now on (it is out of the registry, and a creation in
+    // progress held a lease that close_and_wait waited for): end the one it is lent to, as
+    // hark_job_abort would, and wait until its thread no longer touches the state.
+    std::shared_ptr<hark::RealtimeTranscriber> stream;
+    {
+      std::lock_guard<std::mutex> guard(state->activity.mu);
+      stream = state->lent_to.lock();
+    }
+    if (stream) {
+      hark::jobs::abort(stream->job_id());
+      stream->wait();
+    }
     delete state;
   });
 }
@@ -1619,7 +1654,9 @@ hark_status hark_energy_vad(const float* samples, size_t n_samples, const hark_e
 
 struct hark_stream {
   std::shared_ptr<hark::PushSource> source;
-  std::unique_ptr<hark::RealtimeTranscriber> impl;
+  // Shared with the state it runs on, if lent one (hark_state::lent_to), so that freeing the state
+  // can end the stream while hark_stream_free runs at the same time.
+  std::shared_ptr<hark::RealtimeTranscriber> impl;
   hark_stream_event_callback on_event = nullptr;
   void* user_data = nullptr;
   int channels = 1;
@@ -1687,41 +1724,95 @@ hark_status hark_stream_params_init(hark_stream_params* params, size_t params_si
                  [&] { init_params(params, params_size, kStreamParamsV1, stream_defaults(), "hark_stream_params"); });
 }
 
+}  // extern "C"
+
+namespace {
+
+// What both ways of creating a stream share: params read and checked, the push source made, the
+// transcriber started by `start(handle, source, options, on_event)` and the handle registered.
+template <typename Start>
+void create_stream(const hark_stream_params* params, hark_stream** out, Start&& start) {
+  const hark_stream_params p = read_params(params, kStreamParamsV1, stream_defaults(), "hark_stream_default_params");
+  hark::RealtimeOptions o;
+  o.audio_sec = p.audio_sec;
+  o.audio_slice_sec = p.audio_slice_sec;
+  o.audio_min_sec = p.audio_min_sec;
+  o.partial_sec = p.partial_sec;
+  if (p.audio_output_path) o.audio_output_path = p.audio_output_path;
+  o.use_vad = p.use_vad;
+  o.vad_ms = p.vad_ms;
+  o.vad_thold = p.vad_thold;
+  o.vad_freq_thold = p.vad_freq_thold;
+  if (p.vad_model_path) o.vad_model_path = p.vad_model_path;
+  o.n_threads = p.n_threads;
+  require(p.sample_rate >= 1000 && p.sample_rate <= 768000,
+          "params->sample_rate " + std::to_string(p.sample_rate) + " Hz is out of range (1000..768000)");
+  require(p.channels >= 1 && p.channels <= 256,
+          "params->channels " + std::to_string(p.channels) + " is out of range (1..256)");
+  require(p.n_threads >= 0, "params->n_threads must be >= 0 (0: the context's or state's), got " +
+                                std::to_string(p.n_threads));
+  auto tp = std::make_shared<hark::TranscribeParams>();
+  if (p.language) tp->language = p.language;
+  o.transcribe = tp;
+  auto s = std::make_unique<hark_stream>();
+  s->on_event = p.on_event;
+  s->user_data = p.user_data;
+  s->channels = p.channels;
+  s->source = hark::open_push_source(p.live, p.sample_rate, p.channels);
+  const hark_stream* raw = s.get();
+  s->impl = start(raw, s->source, o, [raw](const hark::RealtimeEvent& e) { deliver(raw, e); });
+  handles().add(s.get(), Kind::Stream);
+  *out = s.release();
+}
+
+}  // namespace
+
+extern "C" {
+
 hark_status hark_stream_create(hark_context* ctx, const hark_stream_params* params, hark_stream** out) {
   return guarded("hark_stream_create", HARK_ERR_FAILED, [&] {
     require_out(out);
     std::optional<Lease> l;
     lease(ctx, Kind::Context, "ctx", l);
-    const hark_stream_params p = read_params(params, kStreamParamsV1, stream_defaults(), "hark_stream_default_params");
-    hark::RealtimeOptions o;
-    o.audio_sec = p.audio_sec;
-    o.audio_slice_sec = p.audio_slice_sec;
-    o.audio_min_sec = p.audio_min_sec;
-    o.partial_sec = p.partial_sec;
-    if (p.audio_output_path) o.audio_output_path = p.audio_output_path;
-    o.use_vad = p.use_vad;
-    o.vad_ms = p.vad_ms;
-    o.vad_thold = p.vad_thold;
-    o.vad_freq_thold = p.vad_freq_thold;
-    if (p.vad_model_path) o.vad_model_path = p.vad_model_path;
-    o.n_threads = p.n_threads;
-    require(p.sample_rate >= 1000 && p.sample_rate <= 768000,
-            "params->sample_rate " + std::to_string(p.sample_rate) + " Hz is out of range (1000..768000)");
-    require(p.channels >= 1 && p.channels <= 256,
-            "params->channels " + std::to_string(p.channels) + " is out of range (1..256)");
-    auto tp = std::make_shared<hark::TranscribeParams>();
-    if (p.language) tp->language = p.language;
-    o.transcribe = tp;
-    auto s = std::make_unique<hark_stream>();
-    s->on_event = p.on_event;
-    s->user_data = p.user_data;
-    s->channels = p.channels;
-    s->source = hark::open_push_source(p.live, p.sample_rate, p.channels);
-    const hark_stream* raw = s.get();
-    s->impl = hark::RealtimeTranscriber::start(*ctx->impl, s->source, o,
-                                               [raw](const hark::RealtimeEvent& e) { deliver(raw, e); });
-    handles().add(s.get(), Kind::Stream);
-    *out = s.release();
+    create_stream(params, out, [&](const hark_stream*, auto source, const hark::RealtimeOptions& o, auto on_event) {
+      return hark::RealtimeTranscriber::start(*ctx->impl, std::move(source), o, std::move(on_event));
+    });
+  });
+}
+
+hark_status hark_stream_create_on_state(hark_state* state, const hark_stream_params* params, hark_stream** out) {
+  return guarded("hark_stream_create_on_state", HARK_ERR_FAILED, [&] {
+    require_out(out);
+    std::optional<Lease> l;
+    lease(state, Kind::State, "state", l);
+    // The state is marked lent before the transcriber starts, so that no transcription and no
+    // second stream slips in meanwhile (not under the mutex: the stream's first event may call back).
+    {
+      std::lock_guard<std::mutex> guard(state->activity.mu);
+      require(!state->lent(),
+              "state is already lent to a stream (hark_stream_create_on_state); free that stream first");
+      require(state->activity.calls == 1, "state is running a transcription; a stream needs the state to itself");
+      state->lending = true;
+    }
+    struct Unmark {
+      hark_state* st;
+      ~Unmark() {
+        std::lock_guard<std::mutex> guard(st->activity.mu);
+        st->lending = false;
+      }
+    } unmark{state};
+    create_stream(params, out, [&](const hark_stream* handle, auto source, const hark::RealtimeOptions& o,
+                                   auto on_event) {
+      {
+        std::lock_guard<std::mutex> guard(state->activity.mu);
+        state->lent_to_handle = handle;  // before its callback can run
+      }
+      std::shared_ptr<hark::RealtimeTranscriber> rt =
+          hark::RealtimeTranscriber::start(*state->impl, std::move(source), o, std::move(on_event));
+      std::lock_guard<std::mutex> guard(state->activity.mu);
+      state->lent_to = rt;
+      return rt;
+    });
   });
 }
 

@@ -1216,11 +1216,14 @@ typedef struct StreamWatch {
   pthread_mutex_t mu;
   int n_events, n_final, last_code, last_stopped, last_capturing, saw_json;
   double last_recording_ms;
+  hark_state* free_from_callback; /* freed (tried) from the first event, its status kept */
+  hark_status free_status;
 } StreamWatch;
 
 static void on_stream_event(const hark_stream_event* e, void* ud) {
   StreamWatch* w = (StreamWatch*)ud;
   pthread_mutex_lock(&w->mu);
+  if (w->n_events == 0 && w->free_from_callback) w->free_status = hark_state_free(w->free_from_callback);
   ++w->n_events;
   if (e->slice_final && e->slice_index + 1 > w->n_final) w->n_final = e->slice_index + 1; /* the closing event repeats the last */
   w->last_code = e->code;
@@ -1268,6 +1271,94 @@ static void test_stream(hark_context* ctx, const float* audio, size_t n) {
   bad.struct_size = 3;
   hark_stream* s2 = NULL;
   CHECK(hark_stream_create(ctx, &bad, &s2) != HARK_OK && s2 == NULL);
+  pthread_mutex_destroy(&w.mu);
+}
+
+/* A stream on a state of the caller's (hark_stream_create_on_state): the state is lent to it until
+ * the stream is freed (transcriptions and a second stream on it are refused meanwhile), the
+ * stream transcribes as one on a context does, freeing the state ends a running stream (its last
+ * event says so, the handle stays valid until freed), and freeing the state from the stream's own
+ * callback is refused. */
+static void reset_watch(StreamWatch* w) {
+  pthread_mutex_destroy(&w->mu);
+  memset(w, 0, sizeof *w);
+  pthread_mutex_init(&w->mu, NULL);
+}
+
+static void push_slices(hark_stream* s, const float* audio, size_t n) {
+  for (size_t at = 0; at < n; at += 1234) CHECK_OK(hark_stream_push(s, audio + at, n - at < 1234 ? n - at : 1234));
+}
+
+static void test_stream_on_state(hark_context* ctx, const float* audio, size_t n) {
+  if (n < 40000) return;
+  StreamWatch w;
+  memset(&w, 0, sizeof w);
+  pthread_mutex_init(&w.mu, NULL);
+  hark_stream_params p = hark_stream_default_params();
+  p.audio_slice_sec = 1.0;
+  p.audio_min_sec = 0.5;
+  p.partial_sec = 0;
+  p.live = false;
+  p.on_event = on_stream_event;
+  p.user_data = &w;
+  hark_stream* s = NULL;
+  CHECK_ERR(hark_stream_create_on_state(NULL, &p, &s), HARK_ERR_BAD_HANDLE, "state");
+  CHECK(s == NULL);
+  hark_state* st = NULL;
+  CHECK_OK(hark_state_new(ctx, 1, &st));
+  if (!st) return;
+  CHECK_OK(hark_stream_create_on_state(st, &p, &s));
+  if (!s) return;
+  hark_result* r = NULL;
+  CHECK_ERR(hark_transcribe_with_state(st, audio, n, &g_quick, &r), HARK_ERR_INVALID_ARGUMENT, "lent to a stream");
+  CHECK(r == NULL);
+  hark_stream* s2 = NULL;
+  CHECK_ERR(hark_stream_create_on_state(st, &p, &s2), HARK_ERR_INVALID_ARGUMENT, "already lent");
+  CHECK(s2 == NULL);
+  push_slices(s, audio, 40000); /* 2.5 s: two full slices and half of one */
+  CHECK_OK(hark_stream_stop(s));
+  CHECK_OK(hark_stream_wait(s));
+  CHECK(w.n_final == 3 && w.last_code == 0 && w.last_stopped == 1);
+  CHECK(w.last_recording_ms == 2500.0);
+  /* Ended, but lent until freed. */
+  CHECK_ERR(hark_transcribe_with_state(st, audio, n, &g_quick, &r), HARK_ERR_INVALID_ARGUMENT, "lent to a stream");
+  CHECK_OK(hark_stream_free(s));
+  CHECK_OK(hark_transcribe_with_state(st, audio, n, &g_quick, &r));
+  CHECK(r != NULL);
+  hark_result_free(r);
+
+  /* Freeing the state ends a running stream; the stream handle lives on until freed. */
+  reset_watch(&w);
+  s = NULL;
+  CHECK_OK(hark_stream_create_on_state(st, &p, &s));
+  if (s) {
+    push_slices(s, audio, 24000);
+    CHECK_OK(hark_state_free(st));
+    CHECK(w.n_events >= 1 && w.last_stopped == 1 && w.last_capturing == 0);
+    const int events = w.n_events;
+    CHECK_OK(hark_stream_push(s, audio, 1000)); /* ignored: the stream has ended */
+    CHECK_OK(hark_stream_wait(s));
+    CHECK(w.n_events == events);
+    CHECK_OK(hark_stream_free(s));
+  }
+  CHECK_ERR(hark_stream_create_on_state(st, &p, &s), HARK_ERR_BAD_HANDLE, "state");
+
+  /* Not from the stream's own callback: it would wait for itself. */
+  reset_watch(&w);
+  st = NULL;
+  CHECK_OK(hark_state_new(ctx, 1, &st));
+  w.free_from_callback = st;
+  w.free_status = HARK_OK;
+  s = NULL;
+  if (st) CHECK_OK(hark_stream_create_on_state(st, &p, &s));
+  if (s) {
+    push_slices(s, audio, 20000);
+    CHECK_OK(hark_stream_stop(s));
+    CHECK_OK(hark_stream_wait(s));
+    CHECK(w.n_events >= 1 && w.free_status == HARK_ERR_INVALID_ARGUMENT);
+    CHECK_OK(hark_stream_free(s));
+  }
+  if (st) CHECK_OK(hark_state_free(st));
   pthread_mutex_destroy(&w.mu);
 }
 
@@ -1549,6 +1640,7 @@ int main(int argc, char** argv) {
     test_bench(ctx);
     test_stream(ctx, audio, n);
     test_stream_rate(ctx, audio, n);
+    test_stream_on_state(ctx, audio, n);
     if (mi.multilingual) test_detect_language(ctx, audio, n);
     test_vad_transcribe(ctx, not_a_model);
     CHECK_OK(hark_context_free(ctx));
