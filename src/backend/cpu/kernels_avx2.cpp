@@ -76,7 +76,10 @@ float dot_row(int64_t n, const W* w, const float* x) {
 constexpr int kPrefetchBytes = 4096;
 
 // dot_f32_rows / dot_f16_rows: R weight rows x G activation rows in R * G accumulators. Every 8
-// weights of a row are loaded (widened) once and multiplied into all G activation rows.
+// weights of a row are loaded (widened) once and multiplied into all G activation rows. For one
+// or two activation rows (memory-bound) the weight rows are read one after another, each in
+// memory order, which the hardware prefetchers follow far better than R streams side by side
+// (see kernels_avx512.cpp); each sum is one chain in the order of the values either way.
 template <typename W, int R, int G>
 void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
   __m256 acc[R][G];
@@ -86,15 +89,23 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
     for (int g = 0; g < G; ++g) acc[r][g] = _mm256_setzero_ps();
   }
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 wv[R];
-    for (int r = 0; r < R; ++r) {
-      if constexpr (G > 1) _mm_prefetch(reinterpret_cast<const char*>(wr[r] + i) + kPrefetchBytes, _MM_HINT_T0);
-      wv[r] = load8(wr[r] + i);
-    }
-    for (int g = 0; g < G; ++g) {
-      const __m256 xv = _mm256_loadu_ps(x + g * xs + i);
-      for (int r = 0; r < R; ++r) acc[r][g] = _mm256_fmadd_ps(wv[r], xv, acc[r][g]);
+  if constexpr (G <= 2) {
+    for (int r = 0; r < R; ++r)
+      for (i = 0; i + 8 <= n; i += 8) {
+        const __m256 wv = load8(wr[r] + i);
+        for (int g = 0; g < G; ++g) acc[r][g] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + g * xs + i), acc[r][g]);
+      }
+  } else {
+    for (; i + 8 <= n; i += 8) {
+      __m256 wv[R];
+      for (int r = 0; r < R; ++r) {
+        _mm_prefetch(reinterpret_cast<const char*>(wr[r] + i) + kPrefetchBytes, _MM_HINT_T0);
+        wv[r] = load8(wr[r] + i);
+      }
+      for (int g = 0; g < G; ++g) {
+        const __m256 xv = _mm256_loadu_ps(x + g * xs + i);
+        for (int r = 0; r < R; ++r) acc[r][g] = _mm256_fmadd_ps(wv[r], xv, acc[r][g]);
+      }
     }
   }
   for (int r = 0; r < R; ++r)
