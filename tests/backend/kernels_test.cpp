@@ -284,11 +284,12 @@ double q_magnitude(DType type, int64_t n, const uint8_t* w, const BlockQ8A* x) {
 TEST_P(KernelsTest, QuantizedDotTilesEveryRowCount) {
   // nw weight rows (an odd byte stride: rows at any address) x nx activation rows (strided), every
   // tile shape and remainder the kernels have (weight rows in 4s, 2s and a last odd one;
-  // activation rows in groups of up to 8), against the scalar single dots. Each weight row's
+  // activation rows in groups of up to 8; rows of 16 blocks or more, 17 and 19 here, read in order
+  // four blocks at a time, with a short last group), against the scalar single dots. Each weight row's
   // outputs must also be bit for bit what that row gives alone (nw = 1): results never depend on
   // which weight rows share a tile (how threads split them).
   for (DType type : kWeightTypes) {
-    for (int64_t n : {32, 416}) {
+    for (int64_t n : {32, 64, 416, 544, 608}) {
       const int64_t nb = n / kQuantBlock, xs = nb + 1;
       const size_t rb = dtype_row_bytes(type, n), ws = rb + 3;
       for (int64_t nw : {1, 2, 3, 4, 5, 7}) {

@@ -227,11 +227,152 @@ void q_rows_g(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const BlockQ8
   }
 }
 
+// ---- long rows: four blocks of one weight row per register ----------------------------------
+//
+// Four weight rows side by side are four interleaved streams, which the hardware prefetchers
+// follow worse than one (as for f16, kernels_avx512.cpp). For rows of kInOrderMinBlocks blocks or
+// more, lane j holds block 4q + j of one row instead, so the rows are read one after another, each
+// in memory order; the activation rows are rearranged once per call to match (block 4q + j's
+// bytes, start, d and s in lane j). The same operations per four blocks and activation row as the
+// tiles above, plus one horizontal sum per row and activation row, which short rows cannot repay
+// (tiny's 384-value rows: no gain). The path depends on the matrix only, never on the number of
+// activation rows, so a row decoded in a batch still gives the bits it gives alone.
+// Measured (Zen 4, 2 threads, bench_kernels mul_mat/own, 1 row): large_dec q8_0 0.31-0.35 ->
+// 0.15-0.25 ms, q5_0 0.18-0.26 -> 0.13-0.15; 5 rows q5_0 0.33-0.35 -> 0.28-0.29; small q5_0
+// decoder step 9.8-10.0 -> 6.4-6.9 ms (bench_transcribe).
+constexpr int64_t kInOrderMinBlocks = 16;
+
+// Activation blocks 4q .. 4q + 3 in the lanes' layout (zeros past the last block: such a lane's
+// weight block repeats the last one and adds nothing).
+struct alignas(64) XQuad {
+  __m512i lo, hi;  // bytes 0..15 / 16..31 of block 4q + j in lane j
+  __m512i start;   // lane j: block 4q + j's -z * sum x per dword group (as `start` above)
+  __m512 dx;       // lane j: block 4q + j's d, four times
+  __m512 s;        // lane j: block 4q + j's s (the _1 types' min term)
+};
+
+template <typename T>
+void arrange_x(const BlockQ8A* x, int64_t nb, XQuad* out) {
+  for (int64_t q = 0; q * 4 < nb; ++q) {
+    alignas(64) uint8_t lo[64] = {}, hi[64] = {};
+    alignas(64) int32_t st[16] = {};
+    alignas(64) float dx[16] = {}, sx[16] = {};
+    for (int j = 0; j < 4 && q * 4 + j < nb; ++j) {
+      const BlockQ8A& xb = x[q * 4 + j];
+      std::memcpy(lo + 16 * j, xb.qs, 16);
+      std::memcpy(hi + 16 * j, xb.qs + 16, 16);
+      for (int i = 0; i < 4; ++i) {
+        int32_t sum = 0;
+        for (int t = 0; t < 4; ++t) sum += xb.qs[4 * i + t] + xb.qs[16 + 4 * i + t];
+        st[4 * j + i] = -kOffset<T> * sum;
+        dx[4 * j + i] = xb.d;
+        sx[4 * j + i] = xb.s;
+      }
+    }
+    out[q].lo = _mm512_load_si512(lo);
+    out[q].hi = _mm512_load_si512(hi);
+    out[q].start = _mm512_load_si512(st);
+    out[q].dx = _mm512_load_ps(dx);
+    out[q].s = _mm512_load_ps(sx);
+  }
+}
+
+// The 16 lanes of a row's accumulator folded to 4, in a fixed order (the row's result never
+// depends on the rows beside it).
+inline __m128 fold4(__m512 v) {
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+// Four weight rows (a short tile repeats its last row), each read in order, against G activation
+// rows (xq + g * nq: row g's arrangement); y[g * ldy + r] for r < nwrite. Each (row, activation
+// row) sum takes the same steps whatever G and whatever rows share the tile, so a row decoded in
+// a batch gives the bits it gives alone.
+template <typename T, int G>
+void q_row_quads(int64_t nb, const uint8_t* const* rows, const XQuad* xq, float* y, int64_t ldy, int nwrite) {
+  using Block = typename T::Block;
+  const int64_t nq = (nb + 3) / 4;
+  __m128 sums[G][4];
+  for (int r = 0; r < 4; ++r) {
+    const uint8_t* row = rows[r];
+    __m512 acc[G];
+    for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
+    for (int64_t q = 0; q < nq; ++q) {
+      const uint8_t* blk[4];
+      for (int j = 0; j < 4; ++j) blk[j] = row + static_cast<size_t>(q * 4 + j < nb ? q * 4 + j : nb - 1) * sizeof(Block);
+      _mm_prefetch(reinterpret_cast<const char*>(blk[0]) + kPrefetchBytes, _MM_HINT_T0);
+      if constexpr (4 * sizeof(Block) > 64)
+        _mm_prefetch(reinterpret_cast<const char*>(blk[0]) + kPrefetchBytes + 64, _MM_HINT_T0);
+      const QuadHeader<T> head(blk);
+      __m512i lo, hi;
+      quad_levels<T>(blk, head, lo, hi);
+      const __m512 d = quad_spread<false>(head.d);
+      __m512 m;
+      if constexpr (T::kHasMin) m = quad_spread<true>(head.m);
+#pragma GCC unroll 8
+      for (int g = 0; g < G; ++g) {
+        const XQuad& xb = xq[g * nq + q];
+        __m512i sum = kOffset<T> != 0 ? xb.start : _mm512_setzero_si512();
+        sum = _mm512_dpbusd_epi32(sum, lo, xb.lo);
+        sum = _mm512_dpbusd_epi32(sum, hi, xb.hi);
+        acc[g] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sum), d), xb.dx, acc[g]);
+        if constexpr (T::kHasMin) acc[g] = _mm512_fmadd_ps(m, xb.s, acc[g]);
+      }
+    }
+    for (int g = 0; g < G; ++g) sums[g][r] = fold4(acc[g]);
+  }
+  const __mmask8 keep = static_cast<__mmask8>((1u << nwrite) - 1u);
+  for (int g = 0; g < G; ++g) {
+    // [row 0, row 1, row 2, row 3]: each entry's additions involve its own row only.
+    const __m128 total = _mm_hadd_ps(_mm_hadd_ps(sums[g][0], sums[g][1]), _mm_hadd_ps(sums[g][2], sums[g][3]));
+    _mm_mask_storeu_ps(y + g * ldy, keep, total);
+  }
+}
+
+template <typename T, int G>
+void q_rows_quads_g(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const XQuad* xq, float* y, int64_t ldy) {
+  int64_t r = 0;
+  for (; r + 4 <= nw; r += 4) {
+    const uint8_t* rows[4] = {w + r * ws, w + (r + 1) * ws, w + (r + 2) * ws, w + (r + 3) * ws};
+    q_row_quads<T, G>(nb, rows, xq, y + r, ldy, 4);
+  }
+  if (r < nw) {
+    const int left = static_cast<int>(nw - r);
+    const uint8_t* rows[4];
+    for (int i = 0; i < 4; ++i) rows[i] = w + (r + (i < left ? i : left - 1)) * ws;
+    q_row_quads<T, G>(nb, rows, xq, y + r, ldy, left);
+  }
+}
+
+// Every weight row against nx activation rows (in groups of up to 8), rows read in order.
+template <typename T>
+void q_rows_in_order(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t nx,
+                     float* y, int64_t ldy) {
+  const int64_t nq = (nb + 3) / 4;
+  auto* xq = reinterpret_cast<XQuad*>(gemm_scratch(static_cast<size_t>(8 * nq) * sizeof(XQuad) / sizeof(float) + 16));
+  for (int64_t m = 0; m < nx; m += 8) {
+    const int64_t g = nx - m < 8 ? nx - m : 8;
+    for (int64_t i = 0; i < g; ++i) arrange_x<T>(x + (m + i) * xs, nb, xq + i * nq);
+    float* ym = y + m * ldy;
+    switch (g) {
+      case 1: q_rows_quads_g<T, 1>(nb, w, ws, nw, xq, ym, ldy); break;
+      case 2: q_rows_quads_g<T, 2>(nb, w, ws, nw, xq, ym, ldy); break;
+      case 3: q_rows_quads_g<T, 3>(nb, w, ws, nw, xq, ym, ldy); break;
+      case 4: q_rows_quads_g<T, 4>(nb, w, ws, nw, xq, ym, ldy); break;
+      case 5: q_rows_quads_g<T, 5>(nb, w, ws, nw, xq, ym, ldy); break;
+      case 6: q_rows_quads_g<T, 6>(nb, w, ws, nw, xq, ym, ldy); break;
+      case 7: q_rows_quads_g<T, 7>(nb, w, ws, nw, xq, ym, ldy); break;
+      default: q_rows_quads_g<T, 8>(nb, w, ws, nw, xq, ym, ldy); break;
+    }
+  }
+}
+
 template <typename T>
 void q_tiles(int64_t n, const void* wv, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t nx, float* y,
              int64_t ldy) {
   const auto* w = static_cast<const uint8_t*>(wv);
   const int64_t nb = n / kQuantBlock;
+  if (nb >= kInOrderMinBlocks) return q_rows_in_order<T>(nb, w, ws, nw, x, xs, nx, y, ldy);
   // The activation blocks' corrections for up to 8 rows, -z * (the sum of bytes 4j..4j+3 and
   // 16+4j..16+4j+3) in lane j: in this thread's GEMM scratch (64-byte aligned; no GEMM runs in
   // the thread meanwhile).
