@@ -1234,18 +1234,25 @@ static void on_stream_event(const hark_stream_event* e, void* ud) {
   pthread_mutex_unlock(&w->mu);
 }
 
-static void test_stream(hark_context* ctx, const float* audio, size_t n) {
-  StreamWatch w;
-  memset(&w, 0, sizeof w);
-  pthread_mutex_init(&w.mu, NULL);
+/* Params of the tests' streams: 1 s slices, no partials, pushes wait for room, events to w. */
+static hark_stream_params slice_params(StreamWatch* w) {
   hark_stream_params p = hark_stream_default_params();
-  CHECK(p.audio_sec == 30 && p.audio_min_sec == 1 && p.vad_ms == 2000 && !p.use_vad);
   p.audio_slice_sec = 1.0;
   p.audio_min_sec = 0.5;
   p.partial_sec = 0;
   p.live = false;
   p.on_event = on_stream_event;
-  p.user_data = &w;
+  p.user_data = w;
+  return p;
+}
+
+static void test_stream(hark_context* ctx, const float* audio, size_t n) {
+  StreamWatch w;
+  memset(&w, 0, sizeof w);
+  pthread_mutex_init(&w.mu, NULL);
+  const hark_stream_params defaults = hark_stream_default_params();
+  CHECK(defaults.audio_sec == 30 && defaults.audio_min_sec == 1 && defaults.vad_ms == 2000 && !defaults.use_vad);
+  hark_stream_params p = slice_params(&w);
   hark_stream* s = NULL;
   CHECK_OK(hark_stream_create(ctx, &p, &s));
   if (!s) return;
@@ -1294,13 +1301,7 @@ static void test_stream_on_state(hark_context* ctx, const float* audio, size_t n
   StreamWatch w;
   memset(&w, 0, sizeof w);
   pthread_mutex_init(&w.mu, NULL);
-  hark_stream_params p = hark_stream_default_params();
-  p.audio_slice_sec = 1.0;
-  p.audio_min_sec = 0.5;
-  p.partial_sec = 0;
-  p.live = false;
-  p.on_event = on_stream_event;
-  p.user_data = &w;
+  hark_stream_params p = slice_params(&w);
   hark_stream* s = NULL;
   CHECK_ERR(hark_stream_create_on_state(NULL, &p, &s), HARK_ERR_BAD_HANDLE, "state");
   CHECK(s == NULL);
@@ -1381,15 +1382,9 @@ static void test_stream_rate(hark_context* ctx, const float* audio, size_t n) {
   StreamWatch w;
   memset(&w, 0, sizeof w);
   pthread_mutex_init(&w.mu, NULL);
-  hark_stream_params p = hark_stream_default_params();
-  p.audio_slice_sec = 1.0;
-  p.audio_min_sec = 0.5;
-  p.partial_sec = 0;
-  p.live = false;
+  hark_stream_params p = slice_params(&w);
   p.sample_rate = 44100;
   p.channels = 2;
-  p.on_event = on_stream_event;
-  p.user_data = &w;
   hark_stream* s = NULL;
   CHECK_OK(hark_stream_create(ctx, &p, &s));
   if (s) {

@@ -155,6 +155,32 @@ inline __m512 quad_spread(__m128 v) {
   return _mm512_permutexvar_ps(idx, f);
 }
 
+// Four weight blocks unpacked once for every activation row they meet: levels (lo, hi as
+// quad_levels) and d (and m) spread to their lanes.
+template <typename T>
+struct QuadBlocks {
+  __m512i lo, hi;
+  __m512 d, m;
+
+  explicit QuadBlocks(const uint8_t* const* blk) {
+    const QuadHeader<T> head(blk);
+    quad_levels<T>(blk, head, lo, hi);
+    d = quad_spread<false>(head.d);
+    if constexpr (T::kHasMin) m = quad_spread<true>(head.m);
+  }
+
+  // acc plus these blocks against activation bytes laid out as the weights are (xlo, xhi), with
+  // the activation blocks' -z * sum x (start), d (dx) and s (sx) in the matching lanes.
+  __m512 dot(__m512 acc, __m512i start, __m512i xlo, __m512i xhi, __m512 dx, __m512 sx) const {
+    __m512i sum = kOffset<T> != 0 ? start : _mm512_setzero_si512();
+    sum = _mm512_dpbusd_epi32(sum, lo, xlo);
+    sum = _mm512_dpbusd_epi32(sum, hi, xhi);
+    acc = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sum), d), dx, acc);
+    if constexpr (T::kHasMin) acc = _mm512_fmadd_ps(m, sx, acc);
+    return acc;
+  }
+};
+
 // The sums of the four lanes of each 128-bit lane, as [row 0, row 1, row 2, row 3]; lanes
 // (0 + 2) + (1 + 3), the same whatever rows share the register.
 inline __m128 lane_sums(__m512 v) {
@@ -188,21 +214,13 @@ void q_tile(int64_t nb, const uint8_t* const* rows, const BlockQ8A* x, int64_t x
       blk[r] = rows[r] + off;
       _mm_prefetch(reinterpret_cast<const char*>(blk[r]) + kPrefetchBytes, _MM_HINT_T0);
     }
-    const QuadHeader<T> head(blk);
-    __m512i lo, hi;
-    quad_levels<T>(blk, head, lo, hi);
-    const __m512 d = quad_spread<false>(head.d);
-    __m512 m;
-    if constexpr (T::kHasMin) m = quad_spread<true>(head.m);
+    const QuadBlocks<T> wq(blk);
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       const BlockQ8A& xb = x[g * xs + b];
-      __m512i s = _mm512_setzero_si512();
-      if constexpr (kOffset<T> != 0) s = _mm512_broadcast_i32x4(_mm_load_si128(start + g * nb + b));
-      s = _mm512_dpbusd_epi32(s, lo, x_quarter(xb, 0));
-      s = _mm512_dpbusd_epi32(s, hi, x_quarter(xb, 16));
-      acc[g] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), d), _mm512_set1_ps(xb.d), acc[g]);
-      if constexpr (T::kHasMin) acc[g] = _mm512_fmadd_ps(m, _mm512_set1_ps(xb.s), acc[g]);
+      __m512i st = _mm512_setzero_si512();
+      if constexpr (kOffset<T> != 0) st = _mm512_broadcast_i32x4(_mm_load_si128(start + g * nb + b));
+      acc[g] = wq.dot(acc[g], st, x_quarter(xb, 0), x_quarter(xb, 16), _mm512_set1_ps(xb.d), _mm512_set1_ps(xb.s));
     }
   }
   const __mmask8 keep = static_cast<__mmask8>((1u << nwrite) - 1u);
@@ -303,20 +321,11 @@ void q_row_quads(int64_t nb, const uint8_t* const* rows, const XQuad* xq, float*
       _mm_prefetch(reinterpret_cast<const char*>(blk[0]) + kPrefetchBytes, _MM_HINT_T0);
       if constexpr (4 * sizeof(Block) > 64)
         _mm_prefetch(reinterpret_cast<const char*>(blk[0]) + kPrefetchBytes + 64, _MM_HINT_T0);
-      const QuadHeader<T> head(blk);
-      __m512i lo, hi;
-      quad_levels<T>(blk, head, lo, hi);
-      const __m512 d = quad_spread<false>(head.d);
-      __m512 m;
-      if constexpr (T::kHasMin) m = quad_spread<true>(head.m);
+      const QuadBlocks<T> wq(blk);
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g) {
         const XQuad& xb = xq[g * nq + q];
-        __m512i sum = kOffset<T> != 0 ? xb.start : _mm512_setzero_si512();
-        sum = _mm512_dpbusd_epi32(sum, lo, xb.lo);
-        sum = _mm512_dpbusd_epi32(sum, hi, xb.hi);
-        acc[g] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sum), d), xb.dx, acc[g]);
-        if constexpr (T::kHasMin) acc[g] = _mm512_fmadd_ps(m, xb.s, acc[g]);
+        acc[g] = wq.dot(acc[g], xb.start, xb.lo, xb.hi, xb.dx, xb.s);
       }
     }
     for (int g = 0; g < G; ++g) sums[g][r] = fold4(acc[g]);
