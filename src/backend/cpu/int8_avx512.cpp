@@ -56,6 +56,16 @@ inline __m512i bytes_0x80() { return _mm512_set1_epi8(static_cast<char>(0x80)); 
 template <typename T>
 constexpr int kOffset = T::kSigned ? 128 : T::kZero;
 
+// An activation block's share of that correction: -z * (the sum of its bytes 4j..4j+3 and
+// 16+4j..16+4j+3) in dword j, the four partial sums two chained vpdpbusd leave per 128-bit lane.
+template <typename T>
+inline __m128i block_start(const BlockQ8A& xb) {
+  const __m256i z = _mm256_set1_epi8(static_cast<char>(kOffset<T>));
+  const __m256i zs = _mm256_dpbusd_epi32(_mm256_setzero_si256(), z, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs)));
+  const __m128i both = _mm_add_epi32(_mm256_castsi256_si128(zs), _mm256_extracti128_si256(zs, 1));
+  return _mm_sub_epi32(_mm_setzero_si128(), both);
+}
+
 // Bytes [off, off + 16) of four blocks' levels, block r in 128-bit lane r.
 // Masked broadcasts from memory rather than inserts: a masked load merges on either vector
 // port, where an insert needs the shuffle port, which the header's permutes already keep busy.
@@ -264,7 +274,7 @@ constexpr int64_t kInOrderMinBlocks = 16;
 // weight block repeats the last one and adds nothing).
 struct alignas(64) XQuad {
   __m512i lo, hi;  // bytes 0..15 / 16..31 of block 4q + j in lane j
-  __m512i start;   // lane j: block 4q + j's -z * sum x per dword group (as `start` above)
+  __m512i start;   // lane j: block 4q + j's block_start
   __m512 dx;       // lane j: block 4q + j's d, four times
   __m512 s;        // lane j: block 4q + j's s (the _1 types' min term)
 };
@@ -279,10 +289,8 @@ void arrange_x(const BlockQ8A* x, int64_t nb, XQuad* out) {
       const BlockQ8A& xb = x[q * 4 + j];
       std::memcpy(lo + 16 * j, xb.qs, 16);
       std::memcpy(hi + 16 * j, xb.qs + 16, 16);
+      if constexpr (kOffset<T> != 0) _mm_store_si128(reinterpret_cast<__m128i*>(st + 4 * j), block_start<T>(xb));
       for (int i = 0; i < 4; ++i) {
-        int32_t sum = 0;
-        for (int t = 0; t < 4; ++t) sum += xb.qs[4 * i + t] + xb.qs[16 + 4 * i + t];
-        st[4 * j + i] = -kOffset<T> * sum;
         dx[4 * j + i] = xb.d;
         sx[4 * j + i] = xb.s;
       }
@@ -391,16 +399,9 @@ void q_tiles(int64_t n, const void* wv, size_t ws, int64_t nw, const BlockQ8A* x
     const BlockQ8A* xm = x + m * xs;
     float* ym = y + m * ldy;
     const int64_t g = nx - m < 8 ? nx - m : 8;
-    if constexpr (kOffset<T> != 0) {
-      const __m256i z = _mm256_set1_epi8(static_cast<char>(kOffset<T>));
+    if constexpr (kOffset<T> != 0)
       for (int64_t i = 0; i < g; ++i)
-        for (int64_t b = 0; b < nb; ++b) {
-          const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xm[i * xs + b].qs));
-          const __m256i zs = _mm256_dpbusd_epi32(_mm256_setzero_si256(), z, xq);
-          const __m128i both = _mm_add_epi32(_mm256_castsi256_si128(zs), _mm256_extracti128_si256(zs, 1));
-          _mm_store_si128(start + i * nb + b, _mm_sub_epi32(_mm_setzero_si128(), both));
-        }
-    }
+        for (int64_t b = 0; b < nb; ++b) _mm_store_si128(start + i * nb + b, block_start<T>(xm[i * xs + b]));
     switch (g) {
       case 1: q_rows_g<T, 1>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
       case 2: q_rows_g<T, 2>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
