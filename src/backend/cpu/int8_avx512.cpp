@@ -204,10 +204,6 @@ inline __m512i x_quarter(const BlockQ8A& xb, int off) {
   return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.qs + off)));
 }
 
-// Weight loops read every block once while computing on it for a while; they outrun the
-// hardware prefetchers, so they ask for the weights this far ahead (as kernels_avx512.cpp).
-constexpr int kPrefetchBytes = 4096;
-
 // Four weight rows (rows[0..3]; a tile of fewer rows repeats its last one) x G activation rows in
 // G accumulators of four lanes per row. start[g * nb + b]: activation block (g, b)'s -z * sum x
 // in the four lanes' groups (unused when z = 0). Writes y[g * ldy + r] for r < nwrite.

@@ -71,10 +71,6 @@ float dot_row(int64_t n, const W* w, const float* x) {
   return s;
 }
 
-// Weights ahead of the loops that outrun the hardware prefetchers (several activation rows,
-// quantized blocks); see kernels_avx512.cpp.
-constexpr int kPrefetchBytes = 4096;
-
 // dot_f32_rows / dot_f16_rows: R weight rows x G activation rows in R * G accumulators. Every 8
 // weights of a row are loaded (widened) once and multiplied into all G activation rows. For one
 // or two activation rows (memory-bound) the weight rows are read one after another, each in
@@ -99,7 +95,7 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
     for (; i + 8 <= n; i += 8) {
       __m256 wv[R];
       for (int r = 0; r < R; ++r) {
-        _mm_prefetch(reinterpret_cast<const char*>(wr[r] + i) + kPrefetchBytes, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(wr[r] + i) + kTilePrefetchBytes, _MM_HINT_T1);
         wv[r] = load8(wr[r] + i);
       }
       for (int g = 0; g < G; ++g) {

@@ -67,11 +67,6 @@ float dot_row(int64_t n, const W* w, const float* x) {
   return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
-// Decoder steps stream every weight once from far caches or memory. Loops that compute a while
-// per cache line (several activation rows) or unpack blocks (quantized dots) outrun what the
-// hardware prefetchers fetch ahead, so they ask for the weights this far ahead themselves.
-constexpr int kPrefetchBytes = 4096;
-
 // Horizontal sums, always in one order: halves (i + i+8), quarters (i + i+4), then pairs, as
 // _mm512_reduce_add_ps does it. sum4 works on four accumulators at once (14 instructions for four
 // sums instead of about 32: with short rows, such as tiny's 384 values or a head's 64, the sums
@@ -112,12 +107,13 @@ template <typename W, int R, int G>
 void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
   static_assert(R >= 1 && R <= 4);
   __m512 acc[R][G];
-  // kPrefetchBytes of the values this loop reads ahead, counted in rows: rows may be short slices
+  // The prefetch distance (kernels_internal.h) is counted in whole rows: rows may be short slices
   // of longer ones (attention: a head's 64 keys every n_state values), whose next few rows are
   // only a few cycles ahead. (Base f16 decode step, 1 thread: the score tiles 1.75 -> 1.01
   // Mcycles, from a distance of kPrefetchBytes and none for one activation row.)
   const size_t row_bytes = static_cast<size_t>(n) * sizeof(W);
-  const size_t ahead = (kPrefetchBytes + row_bytes - 1) / row_bytes * ws;
+  constexpr size_t kAheadBytes = G <= kSequentialRowsMaxG ? kPrefetchBytes : kTilePrefetchBytes;
+  const size_t ahead = (kAheadBytes + row_bytes - 1) / row_bytes * ws;
   // Each sum is one chain in the order of the values, whichever loop order (a row's result does
   // not depend on the rows it shares a tile with).
   if constexpr (G <= kSequentialRowsMaxG) {
@@ -151,7 +147,7 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
     for (; i + 16 <= n; i += 16) {
       __m512 wv[R];
       for (int r = 0; r < R; ++r) {
-        _mm_prefetch(reinterpret_cast<const char*>(wr[r] + i) + ahead, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(wr[r] + i) + ahead, _MM_HINT_T1);
         wv[r] = load16(wr[r] + i);
       }
       for (int g = 0; g < G; ++g) {
@@ -183,10 +179,16 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
 // Weight rows in tiles of R = 4 (the last one to three rows in a smaller tile), activation rows
 // in groups of up to 6: 4 x 6 accumulators, 4 weight vectors and one activation vector fill 29
 // of the 32 registers. The widening of a weight chunk is paid once per group, and the sums of
-// four rows come out together. 7 or 8 activation rows go as 6 plus the rest on each weight tile
-// in turn, so the tile's rows come from memory once and from L1 the second time (groups of 7 or
-// 8 in 3-row tiles measured twice as slow per row as 6 in 4-row tiles on Sapphire Rapids; two
-// passes over the whole weight matrix read it from memory twice: 8-row base f16 steps +13%).
+// four rows come out together. More than 6 activation rows go in groups as even as can be
+// (7 = 4 + 3, 8 = 4 + 4, 13 = 5 + 4 + 4) on each weight tile in turn, so the tile's rows come
+// from memory once and from L1 for the later groups:
+//  * not 6 + 1 or 6 + 2: a group of one or two from L1 reads the rows one after another, whose
+//    single chains of dependent FMAs then set the pace, and widens each weight chunk for only one
+//    or two rows (tiny f16 logits: 7 rows as 6 + 1 cost 1 ms more than 6 rows);
+//  * not one pass of 7 or 8 in 3-row tiles: measured twice as slow per row as 6 in 4-row tiles
+//    on Sapphire Rapids, and a third slower on Zen 4;
+//  * not a pass per group over the whole matrix: that reads it from memory once per group
+//    (8-row base f16 steps +13%).
 template <typename W, int R>
 void dot_tile_g(int g, int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
   switch (g) {
@@ -203,10 +205,13 @@ template <typename W>
 void dot_w_rows(int64_t n, const void* wv, size_t ws, int64_t nw, const float* x, int64_t xs, int64_t nx, float* y,
                 int64_t ldy) {
   const auto* w = static_cast<const uint8_t*>(wv);
+  const int64_t groups = (nx + 5) / 6;
   for (int64_t r = 0; r < nw; r += 4) {
     const uint8_t* wr = w + static_cast<size_t>(r) * ws;
-    for (int64_t m = 0; m < nx; m += 6) {
-      const int g = static_cast<int>(nx - m < 6 ? nx - m : 6);
+    int64_t m = 0;
+    for (int64_t k = 0; k < groups; ++k) {
+      // Group k of `groups` nearly equal ones: the first nx % groups have one row more.
+      const int g = static_cast<int>(nx / groups + (k < nx % groups ? 1 : 0));
       const float* xm = x + m * xs;
       float* ym = y + m * ldy + r;
       switch (nw - r < 4 ? nw - r : 4) {
@@ -215,6 +220,7 @@ void dot_w_rows(int64_t n, const void* wv, size_t ws, int64_t nw, const float* x
         case 3: dot_tile_g<W, 3>(g, n, wr, ws, xm, xs, ym, ldy); break;
         default: dot_tile_g<W, 4>(g, n, wr, ws, xm, xs, ym, ldy); break;
       }
+      m += g;
     }
   }
 }

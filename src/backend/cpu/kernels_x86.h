@@ -80,9 +80,9 @@ void dot_rows_group(int64_t nb, const void* wrow, const BlockQ8A* x, int64_t xs,
   }
   for (int64_t b = 0; b < nb; ++b) {
     const auto w = block_at<Block>(wrow, b);
-    // As the f16 tiles: with several activation rows the block loop outlasts the hardware
-    // prefetchers' look-ahead, so the weights are asked for 4 KB ahead.
-    if constexpr (G > 1) _mm_prefetch(reinterpret_cast<const char*>(w.qs()) + 4096, _MM_HINT_T0);
+    // With several activation rows the block loop outlasts the hardware prefetchers' look-ahead
+    // (kernels_internal.h).
+    if constexpr (G > 1) _mm_prefetch(reinterpret_cast<const char*>(w.qs()) + kPrefetchBytes, _MM_HINT_T0);
     __m256i q;
     if constexpr (kSigned) {
       q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs()));
