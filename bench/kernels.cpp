@@ -10,6 +10,7 @@
 //                                                   base:f16 base:q5_0 (HARK_BENCH_THREADS=1:
 //                                                   process CPU time, for busy machines);
 //                                                   --rows=1,2,5,8 (the default) sets the sizes
+//   bench_kernels --benchmark_filter=flash_attn the encoder's self-attention of one layer (tiny, base)
 //   bench_kernels --benchmark_filter=host_row   the host side of one decoder row: rules, argmax
 //                                                or a draw, log-softmax on 51,865 logits
 //   HARK_BENCH_THREADS=1 bench_kernels     one thread, summary in CPU time (busy machines)
@@ -33,6 +34,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <cstdlib>
 #include <cstdio>
@@ -57,6 +59,7 @@
 #include "model/whisper_runner.h"
 #include "runtime/graph.h"
 #include "runtime/graph_allocator.h"
+#include "model/layers.h"
 #include "runtime/ops.h"
 #include "runtime/quant.h"
 
@@ -205,6 +208,41 @@ void bench_sgemm(benchmark::State& state, const Shape* s) {
   set_rates(state, *s, w.size() * sizeof(float));
 }
 #endif
+
+// ---- flash_attn: the encoder's self-attention of one layer ----
+// q, k, v f32 [S, 1500] seen per head as the encoder sees them (split_heads views), through the
+// CPU backend's flash_attn: two products of 1500 x 1500 x D per head, plus the running softmax.
+struct AttnShape {
+  const char* name;
+  int64_t S, H;
+};
+const AttnShape kAttnShapes[] = {{"tiny_enc", 384, 6}, {"base_enc", 512, 8}};
+constexpr int64_t kAttnPositions = 1500;
+
+void bench_flash_attn(benchmark::State& state, const AttnShape* s) {
+  TensorArena arena;
+  Device* dev = Registry::global().find(kCpuDeviceName);
+  auto backend = dev->init_backend({bench_threads()});
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  Tensor* heads[3];
+  for (int i = 0; i < 3; ++i) {
+    Tensor* x = arena.new_tensor(DType::F32, {s->S, kAttnPositions}, "qkv");
+    buffers.push_back(dev->buffer_type()->alloc(x->nbytes()));
+    buffers.back()->place(*x, 0);
+    const auto v = random_values(s->S * kAttnPositions, 10 + static_cast<uint32_t>(i));
+    tensor_set(*x, v.data(), v.size() * sizeof(float));
+    heads[i] = split_heads(arena, x, static_cast<int>(s->H));
+  }
+  Tensor* out = ops::flash_attn(arena, heads[0], heads[1], heads[2], nullptr,
+                                1.0f / std::sqrt(static_cast<float>(s->S / s->H)), false);
+  Graph g;
+  g.build(out);
+  GraphAllocator galloc(dev->buffer_type());
+  galloc.alloc(g);
+  for (auto _ : state) backend->compute(g);
+  state.counters["GFLOPS"] = benchmark::Counter(4.0 * kAttnPositions * kAttnPositions * s->S * 1e-9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
 
 // memcpy of 256 MiB split over the same number of threads as the products use.
 void bench_memcpy(benchmark::State& state) {
@@ -570,6 +608,13 @@ int main(int argc, char** argv) {
         ->UseRealTime();
 #endif
   }
+  for (const AttnShape& a : kAttnShapes)
+    benchmark::RegisterBenchmark((std::string("flash_attn/") + a.name + "_" + std::to_string(kAttnPositions) + "x" +
+                                  std::to_string(a.H) + "x" + std::to_string(a.S / a.H))
+                                     .c_str(),
+                                 bench_flash_attn, &a)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   benchmark::RegisterBenchmark("memcpy/256MiB/tiny_large", bench_memcpy)->Unit(benchmark::kMillisecond)->UseRealTime();
   for (const BatchModel& m : kBatchModels)
     for (int rows : {0, 1, 2, 5, 8})

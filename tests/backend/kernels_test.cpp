@@ -78,7 +78,8 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.axpy_f16_rows),
       reinterpret_cast<const void*>(t.max), reinterpret_cast<const void*>(t.exp_sub_sum),
       reinterpret_cast<const void*>(t.gelu), reinterpret_cast<const void*>(t.mean_var),
-      reinterpret_cast<const void*>(t.gemm_f32), reinterpret_cast<const void*>(t.argmax)};
+      reinterpret_cast<const void*>(t.gemm_f32), reinterpret_cast<const void*>(t.gemm_f32_nn),
+      reinterpret_cast<const void*>(t.argmax)};
   for (const void* f : fns) EXPECT_NE(f, nullptr);
   // gemm_q8 is optional; the levels with int8 dot instructions (AVX-512 with VNNI, avx2vnni) have it.
   if (GetParam() == SimdLevel::AVX512 || GetParam() == SimdLevel::AVX2VNNI) {
@@ -670,6 +671,41 @@ TEST_P(KernelsTest, GemmF32) {
         }
         ASSERT_NEAR(c[i * ldc + j], ref, 4 * kEps * std::sqrt(double(sh.k)) * mag + 1e-30)
             << "m=" << sh.m << " n=" << sh.n << " k=" << sh.k << " at " << i << "," << j;
+      }
+      for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], 123.0f) << "wrote past n";
+    }
+  }
+}
+
+// gemm_f32_nn: B depth-major (b[p * ldb + j]), the same shapes and edges as GemmF32, and bit for
+// bit what gemm_f32 gives on B transposed (the same micro-kernel sums in the same order; only the
+// packing differs).
+TEST_P(KernelsTest, GemmF32DepthMajorB) {
+  struct Shape {
+    int64_t m, n, k, pad;
+  };
+  const Shape shapes[] = {{1, 1, 1, 0},   {3, 17, 5, 1},   {17, 31, 33, 3},  {13, 33, 257, 0},
+                          {25, 65, 300, 7}, {100, 40, 600, 0}, {37, 600, 70, 2}, {144, 64, 256, 0}};
+  for (const Shape& sh : shapes) {
+    const int64_t lda = sh.k + sh.pad, ldb = sh.n + 2 * sh.pad, ldc = sh.n + sh.pad;
+    const auto a = random_floats(sh.m * lda, 23), b = random_floats(sh.k * ldb, 24);
+    std::vector<float> c(static_cast<size_t>(sh.m * ldc), 123.0f);
+    k().gemm_f32_nn(sh.m, sh.n, sh.k, a.data(), lda, b.data(), ldb, c.data(), ldc);
+    std::vector<float> bt(static_cast<size_t>(sh.n * sh.k));  // B transposed: a row per output
+    for (int64_t p = 0; p < sh.k; ++p)
+      for (int64_t j = 0; j < sh.n; ++j) bt[j * sh.k + p] = b[p * ldb + j];
+    std::vector<float> ct(static_cast<size_t>(sh.m * ldc), 123.0f);
+    k().gemm_f32(sh.m, sh.n, sh.k, a.data(), lda, bt.data(), sh.k, ct.data(), ldc);
+    for (int64_t i = 0; i < sh.m; ++i) {
+      for (int64_t j = 0; j < sh.n; ++j) {
+        double ref = 0, mag = 0;
+        for (int64_t p = 0; p < sh.k; ++p) {
+          ref += double(a[i * lda + p]) * b[p * ldb + j];
+          mag += std::fabs(double(a[i * lda + p]) * b[p * ldb + j]);
+        }
+        ASSERT_NEAR(c[i * ldc + j], ref, 4 * kEps * std::sqrt(double(sh.k)) * mag + 1e-30)
+            << "m=" << sh.m << " n=" << sh.n << " k=" << sh.k << " at " << i << "," << j;
+        ASSERT_TRUE(same_bits(c[i * ldc + j], ct[i * ldc + j])) << "m=" << sh.m << " n=" << sh.n << " at " << i << "," << j;
       }
       for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], 123.0f) << "wrote past n";
     }

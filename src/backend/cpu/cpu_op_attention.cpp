@@ -214,17 +214,17 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
 
 // ---- blocks of queries through the GEMM kernel ----
 
-// Scratch of one thread for a block: scores S [kQBlock x kTile], a K tile as f32 rows
-// [kTile x D], the V tile transposed [D x kTile], a block product O [kQBlock x D], the
-// accumulators [kQBlock x D], and each query's running max and sum.
+// Scratch of one thread for a block: scores S [kQBlock x kTile], a K or V tile as f32 rows
+// [kTile x D], a block product O [kQBlock x D], the accumulators [kQBlock x D], and each
+// query's running max and sum.
 struct BlockScratch {
-  float *s, *kf, *vt, *o, *acc, *m, *sum;
+  float *s, *kf, *o, *acc, *m, *sum;
   static size_t floats(int64_t D) {
-    return static_cast<size_t>(kQBlock * kTile + kTile * D + D * kTile + 2 * kQBlock * D + 2 * kQBlock);
+    return static_cast<size_t>(kQBlock * kTile + kTile * D + 2 * kQBlock * D + 2 * kQBlock);
   }
   BlockScratch(float* p, int64_t D)
-      : s(p), kf(s + kQBlock * kTile), vt(kf + kTile * D), o(vt + D * kTile), acc(o + kQBlock * D),
-        m(acc + kQBlock * D), sum(m + kQBlock) {}
+      : s(p), kf(s + kQBlock * kTile), o(kf + kTile * D), acc(o + kQBlock * D), m(acc + kQBlock * D),
+        sum(m + kQBlock) {}
 };
 
 // Queries [i0, i0 + nqb) of head h, batch b.
@@ -271,24 +271,23 @@ void attend_block(const Kernels& kern, const Attn& a, int64_t i0, int64_t nqb, i
     }
     if (!any) continue;
 
-    // V tile transposed, so the weighted sum is again "rows times rows": O(r, d) = P_r . V^T_d.
-    // f16 rows are widened into the K tile buffer (free again) first; the transpose then goes in
-    // 16 x 16 squares so both its reads and its writes stay within a few cache lines.
+    // Weighted values O = P V: V's rows are keys, which is the depth-major operand of
+    // gemm_f32_nn, so V is read as it lies (f32 rows at a whole-float stride) or widened row by
+    // row into the free K tile buffer (f16, or an odd stride); never transposed.
     const uint8_t* vt0 = vb + j0 * a.v.nb[1];
-    size_t vstride = a.v.nb[1];
-    if (a.v_f16) {
-      for (int64_t t = 0; t < T; ++t)
-        kern.f16_to_f32_row(reinterpret_cast<const f16_t*>(vt0 + t * a.v.nb[1]), w.kf + t * D, D);
-      vt0 = reinterpret_cast<const uint8_t*>(w.kf);
-      vstride = static_cast<size_t>(D) * sizeof(float);
+    const float* vtile = reinterpret_cast<const float*>(vt0);
+    int64_t ldv = static_cast<int64_t>(a.v.nb[1] / sizeof(float));
+    if (a.v_f16 || a.v.nb[1] % sizeof(float) != 0 || reinterpret_cast<uintptr_t>(vt0) % alignof(float) != 0) {
+      for (int64_t t = 0; t < T; ++t) {
+        if (a.v_f16)
+          kern.f16_to_f32_row(reinterpret_cast<const f16_t*>(vt0 + t * a.v.nb[1]), w.kf + t * D, D);
+        else
+          std::memcpy(w.kf + t * D, vt0 + t * a.v.nb[1], static_cast<size_t>(D) * sizeof(float));
+      }
+      vtile = w.kf;
+      ldv = D;
     }
-    for (int64_t t0 = 0; t0 < T; t0 += 16)
-      for (int64_t d0 = 0; d0 < D; d0 += 16)
-        for (int64_t t = t0; t < std::min(t0 + 16, T); ++t) {
-          const float* vr = reinterpret_cast<const float*>(vt0 + t * vstride);
-          for (int64_t d = d0; d < std::min(d0 + 16, D); ++d) w.vt[d * kTile + t] = vr[d];
-        }
-    kern.gemm_f32(nqb, D, T, w.s, kTile, w.vt, kTile, w.o, D);
+    kern.gemm_f32_nn(nqb, D, T, w.s, kTile, vtile, ldv, w.o, D);
     for (int64_t r = 0; r < nqb; ++r) kern.add(D, w.acc + r * D, w.o + r * D, w.acc + r * D);
   }
   for (int64_t r = 0; r < nqb; ++r) finish(kern, D, w.sum[r], w.acc + r * D, a.out_row(i0 + r, h, b));

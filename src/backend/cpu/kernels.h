@@ -104,6 +104,10 @@ struct Kernels {
   // weight matrix [K, N] in file layout and activations [K, M] are used as they are.
   void (*gemm_f32)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                    int64_t ldb, float* c, int64_t ldc);
+  // The same with B depth-major: C = sum_k A(i,k) * B(k,j), B(k,j) at b[k * ldb + j]. Attention's
+  // weighted values (probabilities times V, whose rows are keys) without transposing V.
+  void (*gemm_f32_nn)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                      int64_t ldb, float* c, int64_t ldc);
 
   // Index of the first largest of n > 0 values in one pass (a decoder's 51,865 logits per
   // token); a NaN counts as larger than any number, so the first NaN wins (as numpy's argmax),

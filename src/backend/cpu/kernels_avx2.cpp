@@ -549,6 +549,12 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
   gemm_blocked<6, 16>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_6x16);
 }
 
+void gemm_f32_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                 int64_t ldb, float* c, int64_t ldc) {
+  constexpr GemmBlocking blk{240, 448, 1024};
+  gemm_blocked<6, 16, true>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_6x16);
+}
+
 // Weight rows one at a time: this level has no tiles across weight rows. One activation row takes
 // the single dots (two accumulator chains, prefetch: measured 2.4x faster on a tiny q5_0 logits
 // product than dot_q_rows' one-row group), several take dot_q_rows.
@@ -801,7 +807,7 @@ constinit const Kernels kTable = {
     dot_w_rows<float>, dot_w_rows<f16_t>,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
-    gemm_f32,
+    gemm_f32, gemm_f32_nn,
     argmax,
 };
 

@@ -633,6 +633,12 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
   gemm_blocked<12, 32>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_12x32);
 }
 
+void gemm_f32_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                 int64_t ldb, float* c, int64_t ldc) {
+  constexpr GemmBlocking blk{240, 448, 1024};
+  gemm_blocked<12, 32, true>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_12x32);
+}
+
 // constinit: no start-up code runs in this file before the processor has been checked.
 constinit const Kernels kTable = {
     SimdLevel::AVX512,
@@ -641,7 +647,7 @@ constinit const Kernels kTable = {
     dot_w_rows<float>, dot_w_rows<f16_t>,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
-    gemm_f32,
+    gemm_f32, gemm_f32_nn,
     argmax,
 };
 

@@ -368,6 +368,12 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
   gemm_blocked<4, 8>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_generic<4, 8>);
 }
 
+void gemm_f32_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                 int64_t ldb, float* c, int64_t ldc) {
+  constexpr GemmBlocking blk{64, 256, 256};
+  gemm_blocked<4, 8, true>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_generic<4, 8>);
+}
+
 // Weight rows one at a time through dot_q_rows: this level has no tiles across weight rows.
 void dot_q_tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs,
                  int64_t nx, float* y, int64_t ldy) {
@@ -383,7 +389,7 @@ constinit const Kernels kTable = {
     dot_f32_rows, dot_f16_rows,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
-    gemm_f32,
+    gemm_f32, gemm_f32_nn,
     argmax,
 };
 
