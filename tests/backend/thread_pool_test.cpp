@@ -1,5 +1,6 @@
 // The CPU thread pool: every thread runs each job once, barriers separate phases, broken barriers
-// release everyone, and waits that sleep are woken, also with more threads than cores. Pools
+// release everyone, and waits that sleep are woken, also with more threads than cores; and
+// WorkClaims, which hands a node's items to the pool's threads. Pools
 // built with a spin of 0 sleep at every wait, so the sleeping paths run on every machine; tests
 // that need a thread to be asleep wait for the pool to say so (sleeping()), never for a time. A
 // hang shows up as the test timing out.
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/thread_pool.h"
 
 namespace hark::cpu {
@@ -45,6 +47,44 @@ TEST(ThreadPool, EveryThreadRunsEachJobOnce) {
         });
         for (int i = 0; i < n; ++i) ASSERT_EQ(ran[static_cast<size_t>(i)].load(), 1) << "n=" << n << " spin=" << spin << " thread " << i;
         ASSERT_EQ(wrong_nth.load(), 0);
+      }
+    }
+  }
+}
+
+// Every item of a node goes to exactly one thread, in pieces of the chunk size (the last one
+// shorter), whatever the thread count, chunk and item count; without a shared counter each thread
+// takes its even share, as ComputeContext::range gives it.
+TEST(WorkClaims, EveryItemClaimedExactlyOnce) {
+  for (int n : {1, 2, 3, 8}) {
+    ThreadPool pool(n, 1'000);
+    for (int64_t items : {int64_t{0}, int64_t{1}, int64_t{63}, int64_t{64}, int64_t{1000}, int64_t{51865}}) {
+      for (int64_t chunk : {int64_t{1}, int64_t{64}, int64_t{1000}}) {
+        for (bool shared : {true, false}) {
+          std::vector<std::atomic<int>> taken(static_cast<size_t>(items));
+          std::atomic<int64_t> counter{0};
+          std::atomic<int> bad_piece{0};
+          pool.run([&](int ith, int nth) {
+            ComputeContext ctx;
+            ctx.ith = ith;
+            ctx.nth = nth;
+            ctx.claim = shared ? &counter : nullptr;
+            WorkClaims claims(ctx, items, chunk);
+            for (int64_t b, e; claims.next(&b, &e);) {
+              if (shared && (b % chunk != 0 || e - b > chunk)) bad_piece.fetch_add(1);
+              if (!shared) {
+                int64_t rb, re;
+                ctx.range(items, &rb, &re);
+                if (b != rb || e != re) bad_piece.fetch_add(1);
+              }
+              for (int64_t i = b; i < e; ++i) taken[static_cast<size_t>(i)].fetch_add(1);
+            }
+          });
+          ASSERT_EQ(bad_piece.load(), 0) << "n=" << n << " items=" << items << " chunk=" << chunk;
+          for (int64_t i = 0; i < items; ++i)
+            ASSERT_EQ(taken[static_cast<size_t>(i)].load(), 1)
+                << "n=" << n << " items=" << items << " chunk=" << chunk << " shared=" << shared << " item " << i;
+        }
       }
     }
   }

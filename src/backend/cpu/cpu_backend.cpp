@@ -269,6 +269,12 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
   }
   for (ScheduleStep& st : steps_)
     if (st.small) st.by_rows = run_splits_by_rows(nodes, st.first, st.last, n_threads_);
+  if (claims_size_ < steps_.size()) {
+    claims_size_ = steps_.size();
+    claims_ = std::make_unique<std::atomic<int64_t>[]>(claims_size_);
+  }
+  // Before the run: the pool's start of the job publishes these to every thread.
+  for (size_t i = 0; i < steps_.size(); ++i) claims_[i].store(0, std::memory_order_relaxed);
 
   auto body = [&](int ith, int nth) {
     ComputeContext ctx;
@@ -310,7 +316,9 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
     };
     for (const ScheduleStep& st : steps_) {
       if (!st.small) {
-        compute_one(ctx, st.first);
+        ComputeContext node_ctx = ctx;
+        node_ctx.claim = &claims_[static_cast<size_t>(&st - steps_.data())];
+        compute_one(node_ctx, st.first);
       } else if (st.by_rows) {
         for (int i = st.first; i <= st.last; ++i) {
           if (op_is_view(nodes[static_cast<size_t>(i)]->op)) continue;

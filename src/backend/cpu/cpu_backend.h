@@ -2,6 +2,7 @@
 // by each backend. A graph runs as one pool job with a barrier between nodes; the abort callback
 // is checked by thread 0 after every node.
 #pragma once
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -58,6 +59,9 @@ class CpuBackend : public Backend {
     bool by_rows = false;  // a small run every thread works on, each its own rows of every node
   };
   std::vector<ScheduleStep> steps_;
+  // One work-claim counter per step (ComputeContext::claim), zeroed before each graph runs.
+  std::unique_ptr<std::atomic<int64_t>[]> claims_;
+  size_t claims_size_ = 0;
 };
 
 // With more than one thread, an element-wise, row or copy node that touches fewer values than

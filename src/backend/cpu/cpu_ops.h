@@ -2,6 +2,7 @@
 // node; it computes its share (thread ith of nth) and may call ctx.barrier() when it works in
 // phases (mul_mat quantizes its activations once, then all threads take output rows).
 #pragma once
+#include <atomic>
 #include <cstddef>
 
 #include "backend/cpu/kernels.h"
@@ -18,6 +19,9 @@ struct ComputeContext {
   size_t wsize = 0;
   const Kernels* k = nullptr;
   ThreadPool* pool = nullptr;
+  // A counter every thread of this node shares, 0 when the node starts (nullptr: none; the
+  // node is then split evenly). Only WorkClaims touches it.
+  std::atomic<int64_t>* claim = nullptr;
   void barrier() const;
   // [begin, end) of n items for this thread, split evenly.
   void range(int64_t n, int64_t* begin, int64_t* end) const {
@@ -25,6 +29,35 @@ struct ComputeContext {
     *begin = per * ith < n ? per * ith : n;
     *end = *begin + per < n ? *begin + per : n;
   }
+};
+
+// Pieces of n items for the threads of a node, first come first served: each next() takes the
+// next `chunk` items from the node's shared counter, so a thread that starts late or runs slow
+// (woken late, preempted, a core shared with another job) ends up with fewer pieces instead of
+// keeping the others waiting at the barrier after the node. Without a counter (ctx.claim null)
+// next() gives this thread's even share once. Only for work whose results do not depend on which
+// thread computes which item.
+class WorkClaims {
+ public:
+  WorkClaims(const ComputeContext& ctx, int64_t n, int64_t chunk) : ctx_(ctx), n_(n), chunk_(chunk < 1 ? 1 : chunk) {}
+  bool next(int64_t* begin, int64_t* end) {
+    if (!ctx_.claim) {
+      if (done_) return false;
+      done_ = true;
+      ctx_.range(n_, begin, end);
+      return *begin < *end;
+    }
+    const int64_t b = ctx_.claim->fetch_add(chunk_, std::memory_order_relaxed);
+    if (b >= n_) return false;
+    *begin = b;
+    *end = b + chunk_ < n_ ? b + chunk_ : n_;
+    return true;
+  }
+
+ private:
+  const ComputeContext& ctx_;
+  const int64_t n_, chunk_;
+  bool done_ = false;
 };
 
 // Scratch bytes a node needs with nth threads (0 for most ops).
