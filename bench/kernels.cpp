@@ -92,6 +92,12 @@ struct Shape {
 
 const Shape kShapes[] = {
     {"tiny_enc", 1500, 384, 1536, false},
+    // The encoder's other products: an attention projection (q, k, v, out), the MLP's second
+    // product, and the two convolutions (im2col columns times the kernel).
+    {"tiny_proj", 1500, 384, 384, false},
+    {"tiny_mlp2", 1500, 1536, 384, false},
+    {"tiny_conv1", 3000, 240, 384, false},
+    {"tiny_conv2", 1500, 1152, 384, false},
     {"large_enc", 1500, 1280, 5120, false},
     {"tiny_dec", 1, 384, 51865, true},
     {"large_dec", 1, 1280, 5120, true},
