@@ -651,66 +651,51 @@ TEST_P(KernelsTest, MeanVar) {
   }
 }
 
-TEST_P(KernelsTest, GemmF32) {
+// gemm_f32 (B a row per output: b[j * ldb + p]) or gemm_f32_nn (B depth-major: b[p * ldb + j])
+// over shapes with edges in every dimension, against the double-precision sum; no write past n.
+// gemm_f32_nn must also give the bits gemm_f32 gives on B transposed: the same micro-kernel sums
+// in the same order, only the packing differs.
+void check_gemm(const Kernels& kern, bool depth_major_b) {
   struct Shape {
     int64_t m, n, k, pad;
   };
-  const Shape shapes[] = {{1, 1, 1, 0},   {3, 17, 5, 1},   {17, 31, 33, 3},  {13, 33, 257, 0},
-                          {25, 65, 300, 7}, {100, 40, 600, 0}, {37, 600, 70, 2}, {150, 130, 384, 0}};
+  const Shape shapes[] = {{1, 1, 1, 0},     {3, 17, 5, 1},     {17, 31, 33, 3},  {13, 33, 257, 0},  {25, 65, 300, 7},
+                          {100, 40, 600, 0}, {37, 600, 70, 2}, {150, 130, 384, 0}, {144, 64, 256, 0}};
   for (const Shape& sh : shapes) {
-    const int64_t lda = sh.k + sh.pad, ldb = sh.k + 2 * sh.pad, ldc = sh.n + sh.pad;
-    const auto a = random_floats(sh.m * lda, 21), b = random_floats(sh.n * ldb, 22);
+    const int64_t lda = sh.k + sh.pad, ldc = sh.n + sh.pad;
+    const int64_t ldb = depth_major_b ? sh.n + 2 * sh.pad : sh.k + 2 * sh.pad;
+    const auto a = random_floats(sh.m * lda, 21), b = random_floats((depth_major_b ? sh.k : sh.n) * ldb, 22);
+    auto bv = [&](int64_t j, int64_t p) { return depth_major_b ? b[p * ldb + j] : b[j * ldb + p]; };
     std::vector<float> c(static_cast<size_t>(sh.m * ldc), 123.0f);
-    k().gemm_f32(sh.m, sh.n, sh.k, a.data(), lda, b.data(), ldb, c.data(), ldc);
+    (depth_major_b ? kern.gemm_f32_nn : kern.gemm_f32)(sh.m, sh.n, sh.k, a.data(), lda, b.data(), ldb, c.data(), ldc);
+    std::vector<float> ct;  // depth-major: gemm_f32 on B transposed
+    if (depth_major_b) {
+      std::vector<float> bt(static_cast<size_t>(sh.n * sh.k));
+      for (int64_t j = 0; j < sh.n; ++j)
+        for (int64_t p = 0; p < sh.k; ++p) bt[j * sh.k + p] = bv(j, p);
+      ct.assign(c.size(), 123.0f);
+      kern.gemm_f32(sh.m, sh.n, sh.k, a.data(), lda, bt.data(), sh.k, ct.data(), ldc);
+    }
     for (int64_t i = 0; i < sh.m; ++i) {
       for (int64_t j = 0; j < sh.n; ++j) {
         double ref = 0, mag = 0;
         for (int64_t p = 0; p < sh.k; ++p) {
-          ref += double(a[i * lda + p]) * b[j * ldb + p];
-          mag += std::fabs(double(a[i * lda + p]) * b[j * ldb + p]);
+          ref += double(a[i * lda + p]) * bv(j, p);
+          mag += std::fabs(double(a[i * lda + p]) * bv(j, p));
         }
         ASSERT_NEAR(c[i * ldc + j], ref, 4 * kEps * std::sqrt(double(sh.k)) * mag + 1e-30)
             << "m=" << sh.m << " n=" << sh.n << " k=" << sh.k << " at " << i << "," << j;
+        if (depth_major_b) {
+          ASSERT_TRUE(same_bits(c[i * ldc + j], ct[i * ldc + j])) << "m=" << sh.m << " n=" << sh.n << " at " << i << "," << j;
+        }
       }
       for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], 123.0f) << "wrote past n";
     }
   }
 }
 
-// gemm_f32_nn: B depth-major (b[p * ldb + j]), the same shapes and edges as GemmF32, and bit for
-// bit what gemm_f32 gives on B transposed (the same micro-kernel sums in the same order; only the
-// packing differs).
-TEST_P(KernelsTest, GemmF32DepthMajorB) {
-  struct Shape {
-    int64_t m, n, k, pad;
-  };
-  const Shape shapes[] = {{1, 1, 1, 0},   {3, 17, 5, 1},   {17, 31, 33, 3},  {13, 33, 257, 0},
-                          {25, 65, 300, 7}, {100, 40, 600, 0}, {37, 600, 70, 2}, {144, 64, 256, 0}};
-  for (const Shape& sh : shapes) {
-    const int64_t lda = sh.k + sh.pad, ldb = sh.n + 2 * sh.pad, ldc = sh.n + sh.pad;
-    const auto a = random_floats(sh.m * lda, 23), b = random_floats(sh.k * ldb, 24);
-    std::vector<float> c(static_cast<size_t>(sh.m * ldc), 123.0f);
-    k().gemm_f32_nn(sh.m, sh.n, sh.k, a.data(), lda, b.data(), ldb, c.data(), ldc);
-    std::vector<float> bt(static_cast<size_t>(sh.n * sh.k));  // B transposed: a row per output
-    for (int64_t p = 0; p < sh.k; ++p)
-      for (int64_t j = 0; j < sh.n; ++j) bt[j * sh.k + p] = b[p * ldb + j];
-    std::vector<float> ct(static_cast<size_t>(sh.m * ldc), 123.0f);
-    k().gemm_f32(sh.m, sh.n, sh.k, a.data(), lda, bt.data(), sh.k, ct.data(), ldc);
-    for (int64_t i = 0; i < sh.m; ++i) {
-      for (int64_t j = 0; j < sh.n; ++j) {
-        double ref = 0, mag = 0;
-        for (int64_t p = 0; p < sh.k; ++p) {
-          ref += double(a[i * lda + p]) * b[p * ldb + j];
-          mag += std::fabs(double(a[i * lda + p]) * b[p * ldb + j]);
-        }
-        ASSERT_NEAR(c[i * ldc + j], ref, 4 * kEps * std::sqrt(double(sh.k)) * mag + 1e-30)
-            << "m=" << sh.m << " n=" << sh.n << " k=" << sh.k << " at " << i << "," << j;
-        ASSERT_TRUE(same_bits(c[i * ldc + j], ct[i * ldc + j])) << "m=" << sh.m << " n=" << sh.n << " at " << i << "," << j;
-      }
-      for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], 123.0f) << "wrote past n";
-    }
-  }
-}
+TEST_P(KernelsTest, GemmF32) { check_gemm(k(), false); }
+TEST_P(KernelsTest, GemmF32DepthMajorB) { check_gemm(k(), true); }
 
 std::string level_name(const ::testing::TestParamInfo<SimdLevel>& info) { return simd_level_name(info.param); }
 
