@@ -29,7 +29,9 @@
 //
 // bench_kernels decode_chunks [preset:type ...]: decoder steps of B = 1, 4, 8, 16 independent
 // chunks (each row its own cross window: the batched pipeline), per step and as tokens/s;
-// --rows=B,... other sizes.
+// --rows=B,... other sizes. For f16/f32 models also the least time a row can add to a step on
+// this machine (its multiply-adds at the GEMM rate, or its cross K/V at the streaming rate, both
+// measured in the same run) and the most B8 can gain over B1 from that.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -458,10 +460,16 @@ void print_summary(const SummaryReporter& rep) {
 
 }  // namespace
 
+// A model of decode_batch and decode_chunks: a test-model preset and its weight type.
+struct StepModel {
+  std::string preset;
+  DType type;
+};
+
 // The arguments of decode_batch and decode_chunks: preset[:type] (f16 when no type) and
-// --rows=B,B,... (the batch sizes; 1 is always measured, as the reference).
-bool parse_step_args(int argc, char** argv, std::vector<std::pair<std::string, std::string>>* models,
-                     std::vector<int>* rows) {
+// --rows=B,B,... (the batch sizes; 1 is always measured, as the reference). False, with the
+// reason on stderr, for an unknown preset or type or a bad size.
+bool parse_step_args(int argc, char** argv, std::vector<StepModel>* models, std::vector<int>* rows) {
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--rows=", 0) == 0) {
@@ -479,7 +487,17 @@ bool parse_step_args(int argc, char** argv, std::vector<std::pair<std::string, s
       continue;
     }
     const size_t colon = a.find(':');
-    models->emplace_back(a.substr(0, colon), colon == std::string::npos ? "f16" : a.substr(colon + 1));
+    const std::string preset = a.substr(0, colon), type_name = colon == std::string::npos ? "f16" : a.substr(colon + 1);
+    StepModel m{preset, DType::F16};
+    bool known = false;
+    for (DType t : kTypes)
+      if (type_name == dtype_name(t)) m.type = t, known = true;
+    HParams probe;
+    if (!known || !test_model_preset(preset, &probe)) {
+      std::fprintf(stderr, "unknown preset or type %s:%s\n", preset.c_str(), type_name.c_str());
+      return false;
+    }
+    models->push_back(m);
   }
   return !rows->empty();
 }
@@ -487,28 +505,16 @@ bool parse_step_args(int argc, char** argv, std::vector<std::pair<std::string, s
 // `bench_kernels decode_batch [preset:type ...]`: model/bench.h's bench_batch_steps.
 int run_decode_batch_steps(int argc, char** argv) {
   std::vector<int> rows = {1, 2, 5, 8};
-  std::vector<std::pair<std::string, std::string>> models;
+  std::vector<StepModel> models;
   if (!parse_step_args(argc, argv, &models, &rows)) return 1;
-  if (models.empty()) models = {{"tiny", "f16"}, {"tiny", "q5_0"}, {"base", "f16"}, {"base", "q5_0"}};
+  if (models.empty())
+    models = {{"tiny", DType::F16}, {"tiny", DType::Q5_0}, {"base", DType::F16}, {"base", DType::Q5_0}};
   std::printf("decode_batch steps at n_past %d, %d thread%s (%s kernels), %s time; fastest / median of 30 per size\n",
               kBatchNPast, bench_threads(), bench_threads() == 1 ? "" : "s", cpu::simd_level_name(cpu::best_simd_level()),
               bench_threads() == 1 ? "cpu" : "wall");
-  for (const auto& [preset, type_name] : models) {
-    DType type = DType::F16;
-    bool known = false;
-    for (DType t : kTypes)
-      if (type_name == dtype_name(t)) type = t, known = true;
-    if (!known) {
-      std::fprintf(stderr, "unknown type %s\n", type_name.c_str());
-      return 1;
-    }
-    BatchModel m{nullptr, type};
-    HParams probe;
-    if (!test_model_preset(preset, &probe)) {
-      std::fprintf(stderr, "unknown preset %s\n", preset.c_str());
-      return 1;
-    }
-    m.preset = preset.c_str();
+  for (const StepModel& sm : models) {
+    BatchModel m{nullptr, sm.type};
+    m.preset = sm.preset.c_str();
     BatchSetup st(m);
     BatchStepOptions o;
     o.n_past = kBatchNPast;
@@ -532,7 +538,7 @@ int run_decode_batch_steps(int argc, char** argv) {
       single.push_back(now_ms() - t0);
     }
     std::sort(single.begin(), single.end());
-    std::printf("  %-4s %-5s decode() %6.2f ms |", preset.c_str(), type_name.c_str(), single.front());
+    std::printf("  %-4s %-5s decode() %6.2f ms |", sm.preset.c_str(), dtype_name(sm.type), single.front());
     const char* target = "";  // B5 <= 2 x B1, when 5 is among the sizes
     for (const BatchStepFigure& f : bench_batch_steps(*st.runner, o)) {
       std::printf("  B%d %6.2f ms (median %6.2f) %4.2fx", f.rows, f.min_ms, f.median_ms, f.ratio);
@@ -543,44 +549,95 @@ int run_decode_batch_steps(int argc, char** argv) {
   return 0;
 }
 
+// What this machine allows, measured in the same run with the bench's threads: the rate of
+// hark's own f32 GEMM (the tiny encoder's MLP product, f16 weights: the most multiply-adds a
+// second any product here reaches) and the rate a one-row product streams f16 weights from
+// memory (tiny's logits, cold copies). Fastest of a few passes each.
+struct MachineRates {
+  double gfma;  // 1e9 multiply-adds per second
+  double gbps;  // 1e9 weight bytes per second
+};
+
+MachineRates measure_machine() {
+  cpu::set_gemm_impl(cpu::GemmImpl::Own);
+  auto fastest_ms = [](MulMatSetup& st, int passes) {
+    double best = 1e30;
+    for (int i = 0; i < passes; ++i)
+      for (auto& g : st.graphs) {
+        const auto t0 = std::chrono::steady_clock::now();
+        st.backend->compute(*g);
+        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+    return best;
+  };
+  auto shape = [](const char* name) {
+    for (const Shape& s : kShapes)
+      if (std::strcmp(s.name, name) == 0) return &s;
+    return &kShapes[0];
+  };
+  MachineRates r{};
+  {
+    const Shape* s = shape("tiny_enc");
+    MulMatSetup st(DType::F16, *s);
+    r.gfma = static_cast<double>(s->M * s->K * s->N) / fastest_ms(st, 10) * 1e-6;
+  }
+  {
+    MulMatSetup st(DType::F16, *shape("tiny_dec"));
+    r.gbps = static_cast<double>(st.weight_bytes) / fastest_ms(st, 5) * 1e-6;
+  }
+  return r;
+}
+
 // `bench_kernels decode_chunks [preset:type ...]`: decoder steps of B independent chunks (the
 // batched long-audio pipeline: row b in slot b against cross window b), B = 1, 4, 8, 16, as
-// time per step and decode throughput (rows per second of step).
+// time per step and decode throughput (rows per second of step). For f16/f32 models it then
+// prints what the machine allows a row added to a step: at least its multiply-adds at the GEMM
+// rate, or its own cross-attention K/V (f16) at the streaming rate, whichever is longer, and
+// from that and the measured B1 step the most B8 can gain over B1.
 int run_decode_chunk_steps(int argc, char** argv) {
   std::vector<int> rows = {1, 4, 8, 16};
-  std::vector<std::pair<std::string, std::string>> models;
+  std::vector<StepModel> models;
   if (!parse_step_args(argc, argv, &models, &rows)) return 1;
-  if (models.empty()) models = {{"tiny", "f16"}, {"base", "f16"}};
+  if (models.empty()) models = {{"tiny", DType::F16}, {"base", DType::F16}};
   std::printf("decode steps of B chunks (own cross windows) at n_past %d, %d thread%s (%s kernels), %s time; "
               "fastest of 30 per size\n",
               kBatchNPast, bench_threads(), bench_threads() == 1 ? "" : "s", cpu::simd_level_name(cpu::best_simd_level()),
               bench_threads() == 1 ? "cpu" : "wall");
-  for (const auto& [preset, type_name] : models) {
-    DType type = DType::F16;
-    bool known = false;
-    for (DType t : kTypes)
-      if (type_name == dtype_name(t)) type = t, known = true;
-    HParams probe;
-    if (!known || !test_model_preset(preset, &probe)) {
-      std::fprintf(stderr, "unknown preset or type %s:%s\n", preset.c_str(), type_name.c_str());
-      return 1;
-    }
-    BatchModel m{nullptr, type};
-    m.preset = preset.c_str();
+  const MachineRates machine = measure_machine();
+  std::printf("  machine, same run: f32 GEMM %.1f GFMA/s (tiny_enc, f16 weights), weights streamed at %.1f GB/s "
+              "(tiny_dec, f16, 1 row)\n",
+              machine.gfma, machine.gbps);
+  for (const StepModel& sm : models) {
+    BatchModel m{nullptr, sm.type};
+    m.preset = sm.preset.c_str();
     BatchSetup st(m);
     BatchStepOptions o;
     o.n_past = kBatchNPast;
     o.cpu_time = bench_threads() == 1;
     o.own_windows = true;
     o.rows = rows;
-    std::printf("  %-4s %-5s", preset.c_str(), type_name.c_str());
-    double one = 0.0;
+    std::printf("  %-4s %-5s", sm.preset.c_str(), dtype_name(sm.type));
+    double one = 0.0, one_ms = 0.0;
     for (const BatchStepFigure& f : bench_batch_steps(*st.runner, o)) {
       const double tps = 1000.0 * f.rows / f.min_ms;
-      if (f.rows == 1) one = tps;
+      if (f.rows == 1) one = tps, one_ms = f.min_ms;
       std::printf(" | B%d %6.2f ms/step %7.1f tok/s (%4.2fx)", f.rows, f.min_ms, tps, one > 0 ? tps / one : 0.0);
     }
     std::printf("\n");
+    if (sm.type != DType::F16 && sm.type != DType::F32) continue;  // quantized rows use int8 dots
+    // One row's share of a step: the decoder's products (self q/k/v/out, cross q/out, MLP,
+    // logits) and its attention (cross over the window, self over n_past); its cross K/V bytes.
+    const HParams& hp = st.file->hparams();
+    const double S = hp.n_text_state, L = hp.n_text_layer;
+    const double macs = L * 14.0 * S * S + static_cast<double>(hp.n_vocab) * S +
+                        L * 2.0 * S * (static_cast<double>(hp.n_audio_ctx) + kBatchNPast);
+    const double kv_bytes = L * 2.0 * static_cast<double>(hp.n_audio_ctx) * S * sizeof(f16_t);
+    const double compute_ms = macs / machine.gfma * 1e-6, read_ms = kv_bytes / machine.gbps * 1e-6;
+    const double row_ms = std::max(compute_ms, read_ms);
+    std::printf("    a row adds >= max(%.1f M FMA at the GEMM rate = %.2f ms, %.1f MB cross K/V at the streaming "
+                "rate = %.2f ms) to a step: B8 <= 8 x %.2f / (%.2f + 7 x %.2f) = %.2fx B1\n",
+                macs * 1e-6, compute_ms, kv_bytes * 1e-6, read_ms, one_ms, one_ms, row_ms,
+                8.0 * one_ms / (one_ms + 7.0 * row_ms));
   }
   return 0;
 }
