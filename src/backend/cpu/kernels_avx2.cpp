@@ -112,32 +112,50 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
     }
 }
 
-// Weight rows in tiles of R (3 for up to 3 activation rows, else 2: at most 12 of the 16 ymm
-// registers hold accumulators), activation rows in groups of up to 6.
-template <typename W, int G>
-void dot_rows_g(int64_t n, const uint8_t* w, size_t ws, int64_t nw, const float* x, int64_t xs, float* y, int64_t ldy) {
-  constexpr int R = G <= 3 ? 3 : 2;
-  int64_t r = 0;
-  for (; r + R <= nw; r += R) dot_tile<W, R, G>(n, w + static_cast<size_t>(r) * ws, ws, x, xs, y + r, ldy);
-  for (; r < nw; ++r) dot_tile<W, 1, G>(n, w + static_cast<size_t>(r) * ws, ws, x, xs, y + r, ldy);
+// One weight tile of R rows against a group of g <= 6 activation rows.
+template <typename W, int R>
+void dot_tile_g(int g, int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
+  switch (g) {
+    case 1: return dot_tile<W, R, 1>(n, w, ws, x, xs, y, ldy);
+    case 2: return dot_tile<W, R, 2>(n, w, ws, x, xs, y, ldy);
+    case 3: return dot_tile<W, R, 3>(n, w, ws, x, xs, y, ldy);
+    case 4: return dot_tile<W, R, 4>(n, w, ws, x, xs, y, ldy);
+    case 5: return dot_tile<W, R, 5>(n, w, ws, x, xs, y, ldy);
+    default: return dot_tile<W, R, 6>(n, w, ws, x, xs, y, ldy);
+  }
 }
 
+// Weight rows [r, r_end) in tiles of R, each tile against every group of activation rows in turn
+// (groups nearly equal: the first nx % groups have one row more), so a tile's rows come from
+// memory once for all groups. Returns where the whole tiles end.
+template <typename W, int R>
+int64_t dot_tiles(int64_t n, const uint8_t* w, size_t ws, int64_t r, int64_t r_end, const float* x, int64_t xs,
+                  int64_t nx, int64_t groups, float* y, int64_t ldy) {
+  for (; r + R <= r_end; r += R) {
+    int64_t m = 0;
+    for (int64_t k = 0; k < groups; ++k) {
+      const int g = static_cast<int>(nx / groups + (k < nx % groups ? 1 : 0));
+      dot_tile_g<W, R>(g, n, w + static_cast<size_t>(r) * ws, ws, x + m * xs, xs, y + m * ldy + r, ldy);
+      m += g;
+    }
+  }
+  return r;
+}
+
+// Weight rows in tiles of R (3 when no group has more than 3 activation rows, else 2: at most 12
+// of the 16 ymm registers hold accumulators; the rows left over one at a time), activation rows
+// in groups of up to 6, more than 6 in nearly equal groups (7 = 4 + 3, 8 = 4 + 4) taken on each
+// weight tile in turn, as on AVX-512: one pass over the weights, not one per group (8-row base
+// f16 steps read the weights twice that way).
 template <typename W>
 void dot_w_rows(int64_t n, const void* wv, size_t ws, int64_t nw, const float* x, int64_t xs, int64_t nx, float* y,
                 int64_t ldy) {
   const auto* w = static_cast<const uint8_t*>(wv);
-  for (int64_t m = 0; m < nx; m += 6) {
-    const float* xm = x + m * xs;
-    float* ym = y + m * ldy;
-    switch (nx - m < 6 ? nx - m : 6) {
-      case 1: dot_rows_g<W, 1>(n, w, ws, nw, xm, xs, ym, ldy); break;
-      case 2: dot_rows_g<W, 2>(n, w, ws, nw, xm, xs, ym, ldy); break;
-      case 3: dot_rows_g<W, 3>(n, w, ws, nw, xm, xs, ym, ldy); break;
-      case 4: dot_rows_g<W, 4>(n, w, ws, nw, xm, xs, ym, ldy); break;
-      case 5: dot_rows_g<W, 5>(n, w, ws, nw, xm, xs, ym, ldy); break;
-      default: dot_rows_g<W, 6>(n, w, ws, nw, xm, xs, ym, ldy); break;
-    }
-  }
+  const int64_t groups = (nx + 5) / 6;
+  const int64_t largest = (nx + groups - 1) / groups;
+  const int64_t r = largest <= 3 ? dot_tiles<W, 3>(n, w, ws, 0, nw, x, xs, nx, groups, y, ldy)
+                                 : dot_tiles<W, 2>(n, w, ws, 0, nw, x, xs, nx, groups, y, ldy);
+  dot_tiles<W, 1>(n, w, ws, r, nw, x, xs, nx, groups, y, ldy);
 }
 
 // 0x10 in byte j where bit j of the 32-bit qh is set: the fifth bit of q5 levels.
