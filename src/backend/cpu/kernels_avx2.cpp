@@ -112,18 +112,6 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
     }
 }
 
-// One weight tile of R rows against a group of g <= 6 activation rows.
-template <typename W, int R>
-void dot_tile_g(int g, int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
-  switch (g) {
-    case 1: return dot_tile<W, R, 1>(n, w, ws, x, xs, y, ldy);
-    case 2: return dot_tile<W, R, 2>(n, w, ws, x, xs, y, ldy);
-    case 3: return dot_tile<W, R, 3>(n, w, ws, x, xs, y, ldy);
-    case 4: return dot_tile<W, R, 4>(n, w, ws, x, xs, y, ldy);
-    case 5: return dot_tile<W, R, 5>(n, w, ws, x, xs, y, ldy);
-    default: return dot_tile<W, R, 6>(n, w, ws, x, xs, y, ldy);
-  }
-}
 
 // Weight rows [r, r_end) in tiles of R, each tile against every group of activation rows in turn
 // (groups nearly equal: the first nx % groups have one row more), so a tile's rows come from

@@ -189,18 +189,6 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
 //    on Sapphire Rapids, and a third slower on Zen 4;
 //  * not a pass per group over the whole matrix: that reads it from memory once per group
 //    (8-row base f16 steps +13%).
-template <typename W, int R>
-void dot_tile_g(int g, int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
-  switch (g) {
-    case 1: return dot_tile<W, R, 1>(n, w, ws, x, xs, y, ldy);
-    case 2: return dot_tile<W, R, 2>(n, w, ws, x, xs, y, ldy);
-    case 3: return dot_tile<W, R, 3>(n, w, ws, x, xs, y, ldy);
-    case 4: return dot_tile<W, R, 4>(n, w, ws, x, xs, y, ldy);
-    case 5: return dot_tile<W, R, 5>(n, w, ws, x, xs, y, ldy);
-    default: return dot_tile<W, R, 6>(n, w, ws, x, xs, y, ldy);
-  }
-}
-
 template <typename W>
 void dot_w_rows(int64_t n, const void* wv, size_t ws, int64_t nw, const float* x, int64_t xs, int64_t nx, float* y,
                 int64_t ldy) {

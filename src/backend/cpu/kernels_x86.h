@@ -60,8 +60,26 @@ void dequantize_q8_0(const void* xv, float* y, int64_t n);
 // Sum over [0, n) of x (kSquares false) or of (x - c)^2 (kSquares true), in chunks summed in double.
 template <bool kSquares>
 double chunked_sum(int64_t n, const float* x, float c);
+// R weight rows (f32 or f16, ws bytes apart) x G activation rows (xs floats apart): the sums into
+// y[g * ldy + r], each one chain in the order of the values (dot_f32_rows / dot_f16_rows' tile).
+template <typename W, int R, int G>
+void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy);
 
 // ---- built on them ------------------------------------------------------------------------
+
+// One weight tile of R rows against a group of g <= 6 activation rows (a row count known only at
+// run time, to the tile's template).
+template <typename W, int R>
+void dot_tile_g(int g, int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
+  switch (g) {
+    case 1: return dot_tile<W, R, 1>(n, w, ws, x, xs, y, ldy);
+    case 2: return dot_tile<W, R, 2>(n, w, ws, x, xs, y, ldy);
+    case 3: return dot_tile<W, R, 3>(n, w, ws, x, xs, y, ldy);
+    case 4: return dot_tile<W, R, 4>(n, w, ws, x, xs, y, ldy);
+    case 5: return dot_tile<W, R, 5>(n, w, ws, x, xs, y, ldy);
+    default: return dot_tile<W, R, 6>(n, w, ws, x, xs, y, ldy);
+  }
+}
 
 float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x); }
 float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
