@@ -58,7 +58,15 @@ CLI::App* add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   cmd->add_option("--load-allow", s.load_allow,
                   "POST /load may load a model file at this path, or any directly in this folder (repeat); "
                   "without it /load only switches between the models given with -m");
-  cmd->add_option("--vad-model", s.vad_model, "Silero VAD model for requests with vad=true (-vm)");
+  cmd->add_option("--vad-model", s.vad_model, "Silero VAD model for requests with vad=true or batch_size > 1 (-vm)");
+  cmd->add_option("--batch-size", s.decoding.batch_size,
+                  "Default chunks decoded together (> 1: the batched long-audio pipeline; needs --vad-model)")
+      ->check(CLI::Range(1, hark::kMaxBatchSize))
+      ->capture_default_str();
+  cmd->add_option("--max-batch-size", s.max_batch_size,
+                  "Largest batch_size a request may ask for (each chunk of a batch holds its own cross-attention cache)")
+      ->check(CLI::Range(1, hark::kMaxBatchSize))
+      ->capture_default_str();
   cmd->add_option("-l,--language", s.decoding.language, "Default spoken language ('auto': detect)")
       ->capture_default_str();
   cmd->add_flag("--no-fallback", o.no_fallback, "No temperature fallback unless a request asks (-nf)");

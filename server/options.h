@@ -36,6 +36,10 @@ struct ServerOptions {
   // directly in one of these folders (after resolving links); empty: paths are refused.
   std::vector<std::string> load_allow;
   std::string vad_model;  // Silero model for requests that ask for vad (whisper.cpp's -vm); "": none
+  // A request's batch_size (the batched long-audio pipeline, which needs vad_model) may be at most
+  // this: each chunk of a batch holds its own cross-attention cache (base 18 MB, large 245 MB) in
+  // the state, which keeps it for later requests.
+  int max_batch_size = 8;
   // Every request starts from these (a request's fields change them): -l, -nf, -bs, ... Language
   // "auto" detects it, as OpenAI's API does when none is given.
   TranscribeParams decoding = [] {

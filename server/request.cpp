@@ -28,7 +28,7 @@ Format format_of(const std::string& v) {
   throw bad_field("response_format", "response_format: " + shown(v) + " is not one of json, text, srt, verbose_json, vtt");
 }
 
-// What both APIs share: the file, model, language, prompt, format, temperature.
+// What both APIs share: the file, model, language, prompt, format, temperature, batch size.
 TranscriptionRequest common(const Form& form, const TranscribeParams& defaults) {
   if (!form.has_file) throw bad_field("file", "file: no audio file in the request (a multipart field named 'file')");
   if (form.file.empty()) throw bad_field("file", "file: the uploaded file is empty");
@@ -42,6 +42,10 @@ TranscriptionRequest common(const Form& form, const TranscribeParams& defaults) 
   if (const auto* v = form.get("response_format"); v && !v->empty()) r.format = format_of(*v);
   if (const auto* v = form.get("temperature"); v && !v->empty())
     r.params.temperature = static_cast<float>(number("temperature", *v, 0.0, 1.0));
+  // Not OpenAI's, but what a long upload gains most from (faster-whisper's batched pipeline); the
+  // server's limit (--max-batch-size) and VAD model are checked when the request is admitted.
+  if (const auto* v = form.get("batch_size"); v && !v->empty())
+    r.params.batch_size = integer("batch_size", *v, 1, kMaxBatchSize);
   return r;
 }
 

@@ -31,6 +31,15 @@ int threads_of(const ServerOptions& o) { return o.threads > 0 ? o.threads : defa
 
 Service::Service(ServerOptions o) : opt_(std::move(o)), sched_(std::max(0, opt_.queue_size)) {
   if (opt_.models.empty()) throw Error("no model given (-m PATH or --model NAME=PATH)");
+  if (opt_.max_batch_size < 1 || opt_.max_batch_size > kMaxBatchSize)
+    throw Error("--max-batch-size must be in [1, " + std::to_string(kMaxBatchSize) + "], got " +
+                std::to_string(opt_.max_batch_size));
+  const int batch = opt_.decoding.batch_size;
+  if (batch < 1 || batch > opt_.max_batch_size)
+    throw Error("--batch-size must be in [1, " + std::to_string(opt_.max_batch_size) + "] (--max-batch-size), got " +
+                std::to_string(batch));
+  if (batch > 1 && opt_.vad_model.empty())
+    throw Error("--batch-size " + std::to_string(batch) + " needs --vad-model (the batched pipeline cuts the audio at pauses)");
   for (const ModelSpec& m : opt_.models) {
     for (const auto& loaded : models_.all())
       if (loaded->name() == m.name) throw Error("two models are named '" + m.name + "'");
@@ -71,6 +80,16 @@ Prepared Service::prepare(TranscriptionRequest r, Clock::time_point deadline, st
   if (r.params.vad) {
     if (opt_.vad_model.empty()) throw bad_field("vad", "vad: this server has no VAD model (--vad-model)");
     r.params.vad_model_path = opt_.vad_model;  // never a path from the request
+  }
+  if (r.params.batch_size > 1) {
+    if (r.params.batch_size > opt_.max_batch_size)
+      throw bad_field("batch_size", "batch_size: " + std::to_string(r.params.batch_size) +
+                                        " is above this server's limit of " + std::to_string(opt_.max_batch_size) +
+                                        " (--max-batch-size)");
+    // The batched pipeline cuts the audio at the pauses the Silero VAD finds.
+    if (opt_.vad_model.empty())
+      throw bad_field("batch_size", "batch_size: batching needs the server's VAD model, and it has none (--vad-model)");
+    r.params.vad_model_path = opt_.vad_model;
   }
   p.request = std::move(r);
   try {

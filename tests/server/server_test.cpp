@@ -14,6 +14,7 @@
 #include "server/connection_probe.h"
 #include "server/responses.h"
 #include "server_test_util.h"
+#include "vad/vad_test_util.h"
 
 namespace hark::server::testing {
 namespace {
@@ -523,6 +524,70 @@ TEST(Server, WhisperCppInference) {
   EXPECT_EQ(vad->status, 400) << vad->body;  // no --vad-model on this server
 }
 
+// The shared speech clip twice, 31 s of silence between (so the VAD makes at least two chunks),
+// as WAV bytes; "" without ../shared/vad.
+std::string two_clips_wav() {
+  const std::string clip_path = hark::testing::shared_vad_path("vad-three-clips.wav");
+  if (clip_path.empty()) return {};
+  const fs::path p = scratch() / "two-clips.wav";
+  if (!fs::exists(p)) {
+    const std::vector<float> clip = audio::load_file(clip_path);
+    std::vector<float> a(audio::kSampleRate, 0.0f);
+    a.insert(a.end(), clip.begin(), clip.end());
+    a.insert(a.end(), static_cast<size_t>(31 * audio::kSampleRate), 0.0f);
+    a.insert(a.end(), clip.begin(), clip.end());
+    audio::WavWriter w(p.string(), audio::kSampleRate);
+    w.write(a.data(), a.size());
+    w.close();
+  }
+  return read_bytes(p);
+}
+
+// batch_size: the batched pipeline on the server's VAD model, on both APIs, the same segments at
+// any batch size (chunks are independent); refused above --max-batch-size or without a VAD model.
+TEST(Server, BatchSizeRunsTheBatchedPipeline) {
+  const std::string vad_model = hark::testing::silero_model_path();
+  const std::string wav = two_clips_wav();
+  if (vad_model.empty() || wav.empty()) GTEST_SKIP() << "../shared/vad (Silero model and clip) not found";
+  ServerOptions o = test_options();
+  o.vad_model = vad_model;
+  o.max_batch_size = 3;
+  Running s(o);
+  auto c = s.client();
+  auto segments_at = [&](const char* batch) {
+    auto r = c.Post("/inference", form(wav, {{"batch_size", batch}, {"response_format", "verbose_json"}}));
+    EXPECT_TRUE(r);
+    if (!r) return json();
+    EXPECT_EQ(r->status, 200) << r->body;
+    return json::parse(r->body)["segments"];
+  };
+  const json two = segments_at("2");
+  ASSERT_TRUE(two.is_array());
+  ASSERT_FALSE(two.empty());
+  // Chunk times are on the upload's timeline: the second clip starts past the 31 s pause.
+  EXPECT_GT(two.back()["end"].get<double>(), 31.0) << two.dump();
+  EXPECT_EQ(segments_at("3"), two);
+  auto openai = c.Post("/v1/audio/transcriptions", form(wav, {{"model", "micro"}, {"batch_size", "2"}}));
+  ASSERT_TRUE(openai);
+  EXPECT_EQ(openai->status, 200) << openai->body;
+  expect_openai_error(c.Post("/v1/audio/transcriptions", form(wav, {{"batch_size", "4"}})), 400, "batch_size", "");
+  expect_openai_error(c.Post("/v1/audio/transcriptions", form(wav, {{"batch_size", "0"}})), 400, "batch_size", "");
+  expect_openai_error(c.Post("/v1/audio/transcriptions", form(wav, {{"batch_size", "two"}})), 400, "batch_size", "");
+  auto over = c.Post("/inference", form(wav, {{"batch_size", "4"}}));
+  ASSERT_TRUE(over);
+  EXPECT_EQ(over->status, 400);
+  EXPECT_TRUE(contains(over->body, "--max-batch-size")) << over->body;
+  expect_still_serving(s);
+
+  Running plain(test_options());  // no --vad-model
+  auto c2 = plain.client();
+  expect_openai_error(c2.Post("/v1/audio/transcriptions", form(wav, {{"batch_size", "2"}})), 400, "batch_size", "");
+  auto novad = c2.Post("/inference", form(wav, {{"batch_size", "2"}}));
+  ASSERT_TRUE(novad);
+  EXPECT_EQ(novad->status, 400);
+  EXPECT_TRUE(contains(novad->body, "--vad-model")) << novad->body;
+}
+
 // Many uploads at once on 4 states: every request is answered exactly once, none is lost, and
 // each text equals what the same file gives alone (same model, options and threads).
 TEST(Server, ConcurrentUploadsAllAnsweredWithTheirOwnText) {
@@ -615,6 +680,17 @@ TEST(Server, ServiceRefusesBadOptions) {
   o = test_options();
   o.models = {{"x", (scratch() / "missing.bin").string()}};
   EXPECT_THROW(Service{o}, Error);
+  o = test_options();
+  o.decoding.batch_size = 2;
+  EXPECT_THROW(Service{o}, Error);  // batching without --vad-model
+  o.vad_model = "silero.bin";
+  o.max_batch_size = 1;
+  EXPECT_THROW(Service{o}, Error);  // above --max-batch-size
+  for (int bad : {0, kMaxBatchSize + 1}) {
+    o = test_options();
+    o.max_batch_size = bad;
+    EXPECT_THROW(Service{o}, Error);
+  }
 }
 
 TEST(ServerProbe, SeesAConnectionClose) {
