@@ -11,6 +11,7 @@
 //                                                   process CPU time, for busy machines);
 //                                                   --rows=1,2,5,8 (the default) sets the sizes
 //   bench_kernels --benchmark_filter=flash_attn the encoder's self-attention of one layer (tiny, base)
+//     and a decoder step's cross-attention (tiny, 1 and 8 rows each against its own window)
 //   bench_kernels --benchmark_filter=host_row   the host side of one decoder row: rules, argmax
 //                                                or a draw, log-softmax on 51,865 logits
 //   HARK_BENCH_THREADS=1 bench_kernels     one thread, summary in CPU time (busy machines)
@@ -106,6 +107,8 @@ const Shape kShapes[] = {
     // A 5-row decoder step (beam search / best-of rows in one graph): weights read once for all.
     {"tiny_dec5", 5, 384, 51865, true},
     {"large_dec5", 5, 1280, 5120, true},
+    // An 8-chunk step of the batched pipeline: the logits product is most of its arithmetic.
+    {"tiny_dec8", 8, 384, 51865, true},
 };
 
 const DType kTypes[] = {DType::F32, DType::F16, DType::Q8_0, DType::Q5_0, DType::Q4_0};
@@ -250,6 +253,53 @@ void bench_flash_attn(benchmark::State& state, const AttnShape* s) {
   for (auto _ : state) backend->compute(g);
   state.counters["GFLOPS"] = benchmark::Counter(4.0 * kAttnPositions * kAttnPositions * s->S * 1e-9,
                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// ---- flash_attn: a decoder step's cross-attention, each batch row against its own window ----
+// The batched pipeline's step: one query per (head, row), each row's own f16 cross K/V
+// [64, 1500, H, B] (head-major, as the cross cache), through the layers in turn (each layer its
+// own K/V, so the step streams all of them as a real step does). Figure: K/V bytes per second.
+struct CrossShape {
+  const char* name;
+  int64_t S, H, layers, rows;
+};
+const CrossShape kCrossShapes[] = {{"tiny_cross_B1", 384, 6, 4, 1}, {"tiny_cross_B8", 384, 6, 4, 8}};
+
+void bench_cross_attn(benchmark::State& state, const CrossShape* s) {
+  TensorArena arena;
+  Device* dev = Registry::global().find(kCpuDeviceName);
+  auto backend = dev->init_backend({bench_threads()});
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  auto placed = [&](DType t, std::initializer_list<int64_t> ne, uint32_t seed) {
+    Tensor* x = arena.new_tensor(t, ne, "x");
+    buffers.push_back(dev->buffer_type()->alloc(x->nbytes()));
+    buffers.back()->place(*x, 0);
+    const auto v = random_values(x->nelements(), seed);
+    if (t == DType::F32) {
+      tensor_set(*x, v.data(), v.size() * sizeof(float));
+    } else {
+      std::vector<f16_t> h(v.size());
+      for (size_t i = 0; i < v.size(); ++i) h[i] = f32_to_f16(v[i]);
+      tensor_set(*x, h.data(), h.size() * sizeof(f16_t));
+    }
+    return x;
+  };
+  const int64_t D = s->S / s->H;
+  Tensor* q = placed(DType::F32, {D, 1, s->H, s->rows}, 1);
+  for (int64_t l = 0; l < s->layers; ++l) {
+    Tensor* k = placed(DType::F16, {D, kAttnPositions, s->H, s->rows}, 2 + static_cast<uint32_t>(l));
+    Tensor* v = placed(DType::F16, {D, kAttnPositions, s->H, s->rows}, 20 + static_cast<uint32_t>(l));
+    Tensor* out = ops::flash_attn(arena, q, k, v, nullptr, 1.0f / std::sqrt(static_cast<float>(D)), false);
+    q = ops::reshape(arena, out, {D, 1, s->H, s->rows});  // [D, H, 1, B] is [D, 1, H, B] in memory
+  }
+  Graph g;
+  g.build(q);
+  GraphAllocator galloc(dev->buffer_type());
+  galloc.alloc(g);
+  for (auto _ : state) backend->compute(g);
+  state.counters["GB/s"] = benchmark::Counter(
+      2.0 * sizeof(f16_t) * static_cast<double>(s->layers * s->rows * s->S * kAttnPositions) * 1e-9,
+      benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // memcpy of 256 MiB split over the same number of threads as the products use.
@@ -676,6 +726,10 @@ int main(int argc, char** argv) {
                                   std::to_string(a.H) + "x" + std::to_string(a.S / a.H))
                                      .c_str(),
                                  bench_flash_attn, &a)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  for (const CrossShape& c : kCrossShapes)
+    benchmark::RegisterBenchmark((std::string("flash_attn/") + c.name).c_str(), bench_cross_attn, &c)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   benchmark::RegisterBenchmark("memcpy/256MiB/tiny_large", bench_memcpy)->Unit(benchmark::kMillisecond)->UseRealTime();
