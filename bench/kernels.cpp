@@ -275,13 +275,9 @@ void bench_cross_attn(benchmark::State& state, const CrossShape* s) {
     buffers.push_back(dev->buffer_type()->alloc(x->nbytes()));
     buffers.back()->place(*x, 0);
     const auto v = random_values(x->nelements(), seed);
-    if (t == DType::F32) {
-      tensor_set(*x, v.data(), v.size() * sizeof(float));
-    } else {
-      std::vector<f16_t> h(v.size());
-      for (size_t i = 0; i < v.size(); ++i) h[i] = f32_to_f16(v[i]);
-      tensor_set(*x, h.data(), h.size() * sizeof(f16_t));
-    }
+    std::vector<uint8_t> bytes(x->nbytes());
+    quantize_rows(t, v.data(), bytes.data(), x->nelements() / x->ne[0], x->ne[0]);
+    tensor_set(*x, bytes.data(), bytes.size());
     return x;
   };
   const int64_t D = s->S / s->H;

@@ -68,6 +68,9 @@ std::multimap<std::string, std::string> config_values_of(const nlohmann::json& m
 RealtimeConfig default_realtime_config(const ServerOptions& o) {
   RealtimeConfig c;
   c.transcribe = o.decoding;
+  // --batch-size is for uploads: a live slice is one short window, decoded on its own (the
+  // batched pipeline would also need the VAD model a session may not ask for).
+  c.transcribe.batch_size = 1;
   c.realtime.audio_sec = o.max_audio_sec > 0 ? o.max_audio_sec : 3600;
   c.realtime.audio_slice_sec = 10;
   c.realtime.audio_min_sec = 1;

@@ -77,10 +77,8 @@ Prepared Service::prepare(TranscriptionRequest r, Clock::time_point deadline, st
                   p.audio_s, opt_.max_audio_sec);
     throw ApiError(413, msg, "invalid_request_error", "file", "audio_too_long");
   }
-  if (r.params.vad) {
-    if (opt_.vad_model.empty()) throw bad_field("vad", "vad: this server has no VAD model (--vad-model)");
-    r.params.vad_model_path = opt_.vad_model;  // never a path from the request
-  }
+  if (r.params.vad && opt_.vad_model.empty())
+    throw bad_field("vad", "vad: this server has no VAD model (--vad-model)");
   if (r.params.batch_size > 1) {
     if (r.params.batch_size > opt_.max_batch_size)
       throw bad_field("batch_size", "batch_size: " + std::to_string(r.params.batch_size) +
@@ -89,8 +87,8 @@ Prepared Service::prepare(TranscriptionRequest r, Clock::time_point deadline, st
     // The batched pipeline cuts the audio at the pauses the Silero VAD finds.
     if (opt_.vad_model.empty())
       throw bad_field("batch_size", "batch_size: batching needs the server's VAD model, and it has none (--vad-model)");
-    r.params.vad_model_path = opt_.vad_model;
   }
+  if (r.params.vad || r.params.batch_size > 1) r.params.vad_model_path = opt_.vad_model;  // never a path from the request
   p.request = std::move(r);
   try {
     p.lease = sched_.acquire(std::move(model), deadline, gone);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/connection_probe.h"
+#include "server/realtime_config.h"
 #include "server/responses.h"
 #include "server_test_util.h"
 #include "vad/vad_test_util.h"
@@ -686,6 +687,10 @@ TEST(Server, ServiceRefusesBadOptions) {
   o.vad_model = "silero.bin";
   o.max_batch_size = 1;
   EXPECT_THROW(Service{o}, Error);  // above --max-batch-size
+  // A server-wide --batch-size is for uploads; realtime slices stay single windows.
+  o = test_options();
+  o.decoding.batch_size = 4;
+  EXPECT_EQ(default_realtime_config(o).transcribe.batch_size, 1);
   for (int bad : {0, kMaxBatchSize + 1}) {
     o = test_options();
     o.max_batch_size = bad;
