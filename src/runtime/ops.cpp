@@ -243,12 +243,12 @@ Tensor* mul_mat(TensorArena& a, Tensor* w, Tensor* x) {
 Tensor* im2col(TensorArena& a, Tensor* x, int kernel_size, int stride, int padding) {
   require_f32("im2col", x);
   HARK_CHECK(kernel_size >= 1 && stride >= 1 && padding >= 0, "im2col: bad kernel/stride/padding");
-  HARK_CHECK(x->ne[2] == 1 && x->ne[3] == 1, "im2col: input must be 2-D [Cin, L], got " + x->describe());
+  HARK_CHECK(x->ne[3] == 1, "im2col: input must be [Cin, L] or a batch [Cin, L, B], got " + x->describe());
   const int64_t l_in = x->ne[1];
   const int64_t span = l_in + 2 * padding - kernel_size;
   HARK_CHECK(span >= 0, "im2col: input length " + std::to_string(l_in) + " shorter than the kernel");
   const int64_t l_out = span / stride + 1;
-  Tensor* t = a.new_node(Op::Im2Col, DType::F32, {kernel_size * x->ne[0], l_out, 1, 1}, {x});
+  Tensor* t = a.new_node(Op::Im2Col, DType::F32, {kernel_size * x->ne[0], l_out, x->ne[2], 1}, {x});
   t->params[0].i = kernel_size;
   t->params[1].i = stride;
   t->params[2].i = padding;
@@ -261,7 +261,12 @@ Tensor* conv1d(TensorArena& a, Tensor* kernel, Tensor* x, int stride, int paddin
                  " input channels, input " + x->describe() + " has " + std::to_string(x->ne[0]));
   Tensor* cols = im2col(a, x, static_cast<int>(kernel->ne[0]), stride, padding);
   Tensor* k2 = reshape(a, kernel, {kernel->ne[0] * kernel->ne[1], kernel->ne[2]});
-  return mul_mat(a, k2, cols);
+  if (cols->ne[2] == 1) return mul_mat(a, k2, cols);
+  // A batch: all its columns as the rows of one product, so the kernel is read once for all of
+  // them (a batched mul_mat would read it again for every item).
+  const int64_t l_out = cols->ne[1], batch = cols->ne[2];
+  Tensor* y = mul_mat(a, k2, reshape(a, cols, {cols->ne[0], l_out * batch}));
+  return reshape(a, y, {k2->ne[1], l_out, batch});
 }
 
 Tensor* flash_attn(TensorArena& a, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, bool causal) {

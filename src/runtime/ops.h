@@ -51,9 +51,11 @@ Tensor* top_k(TensorArena& a, Tensor* x, int k);    // f32 [N, rows] -> i32 [k, 
 // (w broadcast over batch). Result f32 [N, M, b2, b3]: out[n, m] = sum_k w[k, n] * x[k, m].
 Tensor* mul_mat(TensorArena& a, Tensor* w, Tensor* x);
 // conv1d with kernel [K, Cin, Cout] (any weight type) over x, logical shape [Cin, L] (may be a
-// strided view, e.g. a transposed mel [L, Cin]). Result f32 [Cout, Lout], Lout = (L + 2p - K)/s + 1.
+// strided view, e.g. a transposed mel [L, Cin]) or a batch [Cin, L, B] of independent inputs.
+// Result f32 [Cout, Lout] or [Cout, Lout, B], Lout = (L + 2p - K)/s + 1.
 Tensor* conv1d(TensorArena& a, Tensor* kernel, Tensor* x, int stride, int padding);
-Tensor* im2col(TensorArena& a, Tensor* x, int kernel_size, int stride, int padding);  // -> f32 [K*Cin, Lout]
+// -> f32 [K*Cin, Lout] (or [K*Cin, Lout, B]): column t holds what the kernel sees at output t.
+Tensor* im2col(TensorArena& a, Tensor* x, int kernel_size, int stride, int padding);
 
 // Fused attention. q: f32 [D, Nq, H, B]; k, v: f32 or f16 [D, Nk, Hkv, B] (H % Hkv == 0);
 // mask: optional f32 [Nk, >=Nq]. Result f32 [D, H, Nq, B] (heads adjacent: reshape to [D*H, Nq]).

@@ -23,33 +23,41 @@ SileroVad::SileroVad(std::shared_ptr<const SileroFile> model, int n_threads, Dev
 
   const SileroHParams& hp = model_->hparams();
   const int64_t hidden = hp.lstm_hidden_size;
-  frame_ = arena_.new_tensor(DType::F32, {hp.n_window}, "silero.frame");
+  one_.frames = arena_.new_tensor(DType::F32, {hp.n_window, 1}, "silero.frame");
+  block_.frames = arena_.new_tensor(DType::F32, {hp.n_window, kBlockFrames}, "silero.frames");
   h_ = arena_.new_tensor(DType::F32, {hidden}, "silero.h_state");
   c_ = arena_.new_tensor(DType::F32, {hidden}, "silero.c_state");
   if (carry_context) context_ = arena_.new_tensor(DType::F32, {hp.n_context}, "silero.context");
   // The leaves live in the device's memory, at offsets aligned for its kernels.
   BufferType* bt = device->buffer_type();
   const size_t align = std::max<size_t>(bt->alignment(), 64);
-  auto up = [align](size_t x) { return (x + align - 1) / align * align; };
-  const size_t off_h = up(frame_->nbytes()), off_c = off_h + up(h_->nbytes());
-  const size_t off_ctx = off_c + up(c_->nbytes());
-  io_ = bt->alloc(off_ctx + (context_ ? up(context_->nbytes()) : 0));
-  io_->place(*frame_, 0);
-  io_->place(*h_, off_h);
-  io_->place(*c_, off_c);
-  if (context_) io_->place(*context_, off_ctx);
-
-  const SileroFrameGraph g = build_silero_frame(arena_, model_->weights(), hp, frame_, h_, c_, context_);
-  prob_ = g.prob;
-  graph_.build(prob_);
-  // The new state overwrites the old after everything that reads the old (graph order).
-  graph_.build(ops::copy(arena_, g.h_new, h_));
-  graph_.build(ops::copy(arena_, g.c_new, c_));
-  if (context_)  // the frame's tail is the next frame's context
-    graph_.build(ops::copy(arena_, ops::slice(arena_, frame_, 0, hp.n_window - hp.n_context, hp.n_window), context_));
-  alloc_ = std::make_unique<GraphAllocator>(bt);
-  alloc_->alloc(graph_);
+  std::vector<Tensor*> leaves = {one_.frames, block_.frames, h_, c_};
+  if (context_) leaves.push_back(context_);
+  size_t total = 0;
+  for (Tensor* t : leaves) total += (t->nbytes() + align - 1) / align * align;
+  io_ = bt->alloc(total);
+  size_t at = 0;
+  for (Tensor* t : leaves) {
+    io_->place(*t, at);
+    at += (t->nbytes() + align - 1) / align * align;
+  }
+  plan(one_, 1, bt);
+  plan(block_, kBlockFrames, bt);
   reset();
+}
+
+void SileroVad::plan(Plan& p, int n_frames, BufferType* bt) {
+  const SileroHParams& hp = model_->hparams();
+  p.n_frames = n_frames;
+  const SileroFramesGraph g = build_silero_frames(arena_, model_->weights(), hp, p.frames, h_, c_, context_);
+  p.probs = g.probs;
+  p.graph.build(p.probs);
+  // The new state overwrites the old after everything that reads the old (graph order).
+  p.graph.build(ops::copy(arena_, g.h_new, h_));
+  p.graph.build(ops::copy(arena_, g.c_new, c_));
+  if (context_) p.graph.build(ops::copy(arena_, g.context_new, context_));
+  p.alloc = std::make_unique<GraphAllocator>(bt);
+  p.alloc->alloc(p.graph);
 }
 
 SileroVad::~SileroVad() = default;
@@ -71,27 +79,36 @@ static std::vector<float> read_back(const Tensor& t) {
 std::vector<float> SileroVad::h() const { return read_back(*h_); }
 std::vector<float> SileroVad::c() const { return read_back(*c_); }
 
+void SileroVad::run(const Plan& p, const float* frames, float* probs) {
+  const size_t n = static_cast<size_t>(p.n_frames);
+  tensor_set(*p.frames, frames, n * static_cast<size_t>(n_window()) * sizeof(float));
+  HARK_CHECK(backend_->compute(p.graph) == ComputeStatus::Ok, "silero: compute aborted");
+  tensor_get(*p.probs, probs, n * sizeof(float));
+}
+
 float SileroVad::process(const float* frame) {
-  tensor_set(*frame_, frame, static_cast<size_t>(n_window()) * sizeof(float));
-  HARK_CHECK(backend_->compute(graph_) == ComputeStatus::Ok, "silero: compute aborted");
   float p = 0.0f;
-  tensor_get(*prob_, &p, sizeof p);
+  run(one_, frame, &p);
   return p;
+}
+
+void SileroVad::process(const float* frames, size_t n_frames, float* probs) {
+  const size_t w = static_cast<size_t>(n_window()), block = static_cast<size_t>(kBlockFrames);
+  size_t i = 0;
+  for (; n_frames - i >= block; i += block) run(block_, frames + i * w, probs + i);
+  for (; i < n_frames; ++i) run(one_, frames + i * w, probs + i);
 }
 
 std::vector<float> SileroVad::detect(const float* samples, size_t n) {
   reset();
   const size_t w = static_cast<size_t>(n_window());
-  std::vector<float> probs;
-  probs.reserve((n + w - 1) / w);
-  std::vector<float> last(w, 0.0f);
-  for (size_t at = 0; at < n; at += w) {
-    if (n - at >= w) {
-      probs.push_back(process(samples + at));
-    } else {
-      std::copy(samples + at, samples + n, last.begin());
-      probs.push_back(process(last.data()));
-    }
+  std::vector<float> probs((n + w - 1) / w);
+  const size_t whole = n / w;
+  process(samples, whole, probs.data());
+  if (whole < probs.size()) {
+    std::vector<float> last(w, 0.0f);
+    std::copy(samples + whole * w, samples + n, last.begin());
+    probs.back() = process(last.data());
   }
   return probs;
 }

@@ -1,6 +1,8 @@
-// SileroVad: runs the Silero VAD network frame by frame on a backend, holding the LSTM state
-// (h, c) that carries from one frame to the next. The frame graph is built and planned once;
-// each frame copies 512 samples in, computes, and reads one probability out, allocating nothing.
+// SileroVad: runs the Silero VAD network on a backend, holding the LSTM state (h, c) that
+// carries from one frame to the next. Two graphs are built and planned once: one frame, and a
+// block of kBlockFrames frames whose frame-local layers run as one batch (silero_graph.h). Running
+// copies the samples in, computes, and reads the probabilities out, allocating nothing; a frame
+// gives the same bits through either graph, so streaming frame by frame and a whole buffer agree.
 //
 // Whole buffers follow whisper.cpp's whisper_vad_detect_speech: the state is reset, the samples
 // are cut into consecutive 512-sample frames and a last partial frame is zero-padded, so N
@@ -36,6 +38,8 @@ class SileroVad {
   int n_window() const { return model_->hparams().n_window; }
   // One frame of exactly n_window() samples (16 kHz); the state advances. Returns P(speech).
   float process(const float* frame);
+  // n_frames consecutive frames, n_frames * n_window() samples; P(speech) of each into probs.
+  void process(const float* frames, size_t n_frames, float* probs);
   void reset();  // zero h and c, as at the start of a stream
   // Resets, then one probability per n_window() samples (the last frame zero-padded).
   std::vector<float> detect(const float* samples, size_t n);
@@ -44,17 +48,32 @@ class SileroVad {
   std::vector<float> c() const;
 
  private:
+  // Frames in one block: the STFT's 4 windows a frame make 28 rows, under the CPU backend's 32
+  // from which a product takes its tiled GEMM, whose sums would differ from the one-frame
+  // graph's. Below it each output is one dot product whatever rows share the product, so the
+  // two graphs agree bit for bit (a test holds this); 7 frames already read each weight once
+  // for 7 where the frame-by-frame graph read it 7 times.
+  static constexpr int kBlockFrames = 7;
+
+  // A planned graph over n frames in a leaf of its own.
+  struct Plan {
+    int n_frames = 0;
+    Tensor* frames = nullptr;
+    Tensor* probs = nullptr;
+    Graph graph;
+    std::unique_ptr<GraphAllocator> alloc;
+  };
+  void plan(Plan& p, int n_frames, BufferType* bt);
+  void run(const Plan& p, const float* frames, float* probs);
+
   std::shared_ptr<const SileroFile> model_;
   std::unique_ptr<Backend> backend_;
   TensorArena arena_;
-  std::unique_ptr<Buffer> io_;  // frame, h and c: graph leaves the host writes
-  Tensor* frame_ = nullptr;
+  std::unique_ptr<Buffer> io_;  // the frames, h, c and context: graph leaves the host writes
   Tensor* h_ = nullptr;
   Tensor* c_ = nullptr;
   Tensor* context_ = nullptr;  // with carry_context only
-  Tensor* prob_ = nullptr;
-  Graph graph_;
-  std::unique_ptr<GraphAllocator> alloc_;
+  Plan one_, block_;
 };
 
 }  // namespace hark::vad

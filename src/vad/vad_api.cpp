@@ -42,7 +42,13 @@ class StreamImpl final : public VadStream {
         n_pending_ = 0;
       }
     }
-    for (; samples.size() - i >= w; i += w) out.push_back(run(samples.data() + i));
+    const size_t whole = (samples.size() - i) / w;
+    if (whole > 0) {
+      out.resize(out.size() + whole);
+      vad_.process(samples.data() + i, whole, out.data() + out.size() - whole);
+      frames_ += static_cast<int64_t>(whole);
+      i += whole * w;
+    }
     std::copy(samples.begin() + static_cast<std::ptrdiff_t>(i), samples.end(),
               pending_.begin() + static_cast<std::ptrdiff_t>(n_pending_));
     n_pending_ += samples.size() - i;

@@ -20,6 +20,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/registry.h"
 #include "runtime/graph_allocator.h"
+#include "runtime/error.h"
 #include "runtime/ops.h"
 #include "runtime/quant.h"
 
@@ -90,6 +91,15 @@ class OpsFixture : public ::testing::Test {
     return v;
   }
   std::vector<float> run_ref(Tensor* out) { return run<float>(*ref_, out); }
+  std::vector<float> run_cpu(Tensor* out, int n_threads, cpu::SimdLevel level) {
+    auto* cpu = dynamic_cast<cpu::CpuBackend*>(cpu_.get());
+    cpu->set_simd_level(level);
+    cpu->set_n_threads(n_threads);
+    std::vector<float> v = run<float>(*cpu_, out);
+    cpu->set_simd_level(cpu::best_simd_level());
+    cpu->set_n_threads(1);
+    return v;
+  }
   std::vector<int32_t> run_ref_i32(Tensor* out) { return run<int32_t>(*ref_, out); }
 
   // The CPU backend against the reference on every computed node of out's graph.
@@ -186,6 +196,16 @@ TEST_F(OpsRef, GetRowsConcatIm2Col) {
   ASSERT_EQ(cols->ne[1], 2);
   EXPECT_THAT(run_ref(cols), ::testing::ElementsAre(0, 1, 2, 0, 10, 20,  // t = 0: positions -1, 0, 1
                                                     2, 3, 0, 20, 30, 0));  // t = 1: positions 1, 2, 3
+}
+
+// A batch [Cin, L, B]: each item unfolded on its own, its padding its own (no item sees another).
+TEST_F(OpsRef, Im2ColBatchUnfoldsEachItemAlone) {
+  Tensor* x = leaf(DType::F32, {1, 3, 2, 1}, {1, 2, 3, 4, 5, 6});  // items 1,2,3 and 4,5,6
+  Tensor* cols = ops::im2col(arena_, x, 3, 2, 1);
+  ASSERT_EQ(cols->ne[2], 2);
+  EXPECT_THAT(run_ref(cols), ::testing::ElementsAre(0, 1, 2, 2, 3, 0,    // item 0: t = 0, 1
+                                                    0, 4, 5, 5, 6, 0));  // item 1
+  EXPECT_THROW(ops::im2col(arena_, leaf(DType::F32, {1, 3, 1, 2}, iota_values(6)), 3, 1, 1), Error);
 }
 
 TEST_F(OpsRef, AddMulBroadcastScaleGelu) {
@@ -422,6 +442,8 @@ TEST_F(OpsCpu, Im2ColWhisperConvolutions) {
     Tensor* x = rand_leaf(DType::F32, {3, 17, 1, 1});
     check(ops::im2col(arena_, x, K, 3, K / 2), kExact);
   }
+  // a batch, split over the threads across items: Silero's STFT over 7 frames
+  check(ops::im2col(arena_, rand_leaf(DType::F32, {1, 640, 7, 1}), 256, 128, 0), kExact, {1, 3});
 }
 
 // mul_mat has its own tests; this holds it to the reference backend too, and runs conv1d
@@ -442,6 +464,22 @@ TEST_F(OpsCpu, MulMatAndConv1dAgainstReference) {
   Tensor* kern = rand_leaf(DType::F16, {3, 80, 64, 1}, -0.2f, 0.2f, "conv1.weight");
   Tensor* mel = rand_leaf(DType::F32, {3000, 80, 1, 1}, -1, 1, "mel");
   check(ops::conv1d(arena_, kern, ops::transpose(arena_, mel), 1, 1), {1e-5, 1e-5}, {2}, false);
+  // a batch of inputs through one product: each item as its own conv1d gives the same bits
+  Tensor* k2 = rand_leaf(DType::F16, {3, 16, 8, 1}, -0.5f, 0.5f, "k");
+  Tensor* xs = rand_leaf(DType::F32, {16, 4, 5, 1});
+  Tensor* batched = ops::conv1d(arena_, k2, xs, 2, 1);
+  ASSERT_EQ(batched->ne, (Shape{8, 2, 5, 1}));
+  check(batched, {1e-5, 1e-5}, {1, 2});
+  for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar}) {
+    if (!cpu::simd_level_supported(level)) continue;
+    const std::vector<float> all = run_cpu(batched, 2, level);
+    for (int64_t b = 0; b < 5; ++b) {
+      Tensor* item = ops::cont(arena_, ops::slice(arena_, xs, 2, b, b + 1));
+      const std::vector<float> one = run_cpu(ops::conv1d(arena_, k2, item, 2, 1), 1, level);
+      EXPECT_EQ(one, std::vector<float>(all.begin() + b * 16, all.begin() + (b + 1) * 16))
+          << cpu::simd_level_name(level) << ", item " << b;
+    }
+  }
 }
 
 TEST_F(OpsCpu, AddMulBroadcastAndStrides) {

@@ -79,9 +79,23 @@ TEST_F(SileroReference, FrameByFrameEqualsWholeBufferAndResetRestarts) {
   SileroVad vad(file_, 1);
   const std::vector<float> whole = vad.detect(samples.data(), 100 * 512 + 17);
   ASSERT_EQ(whole.size(), 101u);
+  const std::vector<float> h_after = vad.h(), c_after = vad.c();
   vad.reset();
   for (size_t i = 0; i < 100; ++i) EXPECT_EQ(vad.process(samples.data() + 512 * i), whole[i]) << i;
   EXPECT_NE(vad.h(), std::vector<float>(vad.h().size(), 0.0f));
+  // the state after the blocks detect() ran is the state after the same frames one by one
+  std::vector<float> last(512, 0.0f);
+  std::copy_n(samples.data() + 100 * 512, 17, last.begin());
+  EXPECT_EQ(vad.process(last.data()), whole[100]);
+  EXPECT_EQ(vad.h(), h_after);
+  EXPECT_EQ(vad.c(), c_after);
+  // several frames in one call (blocks, then single frames) continue the same state
+  std::vector<float> probs(40);
+  vad.reset();
+  vad.process(samples.data(), 40, probs.data());
+  EXPECT_EQ(probs, std::vector<float>(whole.begin(), whole.begin() + 40));
+  vad.process(samples.data() + 40 * 512, 20, probs.data());
+  EXPECT_EQ(std::vector<float>(probs.begin(), probs.begin() + 20), std::vector<float>(whole.begin() + 40, whole.begin() + 60));
   EXPECT_EQ(vad.detect(samples.data(), 100 * 512 + 17), whole);
   // without the reset the state from before changes the first frames' answers
   const float fresh = whole[40];
@@ -93,8 +107,9 @@ TEST_F(SileroReference, FrameByFrameEqualsWholeBufferAndResetRestarts) {
   EXPECT_EQ(vad2.detect(samples.data(), 100 * 512 + 17), whole);
 }
 
-// The whole frame graph with the real weights: the CPU backend against the reference, node by node.
-TEST_F(SileroReference, FrameGraphCpuAgainstReferenceNodeByNode) {
+// The whole graph over a block of three frames with the real weights (the frame-local layers as
+// one batch, the recurrence frame by frame): the CPU backend against the reference, node by node.
+TEST_F(SileroReference, FramesGraphCpuAgainstReferenceNodeByNode) {
   const std::vector<float> samples = audio::load_file(wav_);
   const SileroHParams& hp = file_->hparams();
   TensorArena arena;
@@ -106,10 +121,11 @@ TEST_F(SileroReference, FrameGraphCpuAgainstReferenceNodeByNode) {
     tensor_set(*t, v, t->nbytes());
     return std::make_pair(t, std::move(buf));
   };
-  // a speech frame, and a state taken from the middle of the clip
+  // speech frames, and a state taken from the middle of the clip
   SileroVad vad(file_, 1);
   vad.detect(samples.data(), 512 * 250);
-  auto [frame, b0] = leaf(512, samples.data() + 512 * 250, "frame");
+  auto [frame_samples, b0] = leaf(3 * 512, samples.data() + 512 * 250, "frames");
+  Tensor* frames = ops::reshape(arena, frame_samples, {512, 3});
   auto [h, b1] = leaf(hp.lstm_hidden_size, vad.h().data(), "h");
   auto [c, b2] = leaf(hp.lstm_hidden_size, vad.c().data(), "c");
   auto [context, b3] = leaf(hp.n_context, samples.data() + 512 * 250 - hp.n_context, "context");
@@ -117,9 +133,9 @@ TEST_F(SileroReference, FrameGraphCpuAgainstReferenceNodeByNode) {
   auto ref = Registry::global().find(kReferenceDeviceName)->init_backend();
   // whisper.cpp's front end, and the upstream one with the previous samples as context
   for (Tensor* ctx : {static_cast<Tensor*>(nullptr), context}) {
-    const SileroFrameGraph fg = build_silero_frame(arena, file_->weights(), hp, frame, h, c, ctx);
+    const SileroFramesGraph fg = build_silero_frames(arena, file_->weights(), hp, frames, h, c, ctx);
     Graph g;
-    g.build(fg.prob);
+    g.build(fg.probs);
     g.build(fg.c_new);
     const CompareResult r = compare_backends(g, *cpu, *ref);
     for (const NodeDiff& d : r.nodes) {

@@ -185,18 +185,29 @@ void op_im2col(const ComputeContext& ctx, Tensor& node) {
   const int64_t K = node.params[0].i, stride = node.params[1].i, pad = node.params[2].i;
   const int64_t cin = x.ne[0], len = x.ne[1];
   const auto* xd = static_cast<const uint8_t*>(x.data);
-  int64_t t0, t1;
-  ctx.range(node.ne[1], &t0, &t1);
-  for (int64_t t = t0; t < t1; ++t) {
-    // Column t holds, channel by channel, the K input positions the kernel sees at output t.
-    float* out = reinterpret_cast<float*>(static_cast<uint8_t*>(node.data) + t * node.nb[1]);
+  int64_t j0, j1;
+  ctx.range(node.ne[1] * node.ne[2], &j0, &j1);  // the columns of every batch item
+  for (int64_t j = j0; j < j1; ++j) {
+    // Column t of item b holds, channel by channel, the K input positions the kernel sees at t.
+    const int64_t t = j % node.ne[1], b = j / node.ne[1];
+    float* out = reinterpret_cast<float*>(static_cast<uint8_t*>(node.data) + t * node.nb[1] + b * node.nb[2]);
+    const uint8_t* xb = xd + b * x.nb[2];
     const int64_t start = t * stride - pad;
-    for (int64_t c = 0; c < cin; ++c) {
-      const uint8_t* xc = xd + c * x.nb[0];
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t pos = start + k;
-        out[k + K * c] = pos >= 0 && pos < len ? load_f32(xc + pos * x.nb[1]) : 0.0f;
+    // Positions [k0, k1) of the kernel fall inside the input; the rest read the zero padding.
+    const int64_t k0 = std::clamp<int64_t>(-start, 0, K), k1 = std::clamp<int64_t>(len - start, k0, K);
+    if (k0 > 0 || k1 < K) std::fill(out, out + K * cin, 0.0f);
+    if (x.nb[1] == sizeof(float)) {  // one channel or a transposed view: positions are consecutive
+      for (int64_t c = 0; c < cin; ++c)
+        std::memcpy(out + K * c + k0, xb + c * x.nb[0] + (start + k0) * x.nb[1],
+                    static_cast<size_t>(k1 - k0) * sizeof(float));
+    } else if (x.nb[0] == sizeof(float)) {  // [C, L]: each position's channels are consecutive
+      for (int64_t k = k0; k < k1; ++k) {
+        const uint8_t* xk = xb + (start + k) * x.nb[1];
+        for (int64_t c = 0; c < cin; ++c) out[k + K * c] = load_f32(xk, c);
       }
+    } else {
+      for (int64_t c = 0; c < cin; ++c)
+        for (int64_t k = k0; k < k1; ++k) out[k + K * c] = load_f32(xb + c * x.nb[0] + (start + k) * x.nb[1]);
     }
   }
 }

@@ -161,13 +161,14 @@ void im2col(Tensor& node) {
   const Tensor& x = *node.src[0];
   const int64_t K = node.params[0].i, stride = node.params[1].i, pad = node.params[2].i;
   const int64_t cin = x.ne[0], len = x.ne[1];
-  for (int64_t t = 0; t < node.ne[1]; ++t)
-    for (int64_t c = 0; c < cin; ++c)
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t pos = t * stride + k - pad;
-        const double v = pos >= 0 && pos < len ? get(x, {c, pos, 0, 0}) : 0.0;
-        set(node, {k + K * c, t, 0, 0}, v);
-      }
+  for (int64_t b = 0; b < node.ne[2]; ++b)
+    for (int64_t t = 0; t < node.ne[1]; ++t)
+      for (int64_t c = 0; c < cin; ++c)
+        for (int64_t k = 0; k < K; ++k) {
+          const int64_t pos = t * stride + k - pad;
+          const double v = pos >= 0 && pos < len ? get(x, {c, pos, b, 0}) : 0.0;
+          set(node, {k + K * c, t, b, 0}, v);
+        }
 }
 
 // ---- element-wise ----
