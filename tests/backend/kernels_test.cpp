@@ -77,7 +77,8 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.axpy), reinterpret_cast<const void*>(t.axpy_f16),
       reinterpret_cast<const void*>(t.axpy_f16_rows),
       reinterpret_cast<const void*>(t.max), reinterpret_cast<const void*>(t.exp_sub_sum),
-      reinterpret_cast<const void*>(t.gelu), reinterpret_cast<const void*>(t.mean_var),
+      reinterpret_cast<const void*>(t.gelu), reinterpret_cast<const void*>(t.sigmoid),
+      reinterpret_cast<const void*>(t.tanh), reinterpret_cast<const void*>(t.mean_var),
       reinterpret_cast<const void*>(t.gemm_f32), reinterpret_cast<const void*>(t.gemm_f32_nn),
       reinterpret_cast<const void*>(t.argmax)};
   for (const void* f : fns) EXPECT_NE(f, nullptr);
@@ -632,6 +633,51 @@ TEST_P(KernelsTest, GeluErfForm) {
     }
   }
   RecordProperty("worst_abs_error", std::to_string(worst_abs));
+}
+
+// Against double-precision std::tanh and 1 / (1 + exp(-x)): within a few ulp of the result, in
+// place too, including the series range near 0 (relative accuracy), the saturated tails, the
+// infinities and NaN.
+TEST_P(KernelsTest, SigmoidAndTanh) {
+  auto check = [&](const std::vector<float>& x, const char* what) {
+    const int64_t n = static_cast<int64_t>(x.size());
+    std::vector<float> s(x.size()), t(x.size()), ss(x.size()), ts(x.size());
+    k().sigmoid(n, x.data(), s.data());
+    k().tanh(n, x.data(), t.data());
+    scalar().sigmoid(n, x.data(), ss.data());
+    scalar().tanh(n, x.data(), ts.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i];
+      const double rs = 1.0 / (1.0 + std::exp(-v)), rt = std::tanh(v);
+      ASSERT_LE(std::fabs(s[i] - rs), 4 * kEps * rs + 1e-37) << what << " sigmoid(" << v << ") = " << s[i];
+      ASSERT_LE(std::fabs(t[i] - rt), 4 * kEps * std::fabs(rt) + 1e-37) << what << " tanh(" << v << ") = " << t[i];
+      // the scalar table's algorithm, whose steps round apart where the vector ones fuse
+      ASSERT_NEAR(s[i], ss[i], 8 * kEps * ss[i] + 1e-37) << what << " " << v;
+      ASSERT_NEAR(t[i], ts[i], 8 * kEps * std::fabs(ts[i]) + 1e-37) << what << " " << v;
+    }
+  };
+  for (int64_t n : kSizes) check(random_floats(n, 14, -12.0f, 12.0f), "random");
+  std::vector<float> sweep;
+  for (float v = -2.0f; v <= 2.0f; v += 0.0009765625f) sweep.push_back(v);
+  for (float v = 1e-30f; v < 1.0f; v *= 1.7f) sweep.insert(sweep.end(), {v, -v});
+  sweep.insert(sweep.end(), {0.0f, -0.0f, 0.25f, -0.25f, 0.2499999f, 20.0f, -20.0f, 90.0f, -90.0f, 1e30f, -1e30f});
+  check(sweep, "sweep");
+  const float special[4] = {INFINITY, -INFINITY, std::nanf(""), -0.0f};
+  float s[4], t[4];
+  k().sigmoid(4, special, s);
+  k().tanh(4, special, t);
+  EXPECT_EQ(s[0], 1.0f);
+  EXPECT_EQ(s[1], 0.0f);
+  EXPECT_TRUE(std::isnan(s[2]));
+  EXPECT_EQ(t[0], 1.0f);
+  EXPECT_EQ(t[1], -1.0f);
+  EXPECT_TRUE(std::isnan(t[2]));
+  EXPECT_TRUE(std::signbit(t[3]));
+  // in place
+  std::vector<float> x = random_floats(37, 15, -5.0f, 5.0f), y(x.size());
+  k().tanh(37, x.data(), y.data());
+  k().tanh(37, x.data(), x.data());
+  EXPECT_EQ(x, y);
 }
 
 TEST_P(KernelsTest, MeanVar) {

@@ -87,11 +87,10 @@ void op_scale(const ComputeContext& ctx, Tensor& node) {
 
 void op_gelu(const ComputeContext& ctx, Tensor& node) { unary_rows(ctx, node, ctx.k->gelu, gelu_scalar); }
 
-// Unary functions run as plain loops: their users (the Silero VAD's gates and activations) apply
-// them to a few hundred values per frame, where a vector kernel would save nothing measurable.
-// The compiler vectorises relu and sqrt; sigmoid and tanh call libm. RoundF16 is the exception:
-// it rounds every conv input of the VAD, and the scalar conversions were a third of its time,
-// so it goes through the table's f32 -> f16 -> f32 row kernels (F16C where there is one).
+// The Silero VAD's activations and gates. Relu and sqrt run as plain loops the compiler
+// vectorises. Sigmoid and tanh take the table's kernels (through libm they were a fifth of a VAD
+// frame), strided rows one value at a time through the same kernel. RoundF16 rounds every conv
+// input of the VAD, through the table's f32 -> f16 -> f32 row kernels (F16C where there is one).
 namespace {
 template <typename Each>
 void unary_loop(const ComputeContext& ctx, Tensor& node, Each each) {
@@ -102,13 +101,21 @@ void unary_loop(const ComputeContext& ctx, Tensor& node, Each each) {
       },
       each);
 }
+
+void unary_kernel(const ComputeContext& ctx, Tensor& node, void (*kernel)(int64_t, const float*, float*)) {
+  unary_rows(ctx, node, kernel, [kernel](float v) {
+    float y;
+    kernel(1, &v, &y);
+    return y;
+  });
+}
 }  // namespace
 
 void op_unary(const ComputeContext& ctx, Tensor& node) {
   switch (static_cast<UnaryOp>(node.params[0].i)) {
     case UnaryOp::Relu: return unary_loop(ctx, node, [](float v) { return v > 0.0f ? v : 0.0f; });
-    case UnaryOp::Sigmoid: return unary_loop(ctx, node, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
-    case UnaryOp::Tanh: return unary_loop(ctx, node, [](float v) { return std::tanh(v); });
+    case UnaryOp::Sigmoid: return unary_kernel(ctx, node, ctx.k->sigmoid);
+    case UnaryOp::Tanh: return unary_kernel(ctx, node, ctx.k->tanh);
     case UnaryOp::Sqrt: return unary_loop(ctx, node, [](float v) { return std::sqrt(v); });
     case UnaryOp::RoundF16:
       return unary_rows(

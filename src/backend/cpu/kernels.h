@@ -74,7 +74,7 @@ struct Kernels {
   void (*dequantize_row)(DType type, const void* x, float* y, int64_t n);
 
   // ---- vector math ----
-  // Element-wise kernels (add, mul, scale, axpy, axpy_f16, exp_sub_sum, gelu) may run in place:
+  // Element-wise kernels (add, mul, scale, axpy, axpy_f16, exp_sub_sum, gelu, sigmoid, tanh) may run in place:
   // the output pointer may equal an input pointer (ops reuse a row as their own scratch, e.g.
   // layer_norm and soft_max). Element i is read before element i is written, and no other
   // overlap than exact equality is allowed.
@@ -94,6 +94,9 @@ struct Kernels {
   // y = exp(x - m), returns sum(y). y may be nullptr: only the sum (a log-sum-exp).
   float (*exp_sub_sum)(int64_t n, const float* x, float m, float* y);
   void (*gelu)(int64_t n, const float* x, float* y);  // erf form, |error| < 1e-6 relative-ish
+  // The LSTM's gate functions (the Silero VAD), within a few ulp: 1 / (1 + exp(-x)), and tanh.
+  void (*sigmoid)(int64_t n, const float* x, float* y);
+  void (*tanh)(int64_t n, const float* x, float* y);
   // mean and variance of x (two-pass, f32 accumulators in double where it matters)
   void (*mean_var)(int64_t n, const float* x, float* mean, float* var);
 

@@ -467,16 +467,41 @@ inline __m256 gelu8(__m256 x) {
   return _mm256_mul_ps(x, phi);
 }
 
-void gelu(int64_t n, const float* x, float* y) {
+inline __m256 sigmoid8(__m256 x) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+
+// tanh on 8 lanes, the algorithm of the scalar tanh1.
+inline __m256 tanh8(__m256 x) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 a = _mm256_andnot_ps(sign, x);
+  const __m256 x2 = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_set1_ps(kTanhSeries[5]);
+  for (int i = 4; i >= 0; --i) p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(kTanhSeries[i]));
+  const __m256 series = _mm256_mul_ps(x, p);
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 e = exp8(_mm256_mul_ps(a, _mm256_set1_ps(-2.0f)));
+  const __m256 r = _mm256_or_ps(_mm256_div_ps(_mm256_sub_ps(one, e), _mm256_add_ps(one, e)), _mm256_and_ps(sign, x));
+  return _mm256_blendv_ps(r, series, _mm256_cmp_ps(a, _mm256_set1_ps(kTanhSeriesMax), _CMP_LT_OQ));
+}
+
+// f(x) on 8 lanes at a time, the tail through a padded copy.
+template <__m256 (*F)(__m256)>
+void map8(int64_t n, const float* x, float* y) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, gelu8(_mm256_loadu_ps(x + i)));
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, F(_mm256_loadu_ps(x + i)));
   if (i < n) {
     float tx[8] = {0}, ty[8];
     for (int64_t j = i; j < n; ++j) tx[j - i] = load_f32(x, j);
-    _mm256_storeu_ps(ty, gelu8(_mm256_loadu_ps(tx)));
+    _mm256_storeu_ps(ty, F(_mm256_loadu_ps(tx)));
     for (int64_t j = i; j < n; ++j) y[j] = ty[j - i];
   }
 }
+
+void gelu(int64_t n, const float* x, float* y) { map8<gelu8>(n, x, y); }
+void sigmoid(int64_t n, const float* x, float* y) { map8<sigmoid8>(n, x, y); }
+void tanh(int64_t n, const float* x, float* y) { map8<tanh8>(n, x, y); }
 
 // Two passes. Lanes sum in f32 over chunks of 1024 values (64 per lane), chunks in double: long
 // rows keep the accuracy of short ones.
@@ -812,7 +837,7 @@ constinit const Kernels kTable = {
 #endif
     dot_w_rows<float>, dot_w_rows<f16_t>,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
-    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
+    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
     gemm_f32, gemm_f32_nn,
     argmax,
 };

@@ -541,12 +541,36 @@ inline __m512 gelu16(__m512 x) {
   return _mm512_mul_ps(x, _mm512_mask_sub_ps(he, pos, one, he));
 }
 
-void gelu(int64_t n, const float* x, float* y) {
+inline __m512 sigmoid16(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  return _mm512_div_ps(one, _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+
+// tanh on 16 lanes, the algorithm of the scalar tanh1.
+inline __m512 tanh16(__m512 x) {
+  const __m512 a = _mm512_abs_ps(x);
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  __m512 p = _mm512_set1_ps(kTanhSeries[5]);
+  for (int i = 4; i >= 0; --i) p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(kTanhSeries[i]));
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 e = exp16(_mm512_mul_ps(a, _mm512_set1_ps(-2.0f)));
+  const __m512 r = _mm512_div_ps(_mm512_sub_ps(one, e), _mm512_add_ps(one, e));
+  const __m512 signed_r = _mm512_or_ps(r, _mm512_and_ps(x, _mm512_set1_ps(-0.0f)));
+  return _mm512_mask_mul_ps(signed_r, _mm512_cmp_ps_mask(a, _mm512_set1_ps(kTanhSeriesMax), _CMP_LT_OQ), x, p);
+}
+
+// f(x) on 16 lanes at a time, the tail masked.
+template <__m512 (*F)(__m512)>
+void map16(int64_t n, const float* x, float* y) {
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = tail_mask(n - i);
-    _mm512_mask_storeu_ps(y + i, k, gelu16(_mm512_maskz_loadu_ps(k, x + i)));
+    _mm512_mask_storeu_ps(y + i, k, F(_mm512_maskz_loadu_ps(k, x + i)));
   }
 }
+
+void gelu(int64_t n, const float* x, float* y) { map16<gelu16>(n, x, y); }
+void sigmoid(int64_t n, const float* x, float* y) { map16<sigmoid16>(n, x, y); }
+void tanh(int64_t n, const float* x, float* y) { map16<tanh16>(n, x, y); }
 
 // Two passes. Lanes sum in f32 over chunks of 1024 values (32 per lane), chunks in double: long
 // rows keep the accuracy of short ones.
@@ -634,7 +658,7 @@ constinit const Kernels kTable = {
     quantize_q8a, avx512_gemm_q8,
     dot_w_rows<float>, dot_w_rows<f16_t>,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
-    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
+    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
     gemm_f32, gemm_f32_nn,
     argmax,
 };

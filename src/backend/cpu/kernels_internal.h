@@ -74,4 +74,12 @@ inline constexpr float kErfcQ[9] = {
     -0.48720480108735105f, 0.28457740644444825f, -0.059069474361167912f};
 inline constexpr float kSqrtHalf = 0.70710678118654752f;
 
+// ---- tanh(x) = sign(x) (1 - e) / (1 + e), e = exp(-2|x|) ----
+// Near 0 the difference 1 - e cancels (at |x| = 0.01 it keeps only half the bits), so below
+// kTanhSeriesMax the odd Taylor series x (1 + c1 x^2 + ... + c5 x^10) is used instead: its
+// truncation there is below 3e-10 relative, and from kTanhSeriesMax on 1 - e >= 0.39 keeps the
+// few-ulp accuracy of exp.
+inline constexpr float kTanhSeriesMax = 0.25f;
+inline constexpr float kTanhSeries[6] = {1.0f, -1.0f / 3, 2.0f / 15, -17.0f / 315, 62.0f / 2835, -1382.0f / 155925};
+
 }  // namespace hark::cpu::detail

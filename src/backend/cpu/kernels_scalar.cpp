@@ -328,6 +328,28 @@ void gelu(int64_t n, const float* x, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = gelu1(load_f32(x, i));
 }
 
+float sigmoid1(float x) { return 1.0f / (1.0f + exp1(-x)); }
+
+float tanh1(float x) {
+  const float a = std::fabs(x);
+  if (a < kTanhSeriesMax) {
+    const float x2 = x * x;
+    float p = kTanhSeries[5];
+    for (int i = 4; i >= 0; --i) p = p * x2 + kTanhSeries[i];
+    return x * p;
+  }
+  const float e = exp1(-2.0f * a);
+  return std::copysign((1.0f - e) / (1.0f + e), x);
+}
+
+void sigmoid(int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = sigmoid1(load_f32(x, i));
+}
+
+void tanh(int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = tanh1(load_f32(x, i));
+}
+
 void mean_var(int64_t n, const float* x, float* mean, float* var) {
   if (n <= 0) {
     *mean = 0;
@@ -388,7 +410,7 @@ constinit const Kernels kTable = {
     quantize_q8a, /*gemm_q8=*/nullptr,
     dot_f32_rows, dot_f16_rows,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
-    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, mean_var,
+    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
     gemm_f32, gemm_f32_nn,
     argmax,
 };
