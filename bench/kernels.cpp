@@ -109,6 +109,11 @@ const Shape kShapes[] = {
     {"large_dec5", 5, 1280, 5120, true},
     // An 8-chunk step of the batched pipeline: the logits product is most of its arithmetic.
     {"tiny_dec8", 8, 384, 51865, true},
+    // A decoder step's small products (an attention projection, the MLP's first product), one row
+    // and eight: a step has 32 of them, short streams of cold weights.
+    {"tiny_dproj", 1, 384, 384, true},
+    {"tiny_dproj8", 8, 384, 384, true},
+    {"tiny_dmlp", 1, 384, 1536, true},
 };
 
 const DType kTypes[] = {DType::F32, DType::F16, DType::Q8_0, DType::Q5_0, DType::Q4_0};
