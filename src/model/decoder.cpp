@@ -106,7 +106,7 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
     build_cross_qk(a, g, q, cross_k, il, hp, opts);
 
     h = layer_norm(a, x, l.mlp_ln_w, l.mlp_ln_b, kLayerNormEps);
-    h = gelu(a, linear(a, h, l.mlp_0_w, l.mlp_0_b));
+    h = linear_gelu(a, h, l.mlp_0_w, l.mlp_0_b);
     x = add(a, x, linear(a, h, l.mlp_2_w, l.mlp_2_b));
   }
   // Choosing the next token needs only the last token's logits, so by default one column is
@@ -297,7 +297,7 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
     x = add(a, x, linear(a, att, l.cross_out_w, l.cross_out_b));
 
     h = layer_norm(a, x, l.mlp_ln_w, l.mlp_ln_b, kLayerNormEps);
-    h = gelu(a, linear(a, h, l.mlp_0_w, l.mlp_0_b));
+    h = linear_gelu(a, h, l.mlp_0_w, l.mlp_0_b);
     x = add(a, x, linear(a, h, l.mlp_2_w, l.mlp_2_b));
   }
   x = layer_norm(a, x, w.dec_ln_w, w.dec_ln_b, kLayerNormEps);

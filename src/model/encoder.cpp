@@ -21,10 +21,8 @@ Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp
                  "], got " + mel->describe());
 
   // The convolutions read the mel channels-first, [n_mels, frames]: a transposed view, no copy.
-  Tensor* x = conv1d(a, w.conv1_w, transpose(a, mel), 1, 1);
-  x = gelu(a, add(a, x, conv_bias(a, w.conv1_b)));
-  x = conv1d(a, w.conv2_w, x, 2, 1);
-  x = gelu(a, add(a, x, conv_bias(a, w.conv2_b)));
+  Tensor* x = conv1d(a, w.conv1_w, transpose(a, mel), 1, 1, conv_bias(a, w.conv1_b), /*gelu=*/true);
+  x = conv1d(a, w.conv2_w, x, 2, 1, conv_bias(a, w.conv2_b), /*gelu=*/true);
   x = add(a, x, w.enc_pos);  // [S, n_audio_ctx]
 
   for (const EncoderLayer& l : w.enc) {
@@ -36,7 +34,7 @@ Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp
     x = add(a, x, linear(a, att, l.attn_out_w, l.attn_out_b));
 
     h = layer_norm(a, x, l.mlp_ln_w, l.mlp_ln_b, kLayerNormEps);
-    h = gelu(a, linear(a, h, l.mlp_0_w, l.mlp_0_b));
+    h = linear_gelu(a, h, l.mlp_0_w, l.mlp_0_b);
     x = add(a, x, linear(a, h, l.mlp_2_w, l.mlp_2_b));
   }
   Tensor* out = layer_norm(a, x, w.enc_ln_w, w.enc_ln_b, kLayerNormEps);

@@ -9,8 +9,11 @@ namespace hark {
 using namespace ops;
 
 Tensor* linear(TensorArena& a, Tensor* x, Tensor* w, Tensor* b) {
-  Tensor* y = mul_mat(a, w, x);
-  return b ? add(a, y, b) : y;
+  return b ? mul_mat_bias(a, w, x, b) : mul_mat(a, w, x);
+}
+
+Tensor* linear_gelu(TensorArena& a, Tensor* x, Tensor* w, Tensor* b) {
+  return b ? mul_mat_bias(a, w, x, b, /*gelu=*/true) : gelu(a, mul_mat(a, w, x));
 }
 
 Tensor* split_heads(TensorArena& a, Tensor* x, int n_head) {

@@ -9,7 +9,10 @@ namespace hark {
 inline constexpr float kLayerNormEps = 1e-5f;
 
 // x -> w x + b (b may be null): every projection of the model. x: f32 [K, N] -> [rows of w, N].
+// The bias is fused into the product (ops::mul_mat_bias).
 Tensor* linear(TensorArena& a, Tensor* x, Tensor* w, Tensor* b);
+// gelu(w x + b) as one node: the MLP's first projection.
+Tensor* linear_gelu(TensorArena& a, Tensor* x, Tensor* w, Tensor* b);
 
 // A projected [S, N] tensor seen per head as [D, N, H] (D = S / n_head): a view, no copy.
 Tensor* split_heads(TensorArena& a, Tensor* x, int n_head);

@@ -240,6 +240,18 @@ Tensor* mul_mat(TensorArena& a, Tensor* w, Tensor* x) {
   return a.new_node(Op::MulMat, DType::F32, {w->ne[1], x->ne[1], x->ne[2], x->ne[3]}, {w, x});
 }
 
+Tensor* mul_mat_bias(TensorArena& a, Tensor* w, Tensor* x, Tensor* b, bool gelu) {
+  Tensor* t = mul_mat(a, w, x);
+  HARK_CHECK(b != nullptr, "mul_mat_bias: no bias");
+  require_f32("mul_mat_bias (bias)", b);
+  HARK_CHECK(b->nelements() == w->ne[1] && b->is_contiguous(),
+             "mul_mat_bias: the bias must be " + std::to_string(w->ne[1]) + " contiguous values (one per weight row), got " +
+                 b->describe());
+  t->src[2] = b;
+  t->params[0].i = gelu ? 1 : 0;
+  return t;
+}
+
 Tensor* im2col(TensorArena& a, Tensor* x, int kernel_size, int stride, int padding) {
   require_f32("im2col", x);
   HARK_CHECK(kernel_size >= 1 && stride >= 1 && padding >= 0, "im2col: bad kernel/stride/padding");
@@ -255,17 +267,19 @@ Tensor* im2col(TensorArena& a, Tensor* x, int kernel_size, int stride, int paddi
   return t;
 }
 
-Tensor* conv1d(TensorArena& a, Tensor* kernel, Tensor* x, int stride, int padding) {
+Tensor* conv1d(TensorArena& a, Tensor* kernel, Tensor* x, int stride, int padding, Tensor* bias, bool gelu) {
   HARK_CHECK(kernel->ne[1] == x->ne[0] && kernel->ne[3] == 1,
              "conv1d: kernel " + kernel->describe() + " expects " + std::to_string(kernel->ne[1]) +
                  " input channels, input " + x->describe() + " has " + std::to_string(x->ne[0]));
   Tensor* cols = im2col(a, x, static_cast<int>(kernel->ne[0]), stride, padding);
   Tensor* k2 = reshape(a, kernel, {kernel->ne[0] * kernel->ne[1], kernel->ne[2]});
-  if (cols->ne[2] == 1) return mul_mat(a, k2, cols);
+  HARK_CHECK(bias || !gelu, "conv1d: gelu comes with a bias");
+  auto product = [&](Tensor* c) { return bias ? mul_mat_bias(a, k2, c, bias, gelu) : mul_mat(a, k2, c); };
+  if (cols->ne[2] == 1) return product(cols);
   // A batch: all its columns as the rows of one product, so the kernel is read once for all of
   // them (a batched mul_mat would read it again for every item).
   const int64_t l_out = cols->ne[1], batch = cols->ne[2];
-  Tensor* y = mul_mat(a, k2, reshape(a, cols, {cols->ne[0], l_out * batch}));
+  Tensor* y = product(reshape(a, cols, {cols->ne[0], l_out * batch}));
   return reshape(a, y, {k2->ne[1], l_out, batch});
 }
 

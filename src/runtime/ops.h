@@ -50,10 +50,17 @@ Tensor* top_k(TensorArena& a, Tensor* x, int k);    // f32 [N, rows] -> i32 [k, 
 // w: [K, N, B2, B3] any weight type; x: f32 [K, M, b2, b3] with b2 % B2 == 0, b3 % B3 == 0
 // (w broadcast over batch). Result f32 [N, M, b2, b3]: out[n, m] = sum_k w[k, n] * x[k, m].
 Tensor* mul_mat(TensorArena& a, Tensor* w, Tensor* x);
+// w x + b (b: f32, N values, contiguous), then GELU when gelu: mul_mat, add and gelu as one node,
+// with the values of the three in turn. The CPU backend finishes each block of outputs while it
+// is still in cache instead of making two more passes over the whole result (the encoder's
+// [1536, 1500] activations), and a decoder step has one node a projection instead of two.
+Tensor* mul_mat_bias(TensorArena& a, Tensor* w, Tensor* x, Tensor* b, bool gelu = false);
 // conv1d with kernel [K, Cin, Cout] (any weight type) over x, logical shape [Cin, L] (may be a
 // strided view, e.g. a transposed mel [L, Cin]) or a batch [Cin, L, B] of independent inputs.
 // Result f32 [Cout, Lout] or [Cout, Lout, B], Lout = (L + 2p - K)/s + 1.
-Tensor* conv1d(TensorArena& a, Tensor* kernel, Tensor* x, int stride, int padding);
+// With a bias (f32, Cout values) and gelu: the product as mul_mat_bias.
+Tensor* conv1d(TensorArena& a, Tensor* kernel, Tensor* x, int stride, int padding, Tensor* bias = nullptr,
+               bool gelu = false);
 // -> f32 [K*Cin, Lout] (or [K*Cin, Lout, B]): column t holds what the kernel sees at output t.
 Tensor* im2col(TensorArena& a, Tensor* x, int kernel_size, int stride, int padding);
 

@@ -40,7 +40,8 @@ enum class Op : int32_t {
   Im2Col,     // conv1d input unfolded to [K*Cin, Lout] columns (conv1d = Im2Col + MulMat)
   GetRows,    // rows of src[0] picked by i32 ids in src[1], dequantized to f32
   Concat,     // src[0] ++ src[1] along params.i[0]
-  MulMat,     // src[0] (any weight type, [K,N]) times src[1] (f32 [K,M]) -> f32 [N,M]
+  MulMat,     // src[0] (any weight type, [K,N]) times src[1] (f32 [K,M]) -> f32 [N,M]; optional
+              // src[2] f32 bias [N] added, then GELU when params[0] (mul_mat_bias)
   FlashAttn,  // softmax(Q K^T * scale + mask) V in tiles, no full score matrix
   Argmax,     // per row index of the largest value -> i32 [rows]
   TopK,       // per row indices of the k largest values, largest first -> i32 [k, rows]

@@ -62,20 +62,19 @@ SileroFramesGraph build_silero_frames(TensorArena& a, const SileroWeights& w, co
 
   for (int i = 0; i < kSileroEncoderLayers; ++i) {
     Tensor* k = w.enc_w[static_cast<size_t>(i)];
-    x = conv1d(a, k, as_weights_see_it(a, k, x), kEncoderStride[i], 1);
-    x = relu(a, add(a, x, w.enc_b[static_cast<size_t>(i)]));
+    x = relu(a, conv1d(a, k, as_weights_see_it(a, k, x), kEncoderStride[i], 1, w.enc_b[static_cast<size_t>(i)]));
   }
   HARK_CHECK(x->ne[1] == 1, "silero: the encoder should end with one time step, got " + x->describe());
   x = reshape(a, x, {x->ne[0], n_frames});  // [128, B]
 
   // LSTM. The input half of every frame's gate pre-activations at once, [4 * hidden, B], in
   // PyTorch's gate order i, f, g, o; then the recurrence, frame by frame.
-  Tensor* gates_in = add(a, mul_mat(a, w.lstm_w_ih, x), w.lstm_b_ih);
+  Tensor* gates_in = mul_mat_bias(a, w.lstm_w_ih, x, w.lstm_b_ih);
   Tensor* h_t = reshape(a, h, {hidden, 1});
   Tensor* c_t = reshape(a, c, {hidden, 1});
   Tensor* hs = nullptr;  // [hidden, frames so far]
   for (int64_t t = 0; t < n_frames; ++t) {
-    Tensor* gates = add(a, slice(a, gates_in, 1, t, t + 1), add(a, mul_mat(a, w.lstm_w_hh, h_t), w.lstm_b_hh));
+    Tensor* gates = add(a, slice(a, gates_in, 1, t, t + 1), mul_mat_bias(a, w.lstm_w_hh, h_t, w.lstm_b_hh));
     auto gate = [&](int k) { return slice(a, gates, 0, k * hidden, (k + 1) * hidden); };
     Tensor* ig = sigmoid(a, gate(0));
     Tensor* fg = sigmoid(a, gate(1));
@@ -90,8 +89,8 @@ SileroFramesGraph build_silero_frames(TensorArena& a, const SileroWeights& w, co
   out.h_new = h_t;
   out.c_new = c_t;
   // Decoder: ReLU, a 1x1 convolution to one channel (a dot product with the kernel), sigmoid.
-  Tensor* logits = mul_mat(a, reshape(a, w.out_w, {hidden, 1}), as_weights_see_it(a, w.out_w, relu(a, hs)));
-  out.probs = sigmoid(a, add(a, logits, w.out_b));
+  Tensor* logits = mul_mat_bias(a, reshape(a, w.out_w, {hidden, 1}), as_weights_see_it(a, w.out_w, relu(a, hs)), w.out_b);
+  out.probs = sigmoid(a, logits);
   if (context) out.context_new = slice(a, frames, 0, hp.n_window - hp.n_context, hp.n_window);
   if (context && n_frames > 1) out.context_new = slice(a, out.context_new, 1, n_frames - 1, n_frames);
   out.probs->name = "silero.probs";

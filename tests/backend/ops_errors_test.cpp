@@ -39,6 +39,13 @@ TEST(OpsErrors, BuildersRejectShapeMismatches) {
   Tensor* w = a.new_tensor(DType::Q8_0, {64, 10}, "w");
   EXPECT_THAT(error_of([&] { ops::mul_mat(a, w, a.new_tensor(DType::F32, {32, 5})); }),
               HasSubstr("inner dimensions differ"));
+  // a fused bias: one f32 value per weight row, contiguous
+  Tensor* x64 = a.new_tensor(DType::F32, {64, 5}, "x");
+  EXPECT_THAT(error_of([&] { ops::mul_mat_bias(a, w, x64, a.new_tensor(DType::F32, {9}, "b")); }),
+              HasSubstr("the bias must be 10 contiguous values (one per weight row), got 'b'"));
+  EXPECT_THAT(error_of([&] { ops::mul_mat_bias(a, w, x64, a.new_tensor(DType::F16, {10}, "b")); }),
+              HasSubstr("mul_mat_bias (bias)"));
+  EXPECT_THAT(error_of([&] { ops::mul_mat_bias(a, w, x64, nullptr); }), HasSubstr("mul_mat_bias: no bias"));
 
   Tensor* q = a.new_tensor(DType::F32, {64, 7, 6}, "q");
   Tensor* k = a.new_tensor(DType::F16, {64, 9, 4}, "k");  // 6 query heads over 4 K/V heads

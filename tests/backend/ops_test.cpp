@@ -482,6 +482,44 @@ TEST_F(OpsCpu, MulMatAndConv1dAgainstReference) {
   }
 }
 
+// mul_mat_bias is mul_mat, add and gelu in one node: against the reference on every path (row
+// dots for f32, f16 and quantized weights, the GEMM, batches), and on the CPU bit for bit the
+// three ops in turn at every kernel level and thread count.
+TEST_F(OpsCpu, MulMatBiasIsMulMatThenAddThenGelu) {
+  for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q5_0}) {
+    const Tol tol = dtype_quantized(t) ? Tol{0.0, 1e-2} : Tol{1e-5, 1e-5};
+    Tensor* w = rand_leaf(t, {64, 37, 1, 1}, -1, 1, "w");
+    Tensor* b = rand_leaf(DType::F32, {37, 1, 1, 1}, -1, 1, "b");
+    for (int64_t m : {1, 5, 40}) {
+      Tensor* x = rand_leaf(DType::F32, {64, m, 2, 1});
+      for (bool gelu : {false, true}) {
+        Tensor* fused = ops::mul_mat_bias(arena_, w, x, b, gelu);
+        check(fused, tol, {1, 2});
+        Tensor* plain = ops::add(arena_, ops::mul_mat(arena_, w, x), b);
+        if (gelu) plain = ops::gelu(arena_, plain);
+        for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar}) {
+          if (!cpu::simd_level_supported(level)) continue;
+          for (int n : {1, 3})
+            EXPECT_EQ(run_cpu(fused, n, level), run_cpu(plain, n, level))
+                << dtype_name(t) << " m=" << m << " gelu=" << gelu << " " << cpu::simd_level_name(level) << " " << n << " threads";
+        }
+      }
+    }
+  }
+  // a conv1d with its bias and GELU (the encoder's convolutions), and a batch of inputs
+  Tensor* kern = rand_leaf(DType::F16, {3, 16, 24, 1}, -0.5f, 0.5f, "k");
+  Tensor* bias = rand_leaf(DType::F32, {1, 24, 1, 1}, -1, 1, "b");  // stored [1, Cout]
+  for (Tensor* in : {rand_leaf(DType::F32, {16, 50, 1, 1}), rand_leaf(DType::F32, {16, 9, 4, 1})}) {
+    Tensor* fused = ops::conv1d(arena_, kern, in, 2, 1, bias, true);
+    check(fused, {1e-5, 1e-5}, {2});
+    const Shape ne = fused->ne;
+    Tensor* plain = ops::gelu(arena_, ops::add(arena_, ops::conv1d(arena_, kern, in, 2, 1),
+                                               ops::reshape(arena_, bias, {24})));
+    ASSERT_EQ(plain->ne, ne);
+    EXPECT_EQ(run_cpu(fused, 2, cpu::best_simd_level()), run_cpu(plain, 2, cpu::best_simd_level()));
+  }
+}
+
 TEST_F(OpsCpu, AddMulBroadcastAndStrides) {
   const Tol tol{1e-7, 1e-7};
   for (int64_t cols : {1, 3, 17, 1500}) {

@@ -33,7 +33,8 @@ bool supports(const Tensor& node) {
     case Op::GetRows:
       return node.src[0]->type != DType::I32;
     case Op::MulMat:
-      return node.src[0]->type != DType::I32 && node.src[1]->type == DType::F32;
+      return node.src[0]->type != DType::I32 && node.src[1]->type == DType::F32 &&
+             (!node.src[2] || (node.src[2]->type == DType::F32 && node.src[2]->is_contiguous()));
     case Op::FlashAttn:
       return true;
     case Op::Count:

@@ -16,6 +16,7 @@
 #include "backend/reference/reference_backend.h"
 #include "runtime/error.h"
 #include "runtime/quant.h"
+#include "runtime/unaligned.h"
 
 namespace hark::ref {
 
@@ -189,12 +190,11 @@ void scale(Tensor& node) {
   for_each_index(node.ne, [&](const Index& i) { set(node, i, get(x, i) * s + bias); });
 }
 
+double gelu_value(double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }
+
 void gelu(Tensor& node) {
   const Tensor& x = *node.src[0];
-  for_each_index(node.ne, [&](const Index& i) {
-    const double v = get(x, i);
-    set(node, i, 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
-  });
+  for_each_index(node.ne, [&](const Index& i) { set(node, i, gelu_value(get(x, i))); });
 }
 
 double unary_value(UnaryOp fn, double v) {
@@ -345,9 +345,14 @@ void mul_mat(Tensor& node) {
       for (int64_t m = 0; m < x.ne[1]; ++m) xs.push_back(load_row(x, m, i2, i3));
       for (int64_t n = 0; n < w.ne[1]; ++n) {
         const std::vector<double> wr = load_row(w, n, i2 / r2, i3 / r3);
+        // mul_mat_bias: the bias, then GELU, on each output
+        const Tensor* b = node.src[2];
+        const double bias = b ? load_f32(b->data, n) : 0.0;  // contiguous f32 (ops.cpp checks)
         for (int64_t m = 0; m < x.ne[1]; ++m) {
           double acc = 0.0;
           for (int64_t k = 0; k < K; ++k) acc += wr[static_cast<size_t>(k)] * xs[static_cast<size_t>(m)][static_cast<size_t>(k)];
+          acc += bias;
+          if (b && node.params[0].i != 0) acc = gelu_value(acc);
           set(node, {n, m, i2, i3}, acc);
         }
       }
@@ -426,7 +431,7 @@ bool supports(const Tensor& node) {
     case Op::Concat:
       return s[0]->type == node.type && s[1]->type == node.type && !dtype_quantized(node.type);
     case Op::MulMat:
-      return is_f32(&node) && s[0]->type != DType::I32 && is_f32(s[1]);
+      return is_f32(&node) && s[0]->type != DType::I32 && is_f32(s[1]) && (!s[2] || is_f32(s[2]));
     case Op::FlashAttn:
       return is_f32(&node) && is_f32(s[0]) && is_float(s[1]) && is_float(s[2]) && (!s[3] || is_f32(s[3]));
     case Op::Count:
