@@ -10,10 +10,6 @@ namespace hark {
 
 using namespace ops;
 
-namespace {
-Tensor* conv_bias(TensorArena& a, Tensor* b) { return reshape(a, b, {b->nelements()}); }  // stored [1, S]
-}  // namespace
-
 Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp, Tensor* mel, bool flash_attn) {
   const int64_t n_frames = 2 * static_cast<int64_t>(hp.n_audio_ctx);
   HARK_CHECK(mel->ne[0] == n_frames && mel->ne[1] == hp.n_mels && mel->type == DType::F32,
@@ -21,8 +17,8 @@ Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp
                  "], got " + mel->describe());
 
   // The convolutions read the mel channels-first, [n_mels, frames]: a transposed view, no copy.
-  Tensor* x = conv1d(a, w.conv1_w, transpose(a, mel), 1, 1, conv_bias(a, w.conv1_b), /*gelu=*/true);
-  x = conv1d(a, w.conv2_w, x, 2, 1, conv_bias(a, w.conv2_b), /*gelu=*/true);
+  Tensor* x = conv1d(a, w.conv1_w, transpose(a, mel), 1, 1, w.conv1_b, /*gelu=*/true);
+  x = conv1d(a, w.conv2_w, x, 2, 1, w.conv2_b, /*gelu=*/true);
   x = add(a, x, w.enc_pos);  // [S, n_audio_ctx]
 
   for (const EncoderLayer& l : w.enc) {

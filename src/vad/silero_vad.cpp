@@ -31,24 +31,24 @@ SileroVad::SileroVad(std::shared_ptr<const SileroFile> model, int n_threads, Dev
   // The leaves live in the device's memory, at offsets aligned for its kernels.
   BufferType* bt = device->buffer_type();
   const size_t align = std::max<size_t>(bt->alignment(), 64);
+  auto padded = [align](const Tensor* t) { return (t->nbytes() + align - 1) / align * align; };
   std::vector<Tensor*> leaves = {one_.frames, block_.frames, h_, c_};
   if (context_) leaves.push_back(context_);
   size_t total = 0;
-  for (Tensor* t : leaves) total += (t->nbytes() + align - 1) / align * align;
+  for (Tensor* t : leaves) total += padded(t);
   io_ = bt->alloc(total);
   size_t at = 0;
   for (Tensor* t : leaves) {
     io_->place(*t, at);
-    at += (t->nbytes() + align - 1) / align * align;
+    at += padded(t);
   }
-  plan(one_, 1, bt);
-  plan(block_, kBlockFrames, bt);
+  plan(one_, bt);
+  plan(block_, bt);
   reset();
 }
 
-void SileroVad::plan(Plan& p, int n_frames, BufferType* bt) {
+void SileroVad::plan(Plan& p, BufferType* bt) {
   const SileroHParams& hp = model_->hparams();
-  p.n_frames = n_frames;
   const SileroFramesGraph g = build_silero_frames(arena_, model_->weights(), hp, p.frames, h_, c_, context_);
   p.probs = g.probs;
   p.graph.build(p.probs);
@@ -80,7 +80,7 @@ std::vector<float> SileroVad::h() const { return read_back(*h_); }
 std::vector<float> SileroVad::c() const { return read_back(*c_); }
 
 void SileroVad::run(const Plan& p, const float* frames, float* probs) {
-  const size_t n = static_cast<size_t>(p.n_frames);
+  const size_t n = static_cast<size_t>(p.frames->ne[1]);
   tensor_set(*p.frames, frames, n * static_cast<size_t>(n_window()) * sizeof(float));
   HARK_CHECK(backend_->compute(p.graph) == ComputeStatus::Ok, "silero: compute aborted");
   tensor_get(*p.probs, probs, n * sizeof(float));

@@ -55,15 +55,14 @@ class SileroVad {
   // for 7 where the frame-by-frame graph read it 7 times.
   static constexpr int kBlockFrames = 7;
 
-  // A planned graph over n frames in a leaf of its own.
+  // A planned graph over the frames of its own leaf ([n_window, n frames]).
   struct Plan {
-    int n_frames = 0;
     Tensor* frames = nullptr;
     Tensor* probs = nullptr;
     Graph graph;
     std::unique_ptr<GraphAllocator> alloc;
   };
-  void plan(Plan& p, int n_frames, BufferType* bt);
+  void plan(Plan& p, BufferType* bt);
   void run(const Plan& p, const float* frames, float* probs);
 
   std::shared_ptr<const SileroFile> model_;

@@ -339,20 +339,20 @@ void mul_mat(Tensor& node) {
   const Tensor& x = *node.src[1];
   const int64_t K = w.ne[0];
   const int64_t r2 = x.ne[2] / w.ne[2], r3 = x.ne[3] / w.ne[3];
+  const Tensor* b = node.src[2];  // mul_mat_bias: the bias, then GELU, on each output
+  const bool gelu = b && node.params[0].i != 0;
   for (int64_t i3 = 0; i3 < x.ne[3]; ++i3)
     for (int64_t i2 = 0; i2 < x.ne[2]; ++i2) {
       std::vector<std::vector<double>> xs;
       for (int64_t m = 0; m < x.ne[1]; ++m) xs.push_back(load_row(x, m, i2, i3));
       for (int64_t n = 0; n < w.ne[1]; ++n) {
         const std::vector<double> wr = load_row(w, n, i2 / r2, i3 / r3);
-        // mul_mat_bias: the bias, then GELU, on each output
-        const Tensor* b = node.src[2];
         const double bias = b ? load_f32(b->data, n) : 0.0;  // contiguous f32 (ops.cpp checks)
         for (int64_t m = 0; m < x.ne[1]; ++m) {
           double acc = 0.0;
           for (int64_t k = 0; k < K; ++k) acc += wr[static_cast<size_t>(k)] * xs[static_cast<size_t>(m)][static_cast<size_t>(k)];
           acc += bias;
-          if (b && node.params[0].i != 0) acc = gelu_value(acc);
+          if (gelu) acc = gelu_value(acc);
           set(node, {n, m, i2, i3}, acc);
         }
       }
