@@ -80,8 +80,14 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.gelu), reinterpret_cast<const void*>(t.sigmoid),
       reinterpret_cast<const void*>(t.tanh), reinterpret_cast<const void*>(t.mean_var),
       reinterpret_cast<const void*>(t.gemm_f32), reinterpret_cast<const void*>(t.gemm_f32_nn),
+      reinterpret_cast<const void*>(t.pack_a), reinterpret_cast<const void*>(t.pack_b),
+      reinterpret_cast<const void*>(t.pack_b_depth_major), reinterpret_cast<const void*>(t.gemm_packed),
       reinterpret_cast<const void*>(t.argmax)};
   for (const void* f : fns) EXPECT_NE(f, nullptr);
+  EXPECT_GE(t.gemm_mr, 1);
+  EXPECT_LE(t.gemm_mr, kMaxGemmPanel);
+  EXPECT_GE(t.gemm_nr, 1);
+  EXPECT_LE(t.gemm_nr, kMaxGemmPanel);
   // gemm_q8 is optional; the levels with int8 dot instructions (AVX-512 with VNNI, avx2vnni) have it.
   if (GetParam() == SimdLevel::AVX512 || GetParam() == SimdLevel::AVX2VNNI) {
     EXPECT_NE(reinterpret_cast<const void*>(t.gemm_q8), nullptr);
@@ -736,6 +742,67 @@ void check_gemm(const Kernels& kern, bool depth_major_b) {
         }
       }
       for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], 123.0f) << "wrote past n";
+    }
+  }
+}
+
+// gemm_packed on operands packed by pack_a and pack_b (or pack_b_depth_major) gives the bits
+// gemm_f32 gives on the unpacked ones (one depth slice: k <= 256), stores only m x n, adds to C
+// with accumulate, and reads the first k steps of B panels packed deeper (ldbp > k).
+TEST_P(KernelsTest, GemmPackedIsGemmOnPackedPanels) {
+  const Kernels& kern = k();
+  const auto round_up = [](int64_t x, int64_t r) { return (x + r - 1) / r * r; };
+  struct Shape {
+    int64_t m, n, k, deeper;
+  };
+  const Shape shapes[] = {{1, 1, 1, 0}, {3, 17, 5, 3}, {17, 31, 33, 0}, {144, 256, 64, 0}, {144, 64, 256, 0},
+                          {60, 220, 64, 0}, {25, 65, 200, 56}, {13, 40, 7, 1}};
+  for (const Shape& sh : shapes) {
+    for (bool depth_major : {false, true}) {
+      const int64_t kp = sh.k + sh.deeper;  // the B panels' packed depth
+      const int64_t ldc = sh.n + 3;
+      const auto a = random_floats(sh.m * sh.k, 31), b = random_floats(sh.n * kp, 32);
+      // B(j, p) for p < kp: row-major b[j * kp + p], or depth-major bt[p * n + j]
+      std::vector<float> bt(static_cast<size_t>(sh.n * kp));
+      for (int64_t j = 0; j < sh.n; ++j)
+        for (int64_t p = 0; p < kp; ++p) bt[p * sh.n + j] = b[j * kp + p];
+      // packed operands 64-byte aligned (B's must be): 16 floats of slack to align into
+      std::vector<float> ap_mem(static_cast<size_t>(round_up(sh.m, kern.gemm_mr) * sh.k + 16), -7.0f);
+      std::vector<float> bp_mem(static_cast<size_t>(round_up(sh.n, kern.gemm_nr) * kp + 16), -7.0f);
+      const auto aligned = [](std::vector<float>& v) {
+        void* p = v.data();
+        size_t room = v.size() * sizeof(float);
+        return static_cast<float*>(std::align(64, sizeof(float), p, room));
+      };
+      float* ap = aligned(ap_mem);
+      float* bp = aligned(bp_mem);
+      kern.pack_a(sh.m, sh.k, a.data(), sh.k, ap);
+      if (depth_major)
+        kern.pack_b_depth_major(sh.n, kp, bt.data(), sh.n, bp);
+      else
+        kern.pack_b(sh.n, kp, b.data(), kp, bp);
+
+      std::vector<float> want(static_cast<size_t>(sh.m * ldc), 123.0f), got = want;
+      kern.gemm_f32(sh.m, sh.n, sh.k, a.data(), sh.k, b.data(), kp, want.data(), ldc);
+      kern.gemm_packed(sh.m, sh.n, sh.k, ap, bp, kp, got.data(), ldc, false);
+      for (int64_t i = 0; i < sh.m; ++i) {
+        for (int64_t j = 0; j < sh.n; ++j)
+          ASSERT_TRUE(same_bits(got[i * ldc + j], want[i * ldc + j]))
+              << "m=" << sh.m << " n=" << sh.n << " k=" << sh.k << " depth_major=" << depth_major << " at " << i << "," << j;
+        for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(got[i * ldc + j], 123.0f) << "wrote past n";
+      }
+      // accumulate: C + A B^T, the sum added to what C held
+      std::vector<float> acc(got.size());
+      for (size_t i = 0; i < acc.size(); ++i) acc[i] = 0.5f * static_cast<float>(i % 7);
+      std::vector<float> acc_want = acc;
+      kern.gemm_packed(sh.m, sh.n, sh.k, ap, bp, kp, acc.data(), ldc, true);
+      for (int64_t i = 0; i < sh.m; ++i) {
+        for (int64_t j = 0; j < sh.n; ++j) {
+          const float w = acc_want[i * ldc + j] + want[i * ldc + j];
+          ASSERT_TRUE(same_bits(acc[i * ldc + j], w)) << "accumulate m=" << sh.m << " n=" << sh.n << " at " << i << "," << j;
+        }
+        for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(acc[i * ldc + j], acc_want[i * ldc + j]) << "wrote past n";
+      }
     }
   }
 }

@@ -13,7 +13,8 @@
 //    head) get a tile's scores and weighted values from one multi-row kernel call (attend_rows);
 //  - many queries (the encoder, prompts): blocks of kQBlock queries of one head, where a tile's
 //    scores are one small GEMM (Q block x K tile) and its weighted values another (P x V tile),
-//    so the work runs at matrix-multiply speed instead of one kernel call per key.
+//    so the work runs at matrix-multiply speed instead of one kernel call per key. The operands
+//    are packed for the micro-kernel once and reused (a head's K/V tiles by all its blocks).
 // Threads take whole queries (or query blocks) ordered query-fastest, so one thread's work mostly
 // shares a K/V head, which then stays in cache. K and V may be f32 or f16 (the KV cache).
 #include <algorithm>
@@ -214,53 +215,140 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
 
 // ---- blocks of queries through the GEMM kernel ----
 
-// Scratch of one thread for a block: scores S [kQBlock x kTile], a K or V tile as f32 rows
-// [kTile x D], a block product O [kQBlock x D], the accumulators [kQBlock x D], and each
-// query's running max and sum.
+// The block path works on operands packed for the GEMM micro-kernel (Kernels::pack_a/pack_b):
+// a block's queries once per block (scaled there, so the scores need no scaling pass), and a
+// head's keys and values once per thread and head, tile by tile, then reused by every query block
+// of that head the thread takes (the encoder: 11 blocks of one head in a row). Without this, each
+// tile's K and V were repacked for every block, a sixth of the attention's time.
+// Tiles of one head kept packed per thread. A head with more tiles (over 2048 keys; Whisper's
+// longest is 1500) is packed tile by tile into the first slot instead.
+constexpr int64_t kCachedTiles = 8;
+
+int64_t tiles_of(int64_t nk) { return (nk + kTile - 1) / kTile; }
+int64_t kv_slots(int64_t nk) { return std::clamp<int64_t>(tiles_of(nk), 1, kCachedTiles); }
+// A packed tile (BlockScratch::kv_slot_floats): K as B panels [kTile x D] (keys as rows), then V
+// as B panels [D + pad, kTile] (depth-major: values as columns, keys as depth).
+
+// Scratch of one thread for the block path. Every part starts on a cache line (the packed panels
+// must: the micro-kernels load them with aligned vector loads).
 struct BlockScratch {
-  float *s, *kf, *o, *acc, *m, *sum;
-  static size_t floats(int64_t D) {
-    return static_cast<size_t>(kQBlock * kTile + kTile * D + 2 * kQBlock * D + 2 * kQBlock);
+  float* s;     // scores, then weights [kQBlock x kTile]
+  float* qp;    // the block's scaled queries as A panels
+  float* pp;    // the weights as A panels
+  float* acc;   // accumulators [kQBlock x D]
+  float* m;     // each query's running max
+  float* sum;   // and sum
+  float* rows;  // K or V rows widened to f32 before packing [kTile x D]
+  float* kv;    // kv_slots packed tiles, kv_slot_floats apart
+
+  static int64_t lines(int64_t n) { return (n + 15) / 16 * 16; }  // floats in whole 64-byte lines
+  static int64_t kv_slot_floats(int64_t D) { return lines(kTile * D) + lines((D + kMaxGemmPanel) * kTile); }
+  // The parts in order, each rounded to whole lines; kv last.
+  static void sizes(int64_t D, int64_t out[7]) {
+    const int64_t panels = kQBlock + kMaxGemmPanel;
+    const int64_t n[7] = {kQBlock * kTile, panels * D, panels * kTile, kQBlock * D, kQBlock, kQBlock, kTile * D};
+    for (int i = 0; i < 7; ++i) out[i] = lines(n[i]);
   }
-  BlockScratch(float* p, int64_t D)
-      : s(p), kf(s + kQBlock * kTile), o(kf + kTile * D), acc(o + kQBlock * D), m(acc + kQBlock * D),
-        sum(m + kQBlock) {}
+  static size_t floats(int64_t D, int64_t nk) {
+    int64_t n[7];
+    sizes(D, n);
+    int64_t total = kv_slots(nk) * kv_slot_floats(D);
+    for (int64_t x : n) total += x;
+    return static_cast<size_t>(total);
+  }
+  BlockScratch(float* p, int64_t D) {
+    int64_t n[7];
+    sizes(D, n);
+    float** parts[7] = {&s, &qp, &pp, &acc, &m, &sum, &rows};
+    for (int i = 0; i < 7; ++i) {
+      *parts[i] = p;
+      p += n[i];
+    }
+    kv = p;
+  }
 };
 
+// Which head's tiles a thread holds packed, and how many (tiles are visited from the first, so
+// they are packed in order). Lives for one op call: the scratch is reused by other nodes.
+struct PackedHead {
+  const uint8_t* kb = nullptr;
+  const uint8_t* vb = nullptr;
+  int64_t n_packed = 0;
+};
+
+// Rows [j0, j0 + T) of a K or V head as f32 rows of D: in place when they are f32 at a
+// whole-float stride, else widened or copied into `tmp`. Sets *ld to the row stride in floats.
+const float* f32_rows(const Kernels& kern, const Tensor& t, const uint8_t* head, int64_t j0, int64_t T, int64_t D,
+                      float* tmp, int64_t* ld) {
+  const uint8_t* r0 = head + j0 * t.nb[1];
+  if (t.type == DType::F32 && t.nb[1] % sizeof(float) == 0 && reinterpret_cast<uintptr_t>(r0) % alignof(float) == 0) {
+    *ld = static_cast<int64_t>(t.nb[1] / sizeof(float));
+    return reinterpret_cast<const float*>(r0);
+  }
+  for (int64_t r = 0; r < T; ++r) {
+    if (t.type == DType::F16)
+      kern.f16_to_f32_row(reinterpret_cast<const f16_t*>(r0 + r * t.nb[1]), tmp + r * D, D);
+    else
+      std::memcpy(tmp + r * D, r0 + r * t.nb[1], static_cast<size_t>(D) * sizeof(float));
+  }
+  *ld = D;
+  return tmp;
+}
+
+// Tile ti (keys [ti * kTile, +T)) of the head at (kb, vb), packed: returns its K panels, and its
+// V panels in *vp.
+const float* packed_tile(const Kernels& kern, const Attn& a, const uint8_t* kb, const uint8_t* vb, int64_t ti,
+                         int64_t T, BlockScratch& w, PackedHead& ph, const float** vp) {
+  const int64_t D = a.D;
+  const bool cached = tiles_of(a.nk) <= kCachedTiles;
+  if (kb != ph.kb || vb != ph.vb) ph = {kb, vb, 0};
+  float* slot = w.kv + (cached ? ti : 0) * BlockScratch::kv_slot_floats(D);
+  float* kp = slot;
+  float* vpk = slot + BlockScratch::lines(kTile * D);
+  *vp = vpk;
+  if (cached && ti < ph.n_packed) return kp;
+  const int64_t j0 = ti * kTile;
+  int64_t ld = 0;
+  const float* rows = f32_rows(kern, a.k, kb, j0, T, D, w.rows, &ld);
+  kern.pack_b(T, D, rows, ld, kp);
+  rows = f32_rows(kern, a.v, vb, j0, T, D, w.rows, &ld);
+  kern.pack_b_depth_major(D, T, rows, ld, vpk);
+  if (cached) ph.n_packed = ti + 1;
+  return kp;
+}
+
 // Queries [i0, i0 + nqb) of head h, batch b.
-void attend_block(const Kernels& kern, const Attn& a, int64_t i0, int64_t nqb, int64_t h, int64_t b,
-                  BlockScratch w) {
+void attend_block(const Kernels& kern, const Attn& a, int64_t i0, int64_t nqb, int64_t h, int64_t b, BlockScratch& w,
+                  PackedHead& ph) {
   const int64_t D = a.D;
   const float* qb = reinterpret_cast<const float*>(static_cast<const uint8_t*>(a.q.data) + i0 * a.q.nb[1] +
                                                    h * a.q.nb[2] + b * a.q.nb[3]);
   const int64_t ldq = static_cast<int64_t>(a.q.nb[1] / sizeof(float));
-  const uint8_t* kb = a.k_head(h, b);
-  const uint8_t* vb = a.v_head(h, b);
-  // f32 K rows whose stride is whole floats feed the GEMM in place; f16 K is converted per tile
-  const bool k_direct = !a.k_f16 && a.k.nb[1] % sizeof(float) == 0;
+  // The scale goes on the queries: (scale q) . k is the scaled score, and the block's queries are
+  // far fewer values than its scores.
+  kern.pack_a(nqb, D, qb, ldq, w.qp);
+  const int64_t qp_floats = (nqb + kern.gemm_mr - 1) / kern.gemm_mr * kern.gemm_mr * D;
+  kern.scale(qp_floats, w.qp, a.scale, 0.0f, w.qp);
 
   std::fill(w.acc, w.acc + nqb * D, 0.0f);
   std::fill(w.m, w.m + nqb, kNegInf);
   std::fill(w.sum, w.sum + nqb, 0.0f);
+  const uint8_t* kb = a.k_head(h, b);
+  const uint8_t* vb = a.v_head(h, b);
   const int64_t live_max = a.live(i0 + nqb - 1);  // the last query sees the most keys
   for (int64_t j0 = 0; j0 < live_max; j0 += kTile) {
+    // A tile is packed whole (all of its keys, whatever this block sees), so every block of the
+    // head can reuse it.
+    const int64_t T_all = std::min(kTile, a.nk - j0);
+    const float* vp = nullptr;
+    const float* kp = packed_tile(kern, a, kb, vb, j0 / kTile, T_all, w, ph, &vp);
     const int64_t T = std::min(kTile, live_max - j0);
-    const float* kt = w.kf;
-    int64_t ldk = D;
-    if (k_direct) {
-      kt = reinterpret_cast<const float*>(kb + j0 * a.k.nb[1]);
-      ldk = static_cast<int64_t>(a.k.nb[1] / sizeof(float));
-    } else {
-      for (int64_t t = 0; t < T; ++t)
-        kern.f16_to_f32_row(reinterpret_cast<const f16_t*>(kb + (j0 + t) * a.k.nb[1]), w.kf + t * D, D);
-    }
-    kern.gemm_f32(nqb, T, D, qb, ldq, kt, ldk, w.s, kTile);  // S(i, t) = q_i . k_t
+    kern.gemm_packed(nqb, T, D, w.qp, kp, D, w.s, kTile, false);  // S(i, t) = scale q_i . k_t
 
     bool any = false;
     for (int64_t r = 0; r < nqb; ++r) {
       float* s = w.s + r * kTile;
       const int64_t n = std::clamp<int64_t>(a.live(i0 + r) - j0, 0, T);  // visible keys of the tile
-      kern.scale(n, s, a.scale, 0.0f, s);
       add_mask(kern, a, i0 + r, j0, n, s);
       if (online_update(kern, D, n, s, &w.m[r], &w.sum[r], w.acc + r * D)) {
         any = true;
@@ -271,31 +359,17 @@ void attend_block(const Kernels& kern, const Attn& a, int64_t i0, int64_t nqb, i
     }
     if (!any) continue;
 
-    // Weighted values O = P V: V's rows are keys, which is the depth-major operand of
-    // gemm_f32_nn, so V is read as it lies (f32 rows at a whole-float stride) or widened row by
-    // row into the free K tile buffer (f16, or an odd stride); never transposed.
-    const uint8_t* vt0 = vb + j0 * a.v.nb[1];
-    const float* vtile = reinterpret_cast<const float*>(vt0);
-    int64_t ldv = static_cast<int64_t>(a.v.nb[1] / sizeof(float));
-    if (a.v_f16 || a.v.nb[1] % sizeof(float) != 0 || reinterpret_cast<uintptr_t>(vt0) % alignof(float) != 0) {
-      for (int64_t t = 0; t < T; ++t) {
-        if (a.v_f16)
-          kern.f16_to_f32_row(reinterpret_cast<const f16_t*>(vt0 + t * a.v.nb[1]), w.kf + t * D, D);
-        else
-          std::memcpy(w.kf + t * D, vt0 + t * a.v.nb[1], static_cast<size_t>(D) * sizeof(float));
-      }
-      vtile = w.kf;
-      ldv = D;
-    }
-    kern.gemm_f32_nn(nqb, D, T, w.s, kTile, vtile, ldv, w.o, D);
-    for (int64_t r = 0; r < nqb; ++r) kern.add(D, w.acc + r * D, w.o + r * D, w.acc + r * D);
+    // acc += P V: the weights as A panels against the tile's V panels (depth: the keys; the
+    // panels hold the whole tile, T_all keys deep, and the product reads the first T).
+    kern.pack_a(nqb, T, w.s, kTile, w.pp);
+    kern.gemm_packed(nqb, D, T, w.pp, vp, T_all, w.acc, D, true);
   }
   for (int64_t r = 0; r < nqb; ++r) finish(kern, D, w.sum[r], w.acc + r * D, a.out_row(i0 + r, h, b));
 }
 
 size_t per_thread_floats(const Tensor& node) {
   const Attn a(node);
-  const size_t n = a.blocked() ? BlockScratch::floats(a.D) : row_floats(a.D);
+  const size_t n = a.blocked() ? BlockScratch::floats(a.D, a.nk) : row_floats(a.D);
   return (n + 15) / 16 * 16;  // whole cache lines, so threads never share one
 }
 
@@ -324,10 +398,12 @@ void op_flash_attn(const ComputeContext& ctx, Tensor& node) {
   const int64_t nblocks = (a.nq + kQBlock - 1) / kQBlock;
   int64_t w0, w1;
   ctx.range(nblocks * H * B, &w0, &w1);
+  BlockScratch bs(scratch, a.D);
+  PackedHead ph;
   for (int64_t w = w0; w < w1; ++w) {
     const int64_t qblock = w % nblocks, h = (w / nblocks) % H, b = w / (nblocks * H);
     const int64_t i0 = qblock * kQBlock;
-    attend_block(*ctx.k, a, i0, std::min(kQBlock, a.nq - i0), h, b, BlockScratch(scratch, a.D));
+    attend_block(*ctx.k, a, i0, std::min(kQBlock, a.nq - i0), h, b, bs, ph);
   }
 }
 

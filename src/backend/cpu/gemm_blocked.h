@@ -115,6 +115,34 @@ inline void pack_panels_depth_major(int64_t cols, int64_t depth, const float* sr
   }
 }
 
+// The m x n block of C from packed operands of depth k: A panels (MR rows each) at ap + i * k,
+// B panels (NR rows) at bp + j * ldbp (ldbp >= k: panels packed deeper than this product reads).
+// Full tiles go straight to C; edge tiles are made whole in a buffer and only their live part is
+// stored (added, with accumulate), so nothing past m x n is touched.
+template <int MR, int NR, typename Micro>
+void gemm_panels(int64_t m, int64_t n, int64_t k, const float* ap, const float* bp, int64_t ldbp, float* c,
+                 int64_t ldc, bool accumulate, Micro micro) {
+  alignas(64) float edge[MR * NR];
+  for (int64_t ir = 0; ir < m; ir += MR) {
+    const int64_t mr = m - ir < MR ? m - ir : MR;
+    const float* apanel = ap + ir * k;
+    for (int64_t jr = 0; jr < n; jr += NR) {
+      const int64_t nr = n - jr < NR ? n - jr : NR;
+      float* ct = c + ir * ldc + jr;
+      if (mr == MR && nr == NR) {
+        micro(k, apanel, bp + jr * ldbp, ct, ldc, accumulate);
+        continue;
+      }
+      micro(k, apanel, bp + jr * ldbp, edge, static_cast<int64_t>(NR), false);
+      for (int64_t i = 0; i < mr; ++i) {
+        for (int64_t j = 0; j < nr; ++j) {
+          ct[i * ldc + j] = accumulate ? ct[i * ldc + j] + edge[i * NR + j] : edge[i * NR + j];
+        }
+      }
+    }
+  }
+}
+
 // micro(kc, ap, bp, c, ldc, accumulate): c[i*ldc + j] (+)= sum_p ap[p*MR + i] * bp[p*NR + j]
 // for the full MR x NR tile.
 // kBDepthMajor: B(j, p) is b[p * ldb + j] (C = A B, the values of a depth step side by side, as
@@ -132,13 +160,11 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
   const int64_t kstep = (k + passes - 1) / passes;
   float* bp = gemm_scratch(static_cast<size_t>(blk.kc * blk.nc + blk.mc * blk.kc));
   float* ap = bp + blk.kc * blk.nc;
-  alignas(64) float edge[MR * NR];
 
   for (int64_t jc = 0; jc < n; jc += blk.nc) {
     const int64_t nc = n - jc < blk.nc ? n - jc : blk.nc;
     for (int64_t pc = 0; pc < k; pc += kstep) {
       const int64_t kc = k - pc < kstep ? k - pc : kstep;
-      const bool accumulate = pc > 0;
       if constexpr (kBDepthMajor)
         pack_panels_depth_major<NR>(nc, kc, b + pc * ldb + jc, ldb, bp);
       else
@@ -146,29 +172,31 @@ void gemm_blocked(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
       for (int64_t ic = 0; ic < m; ic += blk.mc) {
         const int64_t mc = m - ic < blk.mc ? m - ic : blk.mc;
         pack_panels<MR>(mc, kc, a + ic * lda + pc, lda, ap);
-        for (int64_t ir = 0; ir < mc; ir += MR) {
-          const int64_t mr = mc - ir < MR ? mc - ir : MR;
-          const float* apanel = ap + ir * kc;
-          for (int64_t jr = 0; jr < nc; jr += NR) {
-            const int64_t nr = nc - jr < NR ? nc - jr : NR;
-            float* ct = c + (ic + ir) * ldc + jc + jr;
-            if (mr == MR && nr == NR) {
-              micro(kc, apanel, bp + jr * kc, ct, ldc, accumulate);
-              continue;
-            }
-            // Edge tile: full tile into a buffer, then only the live part into C.
-            micro(kc, apanel, bp + jr * kc, edge, static_cast<int64_t>(NR), false);
-            for (int64_t i = 0; i < mr; ++i) {
-              for (int64_t j = 0; j < nr; ++j) {
-                ct[i * ldc + j] = accumulate ? ct[i * ldc + j] + edge[i * NR + j] : edge[i * NR + j];
-              }
-            }
-          }
-        }
+        gemm_panels<MR, NR>(mc, nc, kc, ap, bp, kc, c + ic * ldc + jc, ldc, /*accumulate=*/pc > 0, micro);
       }
     }
   }
 }
+
+// The driver's pieces for callers that pack their operands once and multiply them many times
+// (attention: a head's keys and values, a block's queries, reused across tiles and blocks).
+template <int MR, int NR, auto Micro>
+struct PackedGemm {
+  static void pack_a(int64_t rows, int64_t depth, const float* src, int64_t ld, float* dst) {
+    pack_panels<MR>(rows, depth, src, ld, dst);
+  }
+  static void pack_b(int64_t rows, int64_t depth, const float* src, int64_t ld, float* dst) {
+    pack_panels<NR>(rows, depth, src, ld, dst);
+  }
+  static void pack_b_depth_major(int64_t cols, int64_t depth, const float* src, int64_t ld, float* dst) {
+    pack_panels_depth_major<NR>(cols, depth, src, ld, dst);
+  }
+  static void gemm(int64_t m, int64_t n, int64_t k, const float* ap, const float* bp, int64_t ldbp, float* c,
+                   int64_t ldc, bool accumulate) {
+    if (m <= 0 || n <= 0) return;
+    gemm_panels<MR, NR>(m, n, k, ap, bp, ldbp, c, ldc, accumulate, Micro);
+  }
+};
 
 }  // namespace
 }  // namespace hark::cpu::detail

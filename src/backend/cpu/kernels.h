@@ -26,6 +26,10 @@ inline constexpr SimdLevel kSimdLevels[] = {SimdLevel::Scalar, SimdLevel::AVX2, 
                                             SimdLevel::AVX512};
 const char* simd_level_name(SimdLevel l);
 
+// No level's GEMM register tile is wider than this on either side, so scratch sized with it
+// fits every level's packed panels.
+inline constexpr int64_t kMaxGemmPanel = 32;
+
 struct Kernels {
   SimdLevel level;
 
@@ -111,6 +115,25 @@ struct Kernels {
   // weighted values (probabilities times V, whose rows are keys) without transposing V.
   void (*gemm_f32_nn)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                       int64_t ldb, float* c, int64_t ldc);
+
+  // The same micro-kernel on operands packed ahead, for callers that reuse a packed operand across
+  // many products (attention packs a head's keys and values once, not once per query block).
+  // A is packed in panels of gemm_mr rows, B in panels of gemm_nr (rows past the end zeros); a
+  // panel of depth k holds, for each step of p, its gemm_mr (gemm_nr) values side by side.
+  int32_t gemm_mr, gemm_nr;  // each at most kMaxGemmPanel
+  // rows x depth of a row-major src (stride ld) into A panels / B panels; dst holds
+  // round_up(rows, gemm_mr or gemm_nr) * depth floats.
+  void (*pack_a)(int64_t rows, int64_t depth, const float* src, int64_t ld, float* dst);
+  void (*pack_b)(int64_t rows, int64_t depth, const float* src, int64_t ld, float* dst);
+  // cols x depth of a depth-major src (value (j, p) at src[p * ld + j]) into B panels.
+  void (*pack_b_depth_major)(int64_t cols, int64_t depth, const float* src, int64_t ld, float* dst);
+  // C (ldc) = A B^T, or C += A B^T with accumulate, for i < m, j < n, over depth k: A's panels at
+  // ap (panel i at ap + i * gemm_mr * k), B's at bp (panel j at bp + j * gemm_nr * ldbp; ldbp >= k
+  // reads the first k steps of panels packed ldbp deep); bp 64-byte aligned, as the micro-kernels
+  // load B with aligned vector loads. The same sums in the same order as
+  // gemm_f32 on the unpacked operands when k fits one of its depth slices.
+  void (*gemm_packed)(int64_t m, int64_t n, int64_t k, const float* ap, const float* bp, int64_t ldbp, float* c,
+                      int64_t ldc, bool accumulate);
 
   // Index of the first largest of n > 0 values in one pass (a decoder's 51,865 logits per
   // token); a NaN counts as larger than any number, so the first NaN wins (as numpy's argmax),

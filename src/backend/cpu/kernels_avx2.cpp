@@ -822,6 +822,8 @@ void gemm_q8(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int
 }
 #endif
 
+using Packed = PackedGemm<6, 16, micro_6x16>;
+
 // constinit: no start-up code runs in this file before the processor has been checked.
 constinit const Kernels kTable = {
 #if defined(HARK_KERNELS_AVX_VNNI)
@@ -839,6 +841,7 @@ constinit const Kernels kTable = {
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
     gemm_f32, gemm_f32_nn,
+    6, 16, Packed::pack_a, Packed::pack_b, Packed::pack_b_depth_major, Packed::gemm,
     argmax,
 };
 

@@ -651,6 +651,8 @@ void gemm_f32_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
   gemm_blocked<12, 32, true>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_12x32);
 }
 
+using Packed = PackedGemm<12, 32, micro_12x32>;
+
 // constinit: no start-up code runs in this file before the processor has been checked.
 constinit const Kernels kTable = {
     SimdLevel::AVX512,
@@ -660,6 +662,7 @@ constinit const Kernels kTable = {
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
     gemm_f32, gemm_f32_nn,
+    12, 32, Packed::pack_a, Packed::pack_b, Packed::pack_b_depth_major, Packed::gemm,
     argmax,
 };
 

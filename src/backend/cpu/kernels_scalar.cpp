@@ -403,6 +403,8 @@ void dot_q_tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, co
     dot_q_rows(type, n, static_cast<const uint8_t*>(w) + static_cast<size_t>(r) * ws, x, xs, nx, y + r, ldy);
 }
 
+using Packed = PackedGemm<4, 8, micro_generic<4, 8>>;
+
 // constinit: the table is ready before any static constructor elsewhere could ask for it.
 constinit const Kernels kTable = {
     SimdLevel::Scalar,
@@ -412,6 +414,7 @@ constinit const Kernels kTable = {
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
     gemm_f32, gemm_f32_nn,
+    4, 8, Packed::pack_a, Packed::pack_b, Packed::pack_b_depth_major, Packed::gemm,
     argmax,
 };
 
