@@ -53,10 +53,12 @@ class Model {
   virtual void select_window(int w) {
     if (w != 0) throw Error("this model holds one encoded window at a time (no batched windows)");
   }
-  // Row b feeds tokens[b] at position n_past of slot seqs[b] (distinct slots) against window
-  // windows[b]; `logits` as decode_batch's.
+  // Row b feeds tokens[b] at position positions[b] of slot seqs[b] (distinct slots, each holding
+  // its positions before that) against window windows[b]; `logits` as decode_batch's. Rows may
+  // stand at different positions (a chunk that joined the batch later).
   virtual ComputeStatus decode_rows(std::span<const int32_t> /*tokens*/, std::span<const int> /*seqs*/,
-                                    std::span<const int> /*windows*/, int /*n_past*/, std::vector<float>* /*logits*/) {
+                                    std::span<const int> /*windows*/, std::span<const int> /*positions*/,
+                                    std::vector<float>* /*logits*/) {
     throw Error("this model holds one encoded window at a time (no batched windows)");
   }
   // fn(i) for every i < n, possibly on several threads at once and in any order (per-row host
@@ -102,9 +104,9 @@ class RunnerModel final : public Model {
     window_ = w;
   }
   ComputeStatus decode_rows(std::span<const int32_t> tokens, std::span<const int> seqs, std::span<const int> windows,
-                            int n_past, std::vector<float>* logits) override {
+                            std::span<const int> positions, std::vector<float>* logits) override {
     HARK_CHECK(windows.size() == tokens.size(), "decode_rows: one window per row");
-    return r_.decode_batch(tokens, seqs, n_past, logits, windows);
+    return r_.decode_rows(tokens, seqs, positions, logits, windows);
   }
   void run_rows(int64_t n, const std::function<void(int64_t)>& fn) override { r_.run_on_host(n, fn); }
   ComputeStatus align(std::span<const int32_t> tokens, std::span<const AlignmentHead> heads, HeadWeights* qk,

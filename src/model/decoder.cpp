@@ -124,6 +124,13 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
 Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
                             Tensor* tokens, std::span<const int> seqs, int n_past, const DecoderGraphOptions& opts,
                             std::span<const int> windows) {
+  const std::vector<int> positions(seqs.size(), n_past);
+  return build_decoder_batch(a, g, w, hp, cache, tokens, seqs, positions, opts, windows);
+}
+
+Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
+                            Tensor* tokens, std::span<const int> seqs, std::span<const int> positions,
+                            const DecoderGraphOptions& opts, std::span<const int> windows) {
   const int64_t n_rows = tokens->ne[0];
   HARK_CHECK(tokens->type == DType::I32 && n_rows >= 1 && tokens->ne[1] == 1 && tokens->ne[2] == 1 && tokens->ne[3] == 1,
              "decoder batch: tokens must be a non-empty i32 vector, got " + tokens->describe());
@@ -149,9 +156,17 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
   HARK_CHECK(opts.window >= 0 && opts.window < cache.n_windows(),
              "decoder batch: cross window " + std::to_string(opts.window) + " is outside the KV cache's [0, " +
                  std::to_string(cache.n_windows()) + ")");
-  HARK_CHECK(n_past >= 0 && n_past < hp.n_text_ctx,
-             "decoder batch: position " + std::to_string(n_past) + " is outside the text context [0, " +
-                 std::to_string(hp.n_text_ctx) + ")");
+  HARK_CHECK(static_cast<int64_t>(positions.size()) == n_rows,
+             "decoder batch: " + std::to_string(n_rows) + " rows but " + std::to_string(positions.size()) +
+                 " positions (one per row)");
+  bool uniform = true;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    HARK_CHECK(positions[i] >= 0 && positions[i] < hp.n_text_ctx,
+               "decoder batch: row " + std::to_string(i) + "'s position " + std::to_string(positions[i]) +
+                   " is outside the text context [0, " + std::to_string(hp.n_text_ctx) + ")");
+    uniform = uniform && positions[i] == positions[0];
+  }
+  const int n_past = positions[0];  // every row's, when uniform
   HARK_CHECK(!(opts.flash_attn && cache.v_transposed()),
              "decoder: flash_attn reads values as [S, n_ctx], but this KV cache stores them transposed");
   HARK_CHECK(opts.forks.empty() || !cache.v_transposed(),
@@ -165,7 +180,7 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
   // through one strided view with the rows as the batch dim: one attention node for all rows.
   // Other slot lists get one attention node per row.
   const int64_t step = B > 1 ? seqs[1] - seqs[0] : 1;
-  bool strided = step >= 1;
+  bool strided = step >= 1 && uniform;
   for (int64_t b = 0; b < B; ++b) strided = strided && seqs[static_cast<size_t>(b)] == seqs[0] + b * step;
   const size_t first = static_cast<size_t>(seqs[0]);
   // The cross windows: one shared by all rows (beams, candidates: today's one node), rows stepping
@@ -177,7 +192,17 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
   for (int64_t b = 0; wstrided && b < B; ++b) wstrided = windows[static_cast<size_t>(b)] == windows[0] + b * wstep;
   const int shared = windows.empty() ? opts.window : windows[0];
 
-  Tensor* x = add(a, get_rows(a, w.token_embedding, tokens), slice(a, w.dec_pos, 1, n_past, n_kv));  // [S, B]
+  Tensor* pos = nullptr;  // [S, B]: each row's positional embedding
+  if (uniform) {
+    pos = slice(a, w.dec_pos, 1, n_past, n_kv);
+  } else {
+    for (int64_t b = 0; b < B; ++b) {
+      const int p = positions[static_cast<size_t>(b)];
+      Tensor* row = slice(a, w.dec_pos, 1, p, p + 1);
+      pos = pos ? concat(a, pos, row, 1) : row;
+    }
+  }
+  Tensor* x = add(a, get_rows(a, w.token_embedding, tokens), pos);  // [S, B]
 
   for (int il = 0; il < hp.n_text_layer; ++il) {
     const DecoderLayer& l = w.dec[static_cast<size_t>(il)];
@@ -212,12 +237,13 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
     } else {
       for (int64_t b = 0; b < B; ++b) {
         const size_t slot = static_cast<size_t>(seqs[static_cast<size_t>(b)]);
-        g.build(copy(a, slice(a, k, 1, b, b + 1), view(a, kc, {S, 1}, {kc->nb[1]}, slot * kc->nb[2] + n_past * kc->nb[1])));
+        const size_t p = static_cast<size_t>(positions[static_cast<size_t>(b)]);
+        g.build(copy(a, slice(a, k, 1, b, b + 1), view(a, kc, {S, 1}, {kc->nb[1]}, slot * kc->nb[2] + p * kc->nb[1])));
         if (cache.v_transposed()) {
           g.build(copy(a, reshape(a, slice(a, v, 1, b, b + 1), {1, S}),
-                       view(a, vc, {1, S}, {vc->nb[1]}, slot * vc->nb[2] + n_past * vel)));
+                       view(a, vc, {1, S}, {vc->nb[1]}, slot * vc->nb[2] + p * vel)));
         } else {
-          g.build(copy(a, slice(a, v, 1, b, b + 1), view(a, vc, {S, 1}, {vc->nb[1]}, slot * vc->nb[2] + n_past * vc->nb[1])));
+          g.build(copy(a, slice(a, v, 1, b, b + 1), view(a, vc, {S, 1}, {vc->nb[1]}, slot * vc->nb[2] + p * vc->nb[1])));
         }
       }
     }
@@ -249,11 +275,12 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
     } else {
       for (int64_t b = 0; b < B; ++b) {
         const int slot = seqs[static_cast<size_t>(b)];
-        Tensor* kv_k = cache_heads(a, slot_view(a, kc, slot), n_head, n_kv);
+        const int64_t row_kv = positions[static_cast<size_t>(b)] + 1;
+        Tensor* kv_k = cache_heads(a, slot_view(a, kc, slot), n_head, row_kv);
         Tensor* qb = slice(a, q, 1, b, b + 1);
         Tensor* ab = cache.v_transposed()
-                         ? plain_attention(a, qb, kv_k, cache_heads_transposed(a, slot_view(a, vc, slot), n_head, n_kv), n_head, false)
-                         : multi_head_attention(a, qb, kv_k, cache_heads(a, slot_view(a, vc, slot), n_head, n_kv), n_head,
+                         ? plain_attention(a, qb, kv_k, cache_heads_transposed(a, slot_view(a, vc, slot), n_head, row_kv), n_head, false)
+                         : multi_head_attention(a, qb, kv_k, cache_heads(a, slot_view(a, vc, slot), n_head, row_kv), n_head,
                                                 false, opts.flash_attn);
         att = att ? concat(a, att, ab, 1) : ab;
       }

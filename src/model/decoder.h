@@ -67,5 +67,12 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
 Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
                             Tensor* tokens, std::span<const int> seqs, int n_past, const DecoderGraphOptions& opts = {},
                             std::span<const int> windows = {});
+// The same with a position per row (continuous batching: chunks that joined the batch at
+// different steps): row b decodes at positions[b] and attends to its slot's [0, positions[b]].
+// Rows at equal positions build exactly the graph above; unequal ones take one self-attention
+// node per row and their positional embeddings row by row.
+Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
+                            Tensor* tokens, std::span<const int> seqs, std::span<const int> positions,
+                            const DecoderGraphOptions& opts = {}, std::span<const int> windows = {});
 
 }  // namespace hark

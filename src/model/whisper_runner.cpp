@@ -121,6 +121,12 @@ Tensor* WhisperRunner::build_decoder_step(int n_tokens, int n_past, bool all_row
 
 Tensor* WhisperRunner::build_decoder_batch_step(std::span<const int> seqs, int n_past, std::span<const int> windows,
                                                 std::span<const SeqCopy> forks) {
+  const std::vector<int> positions(seqs.size(), n_past);
+  return build_decoder_batch_step(seqs, std::span<const int>(positions), windows, forks);
+}
+
+Tensor* WhisperRunner::build_decoder_batch_step(std::span<const int> seqs, std::span<const int> positions,
+                                                std::span<const int> windows, std::span<const SeqCopy> forks) {
   dec_arena_.reset();
   dec_tokens_ = dec_arena_.new_tensor(DType::I32, {static_cast<int64_t>(seqs.size())}, "tokens");
   dec_tokens_->flags |= kFlagInput;
@@ -128,7 +134,7 @@ Tensor* WhisperRunner::build_decoder_batch_step(std::span<const int> seqs, int n
   o.flash_attn = opts_.flash_attn;
   o.forks = forks;
   return build_decoder_batch(dec_arena_, dec_graph_, model_.weights(), model_.hparams(), cache_, dec_tokens_, seqs,
-                             n_past, o, windows);
+                             positions, o, windows);
 }
 
 void WhisperRunner::check_tokens(std::span<const int32_t> tokens, const char* what) const {
@@ -183,12 +189,19 @@ ComputeStatus WhisperRunner::decode(std::span<const int32_t> tokens, int n_past,
 
 ComputeStatus WhisperRunner::decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
                                           std::vector<float>* logits, std::span<const int> windows) {
+  const std::vector<int> positions(seqs.size(), n_past);
+  return decode_rows(tokens, seqs, positions, logits, windows);
+}
+
+ComputeStatus WhisperRunner::decode_rows(std::span<const int32_t> tokens, std::span<const int> seqs,
+                                         std::span<const int> positions, std::vector<float>* logits,
+                                         std::span<const int> windows) {
   check_tokens(tokens, "decode_batch");
   HARK_CHECK(logits != nullptr, "decode_batch: logits is null");
   HARK_CHECK(seqs.size() == tokens.size(), "decode_batch: " + std::to_string(tokens.size()) + " tokens but " +
                                                std::to_string(seqs.size()) + " sequence slots (one slot per row)");
-  // build_decoder_batch checks the slots, the windows and n_past (and the forks).
-  Tensor* out = build_decoder_batch_step(seqs, n_past, windows, pending_forks_);
+  // build_decoder_batch checks the slots, the windows and the positions (and the forks).
+  Tensor* out = build_decoder_batch_step(seqs, positions, windows, pending_forks_);
   const ComputeStatus status = run_decoder(out, tokens, logits);
   // The graph made them (or, stopped early, maybe not all: the host copies are the same bytes
   // again, since a step writes only position n_past and no fork copies it).
@@ -242,6 +255,13 @@ void WhisperRunner::reserve_batch(int n, bool own_windows) {
     build_decoder_batch_step(seqs, last, own_windows ? std::span<const int>(seqs) : std::span<const int>());
     dec_sched_->reserve(dec_graph_);
     std::reverse(seqs.begin(), seqs.end());
+  }
+  if (own_windows && n > 1) {
+    // Rows at different positions (continuous batching): per-row attention and positional rows.
+    std::vector<int> positions(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) positions[static_cast<size_t>(i)] = last - (i % 2);
+    build_decoder_batch_step(seqs, std::span<const int>(positions), seqs);
+    dec_sched_->reserve(dec_graph_);
   }
   reallocs_at_start_ += decoder_reallocs() - before;
 }

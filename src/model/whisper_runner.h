@@ -81,6 +81,10 @@ class WhisperRunner {
   // cross-attention node when their windows step evenly.
   ComputeStatus decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
                              std::vector<float>* logits, std::span<const int> windows = {});
+  // The same with a position per row: row b at positions[b] of its slot (continuous batching,
+  // where chunks join the batch at different steps). Equal positions are decode_batch.
+  ComputeStatus decode_rows(std::span<const int32_t> tokens, std::span<const int> seqs, std::span<const int> positions,
+                            std::vector<float>* logits, std::span<const int> windows = {});
 
   // ---- several windows at once (the batched long-audio pipeline) ----
   // Cross-attention windows: 1 at construction. set_n_windows(n) (re)sizes the cross K/V to n
@@ -134,6 +138,8 @@ class WhisperRunner {
                              int window = 0);
   Tensor* build_decoder_batch_step(std::span<const int> seqs, int n_past, std::span<const int> windows = {},
                                    std::span<const SeqCopy> forks = {});
+  Tensor* build_decoder_batch_step(std::span<const int> seqs, std::span<const int> positions,
+                                   std::span<const int> windows, std::span<const SeqCopy> forks = {});
   void build_encoder_graph(int window);
   void reserve_batch(int n, bool own_windows);
   void check_tokens(std::span<const int32_t> tokens, const char* what) const;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "decode/batched_search.h"
+#include "decode/window_search.h"
 #include "frontend/mel.h"
 #include "runtime/error.h"
 #include "transcribe/language_detect.h"
@@ -99,138 +100,167 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
     progress = pct;
     if (hooks.on_progress) hooks.on_progress(pct);
   };
+  auto ratio_of = [&](const decode::WindowTokens& w) {
+    std::vector<int32_t> text;
+    for (int32_t id : w.tokens)
+      if (st.is_text(id)) text.push_back(id);
+    return decode::compression_ratio(m.tokenizer->decode(text));
+  };
+  // A lane's slots serve every temperature's search.
+  int slots = 1;
+  for (float t : policy.temperatures) {
+    wreq.temperature = t;
+    slots = std::max(slots, decode::search_slots(wreq));
+  }
+  decode::BatchDecoder dec(model, st, B, slots);
 
-  for (size_t first = 0; first < chunks.size() && !out.aborted; first += static_cast<size_t>(B)) {
-    const size_t n = std::min(chunks.size() - first, static_cast<size_t>(B));
-    std::vector<int64_t> frames(n);
-    // Encode: chunk k of the batch into window k.
-    for (size_t k = 0; k < n && !out.aborted; ++k) {
-      const AudioChunk& c = chunks[first + k];
-      if (ctl.should_stop() || (hooks.on_encoder_begin && !hooks.on_encoder_begin()) || ctl.should_stop()) {
-        out.aborted = true;
-        break;
-      }
-      auto t = Clock::now();
-      const size_t s0 = static_cast<size_t>(c.t0 * kUnitSamples);
-      const size_t s1 = std::min(req.samples.size(), static_cast<size_t>(c.t1 * kUnitSamples));
-      const frontend::LogMel mel = frontend::log_mel_spectrogram(req.samples.data() + s0, s1 - s0, m.filters, req.n_threads,
-                                                                 frontend::kWindowSamples, [&ctl] { return ctl.should_stop(); });
-      tm.mel_ms += ms_since(t);
-      if (mel.aborted) {
-        out.aborted = true;
-        break;
-      }
-      frames[k] = std::min<int64_t>(static_cast<int64_t>(mel.n_content_frames), frontend::kWindowFrames);
-      t = Clock::now();
-      model.select_window(static_cast<int>(k));
-      if (model.encode(frontend::mel_window(mel, 0)) != ComputeStatus::Ok) {
-        out.aborted = true;
-        break;
-      }
-      tm.encode_ms += ms_since(t);
-      ++tm.n_windows;
-    }
-    if (out.aborted) break;
+  // Lane l holds its chunk in window l from encode until the chunk's result is taken. Without
+  // word timestamps a lane takes the next chunk as soon as its search ends (continuous batching:
+  // steps stay full while chunks end at different times). Word timestamps align each chunk
+  // against its window in slot 0, which a running lane uses, so then the lanes are filled
+  // together and emptied together, after every search of the batch has ended.
+  const bool continuous = !p.word_timestamps;
+  struct Lane {
+    int64_t chunk = -1;  // -1: free
+    int pass = 0;        // the temperature it decodes at
+    int64_t frames = 0;  // the chunk's mel frames (at most a window)
+  };
+  std::vector<Lane> lanes(static_cast<size_t>(B));
+  struct Result {
+    decode::WindowTokens w;
+    double ratio = 0.0;
+    int64_t frames = 0;
+    int lane = 0;
+    bool ready = false;
+  };
+  std::vector<Result> results(chunks.size());
+  size_t next_chunk = 0, next_emit = 0;
 
+  auto start_pass = [&](int lane) {
+    Lane& ln = lanes[static_cast<size_t>(lane)];
+    wreq.temperature = policy.temperatures[static_cast<size_t>(ln.pass)];
+    dec.start(lane, lane, wreq, mix_seed(p.seed, req.offset_units + chunks[static_cast<size_t>(ln.chunk)].t0, ln.pass));
+  };
+  // Encodes the next chunk into `lane`'s window and starts its search. False: aborted.
+  auto fill = [&](int lane) {
+    const AudioChunk& c = chunks[next_chunk];
+    if (ctl.should_stop() || (hooks.on_encoder_begin && !hooks.on_encoder_begin()) || ctl.should_stop()) return false;
     auto t = Clock::now();
+    const size_t s0 = static_cast<size_t>(c.t0 * kUnitSamples);
+    const size_t s1 = std::min(req.samples.size(), static_cast<size_t>(c.t1 * kUnitSamples));
+    const frontend::LogMel mel = frontend::log_mel_spectrogram(req.samples.data() + s0, s1 - s0, m.filters, req.n_threads,
+                                                               frontend::kWindowSamples, [&ctl] { return ctl.should_stop(); });
+    tm.mel_ms += ms_since(t);
+    if (mel.aborted) return false;
+    Lane& ln = lanes[static_cast<size_t>(lane)];
+    ln = {static_cast<int64_t>(next_chunk), 0, std::min<int64_t>(static_cast<int64_t>(mel.n_content_frames), frontend::kWindowFrames)};
+    ++next_chunk;
+    t = Clock::now();
+    model.select_window(lane);
+    if (model.encode(frontend::mel_window(mel, 0)) != ComputeStatus::Ok) return false;
+    tm.encode_ms += ms_since(t);
+    ++tm.n_windows;
+    t = Clock::now();
     // The first chunk decides the language of the whole job, as the first window does.
-    if (!language.known()) model.select_window(0);
-    if (!language.settle(model)) {
-      out.aborted = true;
-      break;
-    }
+    if (!language.known() && !language.settle(model)) return false;
     wreq.start = language.start();
-
-    // The first temperature: all chunks together. Then temperature fallback (OpenAI's
-    // decode_with_fallback): at each next temperature, the chunks whose text still fails the
-    // thresholds are decoded again, together.
-    std::vector<decode::WindowTokens> rows(n);
-    std::vector<double> ratios(n, 0.0);
-    auto ratio_of = [&](const decode::WindowTokens& w) {
-      std::vector<int32_t> text;
-      for (int32_t id : w.tokens)
-        if (st.is_text(id)) text.push_back(id);
-      return decode::compression_ratio(m.tokenizer->decode(text));
-    };
-    std::vector<size_t> todo(n);
-    for (size_t k = 0; k < n; ++k) todo[k] = k;
-    for (size_t pass = 0; pass < policy.temperatures.size() && !todo.empty() && !out.aborted; ++pass) {
-      wreq.temperature = policy.temperatures[pass];
-      std::vector<int> windows;
-      std::vector<uint64_t> seeds;
-      for (size_t k : todo) {
-        windows.push_back(static_cast<int>(k));
-        seeds.push_back(mix_seed(p.seed, req.offset_units + chunks[first + k].t0, static_cast<int>(pass)));
-      }
-      decode::BatchedWindows bw = decode::decode_windows_batched(model, st, wreq, windows, seeds);
-      tm.n_decode_steps += bw.n_steps;
-      for (const decode::WindowTokens& w : bw.rows) tm.n_decode_tokens += w.n_sampled;
-      if (bw.aborted) {
-        out.aborted = true;
-        break;
-      }
-      std::vector<size_t> again;
-      for (size_t i = 0; i < todo.size(); ++i) {
-        const size_t k = todo[i];
-        rows[k] = std::move(bw.rows[i]);
-        ratios[k] = ratio_of(rows[k]);
-        if (pass + 1 < policy.temperatures.size() &&
-            decode::needs_fallback(policy.thresholds, ratios[k], rows[k].avg_logprob, rows[k].no_speech_prob)) {
-          if (pass == 0) ++out.n_fallback_windows;
-          again.push_back(k);
-        }
-      }
-      todo.swap(again);
-    }
+    start_pass(lane);
     tm.decode_ms += ms_since(t);
-    if (out.aborted) break;
+    return true;
+  };
 
-    // Segments, chunk by chunk in audio order.
-    for (size_t k = 0; k < n; ++k) {
-      const AudioChunk& c = chunks[first + k];
-      const decode::WindowTokens& w = rows[k];
-      const int64_t offset = req.offset_units + c.t0;
-      out.windows.push_back({offset, offset + frames[k], false});
-      if (decode::is_silence(policy.thresholds, w.avg_logprob, w.no_speech_prob)) {
-        out.windows.back().skipped_as_silence = true;
-        continue;
+  // A finished chunk's segments, in audio order.
+  auto emit = [&](size_t k) {
+    const AudioChunk& c = chunks[k];
+    const Result& res = results[k];
+    const decode::WindowTokens& w = res.w;
+    const int64_t frames = res.frames;
+    const int64_t offset = req.offset_units + c.t0;
+    out.windows.push_back({offset, offset + frames, false});
+    if (decode::is_silence(policy.thresholds, w.avg_logprob, w.no_speech_prob)) {
+      out.windows.back().skipped_as_silence = true;
+      return true;
+    }
+    const std::vector<int32_t> whole = closed_at_end(st, w.tokens, frames);
+    decode::WindowResult r = decode::split_window(st, whole, offset, frames, req.speaker_turn);
+    if (p.single_segment && !r.segments.empty()) {
+      decode::RawSegment one;
+      one.t0 = r.segments.front().t0;
+      one.t1 = offset + frames;
+      for (const decode::RawSegment& rs : r.segments) {
+        one.tokens.insert(one.tokens.end(), rs.tokens.begin(), rs.tokens.end());
+        one.positions.insert(one.positions.end(), rs.positions.begin(), rs.positions.end());
+        one.speaker_turn_next = one.speaker_turn_next || rs.speaker_turn_next;
       }
-      const std::vector<int32_t> whole = closed_at_end(st, w.tokens, frames[k]);
-      decode::WindowResult r = decode::split_window(st, whole, offset, frames[k], req.speaker_turn);
-      if (p.single_segment && !r.segments.empty()) {
-        decode::RawSegment one;
-        one.t0 = r.segments.front().t0;
-        one.t1 = offset + frames[k];
-        for (const decode::RawSegment& rs : r.segments) {
-          one.tokens.insert(one.tokens.end(), rs.tokens.begin(), rs.tokens.end());
-          one.positions.insert(one.positions.end(), rs.positions.begin(), rs.positions.end());
-          one.speaker_turn_next = one.speaker_turn_next || rs.speaker_turn_next;
-        }
-        r.segments.assign(1, std::move(one));
-      }
-      if (r.speaker_turn_first && !out.segments.empty()) out.segments.back().speaker_turn_next = true;
-      std::vector<Segment> fresh = window_segments(m, w, r.segments, ratios[k], offset, p, token_timestamps);
-      if (p.word_timestamps) {
-        // The chunk's words from its own window; its text is kept whole (as a window that ends on
-        // a single timestamp: no seek to move).
-        auto tw = Clock::now();
-        model.select_window(static_cast<int>(k));
-        const WordOutcome wo =
-            words.run({c.t0, frames[k], n_units, c.t1, /*single_timestamp_ending=*/true, language.id(), p.translate}, fresh);
-        tm.decode_ms += ms_since(tw);
-        if (wo.aborted) {
+      r.segments.assign(1, std::move(one));
+    }
+    if (r.speaker_turn_first && !out.segments.empty()) out.segments.back().speaker_turn_next = true;
+    std::vector<Segment> fresh = window_segments(m, w, r.segments, res.ratio, offset, p, token_timestamps);
+    if (p.word_timestamps) {
+      // The chunk's words from its own window; its text is kept whole (as a window that ends on
+      // a single timestamp: no seek to move).
+      auto tw = Clock::now();
+      model.select_window(res.lane);
+      const WordOutcome wo =
+          words.run({c.t0, frames, n_units, c.t1, /*single_timestamp_ending=*/true, language.id(), p.translate}, fresh);
+      tm.decode_ms += ms_since(tw);
+      if (wo.aborted) return false;
+      if (token_timestamps) keep_token_times_inside(fresh);
+    }
+    fresh = wrap_to_max_len(m, std::move(fresh), p);
+    for (const Segment& seg : fresh) out.segments.push_back(seg);
+    if (hooks.on_segments && !fresh.empty()) hooks.on_segments(std::move(fresh));
+    report_progress(static_cast<int>(std::min<int64_t>(99, c.t1 * 100 / std::max<int64_t>(n_units, 1))));
+    return true;
+  };
+
+  while (!out.aborted) {
+    // Free lanes take the next chunks (in the batch-at-a-time mode only when all are free).
+    const bool all_free = std::all_of(lanes.begin(), lanes.end(), [](const Lane& l) { return l.chunk < 0; });
+    if (continuous || all_free) {
+      for (int l = 0; l < B && next_chunk < chunks.size(); ++l) {
+        if (lanes[static_cast<size_t>(l)].chunk >= 0) continue;
+        if (!fill(l)) {
           out.aborted = true;
           break;
         }
-        if (token_timestamps) keep_token_times_inside(fresh);
       }
-      fresh = wrap_to_max_len(m, std::move(fresh), p);
-      for (const Segment& seg : fresh) out.segments.push_back(seg);
-      if (hooks.on_segments && !fresh.empty()) hooks.on_segments(std::move(fresh));
+      if (out.aborted) break;
     }
-    const int64_t done = chunks[first + n - 1].t1;
-    report_progress(static_cast<int>(std::min<int64_t>(99, done * 100 / std::max<int64_t>(n_units, 1))));
+    if (!dec.any_running()) break;
+    auto t = Clock::now();
+    if (dec.step() != ComputeStatus::Ok) {
+      out.aborted = true;
+      break;
+    }
+    // Each ended search: kept, or (OpenAI's decode_with_fallback) decoded again on its window at
+    // the next temperature while its text fails the thresholds.
+    for (const auto& [lane, w] : dec.finished()) {
+      Lane& ln = lanes[static_cast<size_t>(lane)];
+      tm.n_decode_tokens += w.n_sampled;
+      const double ratio = ratio_of(w);
+      if (static_cast<size_t>(ln.pass) + 1 < policy.temperatures.size() &&
+          decode::needs_fallback(policy.thresholds, ratio, w.avg_logprob, w.no_speech_prob)) {
+        if (ln.pass == 0) ++out.n_fallback_windows;
+        ++ln.pass;
+        start_pass(lane);
+        continue;
+      }
+      results[static_cast<size_t>(ln.chunk)] = {w, ratio, ln.frames, lane, true};
+      if (continuous) ln.chunk = -1;
+    }
+    tm.decode_ms += ms_since(t);
+    // Chunks are reported in audio order; with word timestamps once the whole batch has ended.
+    if (!continuous && dec.any_running()) continue;
+    while (next_emit < next_chunk && results[next_emit].ready && !out.aborted) {
+      if (!emit(next_emit)) out.aborted = true;
+      results[next_emit].w = {};  // its tokens are segments now
+      ++next_emit;
+    }
+    if (!continuous)
+      for (Lane& l : lanes) l.chunk = -1;
   }
+  tm.n_decode_steps += dec.n_steps();
   if (!out.aborted) report_progress(100);
   tm.total_ms = ms_since(t_start);
   return out;

@@ -1,16 +1,19 @@
 // The batched long-audio pipeline (TranscribeParams::batch_size > 1; faster-whisper's
 // BatchedInferencePipeline idea): the VAD's speech segments are merged into chunks of at most 30 s
-// of the caller's audio, and batch_size chunks at a time are encoded (each into its own
-// cross-attention window) and decoded together, one decoder step for every chunk of the batch
-// (decode/batched_search: greedy, best-of or beam search per chunk). Chunks are independent: no
-// previous text as prompt, each chunk's text kept whole (a last segment without a closing timestamp ends at the chunk's end), times are the
-// chunk's offset plus the model's timestamps, so they are exact on the caller's timeline.
+// of the caller's audio and decoded batch_size at a time with continuous batching
+// (decode::BatchDecoder): each of batch_size lanes encodes a chunk into its own cross-attention
+// window and searches it (greedy, best-of or beam search), all lanes' rows one decoder step, and a
+// lane whose chunk is done takes the next one while the others go on. Chunks are independent: no
+// previous text as prompt, each chunk's text kept whole (a last segment without a closing
+// timestamp ends at the chunk's end), times are the chunk's offset plus the model's timestamps, so
+// they are exact on the caller's timeline.
 //
-// The rest follows the long-form loop: its DecodePolicy (rules, suppression, token limit), the
-// chunks that fail the fallback checks decoded again (together, on their windows) at the next
-// temperatures, silence skipped, token timestamps, max_len and single_segment, the language
-// detected once on the first chunk, on_encoder_begin before each chunk, segments reported chunk by
-// chunk in audio order, progress after each batch, aborts between graph nodes.
+// The rest follows the long-form loop: its DecodePolicy (rules, suppression, token limit), a chunk
+// that fails the fallback checks decoded again on its window at the next temperature, silence
+// skipped, token timestamps, max_len and single_segment, the language detected once on the first
+// chunk, on_encoder_begin before each chunk, segments reported chunk by chunk in audio order,
+// progress after each, aborts between graph nodes. With word timestamps (aligned in slot 0, which
+// running lanes use) the lanes are filled and emptied together, batch by batch.
 #pragma once
 #include <cstdint>
 #include <span>

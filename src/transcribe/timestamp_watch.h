@@ -40,8 +40,8 @@ class TimestampWatch final : public decode::Model {
   void reserve_windows(int n) override { inner_.reserve_windows(n); }
   void select_window(int w) override { inner_.select_window(w); }
   ComputeStatus decode_rows(std::span<const int32_t> tokens, std::span<const int> seqs, std::span<const int> windows,
-                            int n_past, std::vector<float>* logits) override {
-    return inner_.decode_rows(tokens, seqs, windows, n_past, logits);
+                            std::span<const int> positions, std::vector<float>* logits) override {
+    return inner_.decode_rows(tokens, seqs, windows, positions, logits);
   }
   void run_rows(int64_t n, const std::function<void(int64_t)>& fn) override { inner_.run_rows(n, fn); }
   ComputeStatus align(std::span<const int32_t> tokens, std::span<const decode::AlignmentHead> heads,

@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <vector>
 
 #include "decode/batched_search.h"
 #include "decode/greedy.h"
+#include "decode/window_search.h"
 #include "decode/scripted_model.h"
 
 namespace hark::testing {
@@ -122,6 +124,77 @@ TEST(BatchedSearch, EveryWindowEqualsTheWindowDecodedAlone) {
       if (k == 1) {
         EXPECT_EQ(got.n_steps, static_cast<int>(req.start.size() + longest - 1)) << what;
       }
+    }
+  }
+}
+
+// Continuous batching: two lanes over six windows, each lane starting the next window as soon as
+// its search ends, so rows stand at different positions in one step. Every window still gets
+// exactly what decode_window gives it alone (greedy, sampled, best-of, beams), and the six take
+// fewer steps than three batches of two run to their ends.
+TEST(BatchedSearch, LanesTakeTheNextWindowWhenTheirSearchEnds) {
+  const SpecialTokens st = small_tokens();
+  struct Case {
+    float temperature;
+    int best_of, beam_size;
+  };
+  constexpr int kWindows = 6, kLanes = 2;
+  for (const Case& cs : {Case{0.0f, 1, 1}, Case{0.7f, 3, 1}, Case{0.0f, 1, 3}}) {
+    const std::string what = "T " + std::to_string(cs.temperature) + ", best_of " + std::to_string(cs.best_of) +
+                             ", beam " + std::to_string(cs.beam_size);
+    decode::WindowRequest req = small_request(st, cs.temperature);
+    req.best_of = cs.best_of;
+    req.beam_size = cs.beam_size;
+    auto seed_of = [](int w) { return 900 + 7 * static_cast<uint64_t>(w); };
+
+    ScriptedModel m(448, window_script(st));
+    m.reserve_windows(kWindows);
+    for (int w = 0; w < kWindows; ++w) {
+      m.select_window(w);
+      ASSERT_EQ(m.encode(std::vector<float>(4, static_cast<float>(w))), ComputeStatus::Ok);
+    }
+    decode::BatchDecoder dec(m, st, kLanes, decode::search_slots(req));
+    std::vector<int> lane_window(kLanes);
+    int next = 0;
+    for (int l = 0; l < kLanes; ++l, ++next) {
+      dec.start(l, next, req, seed_of(next));
+      lane_window[static_cast<size_t>(l)] = next;
+      EXPECT_TRUE(dec.running(l));
+    }
+    EXPECT_THROW(dec.start(0, 5, req, 1), Error) << "lane 0 is running";
+    std::vector<decode::WindowTokens> got(kWindows);
+    std::vector<bool> done(kWindows, false);
+    while (dec.any_running()) {
+      ASSERT_EQ(dec.step(), ComputeStatus::Ok) << what;
+      for (const auto& [lane, w] : dec.finished()) {
+        const int win = lane_window[static_cast<size_t>(lane)];
+        EXPECT_FALSE(done[static_cast<size_t>(win)]) << what << ": window " << win << " finished twice";
+        got[static_cast<size_t>(win)] = w;
+        done[static_cast<size_t>(win)] = true;
+        EXPECT_FALSE(dec.running(lane));
+        if (next < kWindows) {
+          dec.start(lane, next, req, seed_of(next));
+          lane_window[static_cast<size_t>(lane)] = next++;
+        }
+      }
+    }
+    EXPECT_EQ(dec.n_steps(), m.n_row_steps) << what;
+
+    ScriptedModel alone(448, window_script(st));
+    std::vector<int> steps_alone;  // one row per search: its prefix, then a step per token but the last
+    for (int w = 0; w < kWindows; ++w) {
+      ASSERT_TRUE(done[static_cast<size_t>(w)]) << what << ", window " << w;
+      ASSERT_EQ(alone.encode(std::vector<float>(4, static_cast<float>(w))), ComputeStatus::Ok);
+      req.seed = seed_of(w);
+      const decode::WindowTokens want = decode::decode_window(alone, st, req);
+      expect_same(got[static_cast<size_t>(w)], want, what + ", window " + std::to_string(w));
+      steps_alone.push_back(static_cast<int>(req.start.size() + want.tokens.size()) - 1);
+    }
+    if (cs.best_of == 1 && cs.beam_size == 1) {
+      int batches = 0;  // three batches of two, each as long as its longer search
+      for (int w = 0; w < kWindows; w += kLanes) batches += std::max(steps_alone[static_cast<size_t>(w)], steps_alone[static_cast<size_t>(w) + 1]);
+      EXPECT_LE(dec.n_steps(), batches) << what;
+      std::printf("  %s: %d steps continuous, %d in batches of two\n", what.c_str(), dec.n_steps(), batches);
     }
   }
 }

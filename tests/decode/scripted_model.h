@@ -105,7 +105,7 @@ class ScriptedModel final : public decode::Model {
   }
   ComputeStatus decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
                              std::vector<float>* logits) override {
-    return rows(tokens, seqs, std::vector<int>(tokens.size(), selected_), n_past, logits);
+    return rows(tokens, seqs, std::vector<int>(tokens.size(), selected_), std::vector<int>(tokens.size(), n_past), logits);
   }
   void reserve_windows(int n) override {
     reserve_sequences(n);
@@ -116,17 +116,18 @@ class ScriptedModel final : public decode::Model {
     selected_ = w;
   }
   ComputeStatus decode_rows(std::span<const int32_t> tokens, std::span<const int> seqs, std::span<const int> windows,
-                            int n_past, std::vector<float>* logits) override {
+                            std::span<const int> positions, std::vector<float>* logits) override {
     EXPECT_EQ(windows.size(), tokens.size());
+    EXPECT_EQ(positions.size(), tokens.size());
     for (int w : windows) EXPECT_TRUE(w >= 0 && w < static_cast<int>(filled_.size())) << "window " << w << " not reserved";
     ++n_row_steps;
-    return rows(tokens, seqs, windows, n_past, logits);
+    return rows(tokens, seqs, windows, positions, logits);
   }
   int n_row_steps = 0;  // decode_rows calls
 
  private:
-  ComputeStatus rows(std::span<const int32_t> tokens, std::span<const int> seqs, std::span<const int> windows, int n_past,
-                     std::vector<float>* logits) {
+  ComputeStatus rows(std::span<const int32_t> tokens, std::span<const int> seqs, std::span<const int> windows,
+                     std::span<const int> positions, std::vector<float>* logits) {
     EXPECT_EQ(tokens.size(), seqs.size());
     EXPECT_GE(tokens.size(), 1u);
     logits->clear();
@@ -134,6 +135,7 @@ class ScriptedModel final : public decode::Model {
       const int s = seqs[b];
       EXPECT_TRUE(s >= 0 && s < static_cast<int>(contexts_.size())) << "slot " << s << " not reserved";
       for (size_t o = 0; o < b; ++o) EXPECT_NE(seqs[o], s) << "slot " << s << " twice in one step";
+      const int n_past = positions[b];
       std::vector<int32_t>& ctx = contexts_.at(static_cast<size_t>(s));
       EXPECT_LE(static_cast<size_t>(n_past), ctx.size()) << "slot " << s << " does not hold positions [0, n_past)";
       ctx.resize(static_cast<size_t>(n_past));

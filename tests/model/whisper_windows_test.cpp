@@ -174,6 +174,49 @@ TEST_P(RunnerWindowsCpu, RowsDroppingOutKeepTheirNumbers) {
   step({2, 0}, 1);     // windows 0 and 2 stopped after step 0; out of order: one node per row
 }
 
+// Continuous batching: chunks join the batch at different steps, so rows stand at different
+// positions (decode_rows); each row still gets its chunk's own logits, the prefix fed a token a
+// step beside the other rows' text, and the steps fit the memory set_n_windows reserved.
+TEST_P(RunnerWindowsCpu, RowsAtDifferentPositionsKeepTheirNumbers) {
+  const std::unique_ptr<Backend> be = backend(2);
+  const size_t nv = static_cast<size_t>(hp().n_vocab);
+  std::vector<std::vector<std::vector<float>>> want;
+  for (int c = 0; c < kMaxRows; ++c) want.push_back(alone(*be, c));
+  WhisperRunner r(*model_, *be, opts());
+  r.set_n_windows(kMaxRows);
+  for (int c = 0; c < kMaxRows; ++c) ASSERT_EQ(r.encode(chunk_mel(hp(), c), c), ComputeStatus::Ok);
+  const int P = static_cast<int>(kPrefix.size());
+  const int joins[kMaxRows] = {0, 2, 3, 5};  // the global step each chunk starts at
+  const int last_local = P - 1 + kSteps;     // a chunk's last fed position
+  std::vector<float> logits;
+  for (int g = 0; g <= joins[kMaxRows - 1] + last_local; ++g) {
+    std::vector<int32_t> toks;
+    std::vector<int> rows, positions;
+    for (int c = 0; c < kMaxRows; ++c) {
+      const int l = g - joins[c];
+      if (l < 0 || l > last_local) continue;
+      toks.push_back(l < P ? kPrefix[static_cast<size_t>(l)] : argmax(want[static_cast<size_t>(c)][static_cast<size_t>(l - P)]));
+      rows.push_back(c);
+      positions.push_back(l);
+    }
+    ASSERT_EQ(r.decode_rows(toks, rows, positions, &logits, rows), ComputeStatus::Ok);
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const int c = rows[k], l = positions[k];
+      if (l < P - 1) continue;  // inside the prefix: no token is chosen from these logits
+      const auto& w = want[static_cast<size_t>(c)][static_cast<size_t>(l - (P - 1))];
+      const std::span<const float> row = std::span(logits).subspan(k * nv, nv);
+      EXPECT_LE(rel_diff(row, w), tol()) << "global step " << g << ", chunk " << c << ", position " << l;
+      EXPECT_EQ(argmax(row), argmax(w)) << "global step " << g << ", chunk " << c;
+    }
+  }
+  EXPECT_EQ(r.decoder_reallocs(), 0) << "rows at different positions fit the memory set_n_windows reserved";
+  // One position per row, each inside the text context.
+  const std::vector<int32_t> two = {kPrefix[0], kPrefix[0]};
+  const std::vector<int> slots = {0, 1};
+  EXPECT_THROW((void)r.decode_rows(two, slots, std::vector<int>{0}, &logits, slots), Error);
+  EXPECT_THROW((void)r.decode_rows(two, slots, std::vector<int>{0, hp().n_text_ctx}, &logits, slots), Error);
+}
+
 // Growing the windows keeps what was encoded; a decode() against a window equals one on a runner
 // that holds only that chunk.
 TEST_P(RunnerWindowsCpu, WindowsSurviveGrowthAndSingleDecodeReadsItsWindow) {
