@@ -94,7 +94,7 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
       g.build(copy(a, v, slice(a, self_v, 1, n_past, n_kv)));
     }
     Tensor* att = attend(q, self_k, self_v, n_kv, /*causal=*/true);
-    x = add(a, x, linear(a, att, l.attn_out_w, l.attn_out_b));
+    x = linear_residual(a, att, l.attn_out_w, l.attn_out_b, x);
 
     h = layer_norm(a, x, l.cross_ln_w, l.cross_ln_b, kLayerNormEps);
     q = linear(a, h, l.cross_q_w, l.cross_q_b);
@@ -102,12 +102,12 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
     Tensor* cross_v = cache.cross_v_heads(a, il, opts.window);
     att = cache.v_transposed() ? plain_attention(a, q, cross_k, cross_v, n_head, /*causal=*/false)
                                : multi_head_attention(a, q, cross_k, cross_v, n_head, /*causal=*/false, opts.flash_attn);
-    x = add(a, x, linear(a, att, l.cross_out_w, l.cross_out_b));
+    x = linear_residual(a, att, l.cross_out_w, l.cross_out_b, x);
     build_cross_qk(a, g, q, cross_k, il, hp, opts);
 
     h = layer_norm(a, x, l.mlp_ln_w, l.mlp_ln_b, kLayerNormEps);
     h = linear_gelu(a, h, l.mlp_0_w, l.mlp_0_b);
-    x = add(a, x, linear(a, h, l.mlp_2_w, l.mlp_2_b));
+    x = linear_residual(a, h, l.mlp_2_w, l.mlp_2_b, x);
   }
   // Choosing the next token needs only the last token's logits, so by default one column is
   // projected (the projection against the whole vocabulary is the step's largest product). Some
@@ -285,7 +285,7 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
         att = att ? concat(a, att, ab, 1) : ab;
       }
     }
-    x = add(a, x, linear(a, att, l.attn_out_w, l.attn_out_b));
+    x = linear_residual(a, att, l.attn_out_w, l.attn_out_b, x);
 
     // Cross-attention (see the windows above).
     h = layer_norm(a, x, l.cross_ln_w, l.cross_ln_b, kLayerNormEps);
@@ -321,11 +321,11 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
         att = att ? concat(a, att, ab, 1) : ab;
       }
     }
-    x = add(a, x, linear(a, att, l.cross_out_w, l.cross_out_b));
+    x = linear_residual(a, att, l.cross_out_w, l.cross_out_b, x);
 
     h = layer_norm(a, x, l.mlp_ln_w, l.mlp_ln_b, kLayerNormEps);
     h = linear_gelu(a, h, l.mlp_0_w, l.mlp_0_b);
-    x = add(a, x, linear(a, h, l.mlp_2_w, l.mlp_2_b));
+    x = linear_residual(a, h, l.mlp_2_w, l.mlp_2_b, x);
   }
   x = layer_norm(a, x, w.dec_ln_w, w.dec_ln_b, kLayerNormEps);
   Tensor* logits = mul_mat(a, w.token_embedding, x);  // [n_vocab, B]

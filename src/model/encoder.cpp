@@ -27,11 +27,11 @@ Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp
     Tensor* k = split_heads(a, linear(a, h, l.attn_k_w, nullptr), hp.n_audio_head);
     Tensor* v = split_heads(a, linear(a, h, l.attn_v_w, l.attn_v_b), hp.n_audio_head);
     Tensor* att = multi_head_attention(a, q, k, v, hp.n_audio_head, /*causal=*/false, flash_attn);
-    x = add(a, x, linear(a, att, l.attn_out_w, l.attn_out_b));
+    x = linear_residual(a, att, l.attn_out_w, l.attn_out_b, x);
 
     h = layer_norm(a, x, l.mlp_ln_w, l.mlp_ln_b, kLayerNormEps);
     h = linear_gelu(a, h, l.mlp_0_w, l.mlp_0_b);
-    x = add(a, x, linear(a, h, l.mlp_2_w, l.mlp_2_b));
+    x = linear_residual(a, h, l.mlp_2_w, l.mlp_2_b, x);
   }
   Tensor* out = layer_norm(a, x, w.enc_ln_w, w.enc_ln_b, kLayerNormEps);
   out->name = "encoder.out";

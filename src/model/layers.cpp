@@ -16,6 +16,10 @@ Tensor* linear_gelu(TensorArena& a, Tensor* x, Tensor* w, Tensor* b) {
   return b ? mul_mat_bias(a, w, x, b, /*gelu=*/true) : gelu(a, mul_mat(a, w, x));
 }
 
+Tensor* linear_residual(TensorArena& a, Tensor* x, Tensor* w, Tensor* b, Tensor* residual) {
+  return b ? mul_mat_bias(a, w, x, b, /*gelu=*/false, residual) : add(a, residual, mul_mat(a, w, x));
+}
+
 Tensor* split_heads(TensorArena& a, Tensor* x, int n_head) {
   const int64_t s = x->ne[0], n = x->ne[1];
   // [S, N] -> [D, H, N] -> [D, N, H]: dim 1 (heads) moves to 2, dim 2 (positions) to 1.

@@ -13,6 +13,8 @@ inline constexpr float kLayerNormEps = 1e-5f;
 Tensor* linear(TensorArena& a, Tensor* x, Tensor* w, Tensor* b);
 // gelu(w x + b) as one node: the MLP's first projection.
 Tensor* linear_gelu(TensorArena& a, Tensor* x, Tensor* w, Tensor* b);
+// residual + (w x + b) as one node: a block's output projection added to the residual stream.
+Tensor* linear_residual(TensorArena& a, Tensor* x, Tensor* w, Tensor* b, Tensor* residual);
 
 // A projected [S, N] tensor seen per head as [D, N, H] (D = S / n_head): a view, no copy.
 Tensor* split_heads(TensorArena& a, Tensor* x, int n_head);

@@ -240,7 +240,7 @@ Tensor* mul_mat(TensorArena& a, Tensor* w, Tensor* x) {
   return a.new_node(Op::MulMat, DType::F32, {w->ne[1], x->ne[1], x->ne[2], x->ne[3]}, {w, x});
 }
 
-Tensor* mul_mat_bias(TensorArena& a, Tensor* w, Tensor* x, Tensor* b, bool gelu) {
+Tensor* mul_mat_bias(TensorArena& a, Tensor* w, Tensor* x, Tensor* b, bool gelu, Tensor* residual) {
   Tensor* t = mul_mat(a, w, x);
   HARK_CHECK(b != nullptr, "mul_mat_bias: no bias");
   require_f32("mul_mat_bias (bias)", b);
@@ -249,6 +249,15 @@ Tensor* mul_mat_bias(TensorArena& a, Tensor* w, Tensor* x, Tensor* b, bool gelu)
                  b->describe());
   t->src[2] = b;
   t->params[0].i = gelu ? 1 : 0;
+  if (residual) {
+    require_f32("mul_mat_bias (residual)", residual);
+    bool same = residual->nb[0] == sizeof(float);
+    for (int d = 0; d < 4; ++d) same = same && residual->ne[d] == t->ne[d];
+    HARK_CHECK(same,
+               "mul_mat_bias: the residual must be f32 " + t->describe() + " with contiguous rows, got " +
+                   residual->describe());
+    t->src[3] = residual;
+  }
   return t;
 }
 

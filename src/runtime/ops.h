@@ -54,7 +54,9 @@ Tensor* mul_mat(TensorArena& a, Tensor* w, Tensor* x);
 // with the values of the three in turn. The CPU backend finishes each block of outputs while it
 // is still in cache instead of making two more passes over the whole result (the encoder's
 // [1536, 1500] activations), and a decoder step has one node a projection instead of two.
-Tensor* mul_mat_bias(TensorArena& a, Tensor* w, Tensor* x, Tensor* b, bool gelu = false);
+// With a residual r (f32, the result's shape, rows contiguous): r + (w x + b), the add that
+// follows a block's output projection, in the same node.
+Tensor* mul_mat_bias(TensorArena& a, Tensor* w, Tensor* x, Tensor* b, bool gelu = false, Tensor* residual = nullptr);
 // conv1d with kernel [K, Cin, Cout] (any weight type) over x, logical shape [Cin, L] (may be a
 // strided view, e.g. a transposed mel [L, Cin]) or a batch [Cin, L, B] of independent inputs.
 // Result f32 [Cout, Lout] or [Cout, Lout, B], Lout = (L + 2p - K)/s + 1.

@@ -41,7 +41,8 @@ enum class Op : int32_t {
   GetRows,    // rows of src[0] picked by i32 ids in src[1], dequantized to f32
   Concat,     // src[0] ++ src[1] along params.i[0]
   MulMat,     // src[0] (any weight type, [K,N]) times src[1] (f32 [K,M]) -> f32 [N,M]; optional
-              // src[2] f32 bias [N] added, then GELU when params[0] (mul_mat_bias)
+              // src[2] f32 bias [N] added, then GELU when params[0], then src[3] (f32, the
+              // result's shape) added: a residual (mul_mat_bias)
   FlashAttn,  // softmax(Q K^T * scale + mask) V in tiles, no full score matrix
   Argmax,     // per row index of the largest value -> i32 [rows]
   TopK,       // per row indices of the k largest values, largest first -> i32 [k, rows]

@@ -46,6 +46,18 @@ TEST(OpsErrors, BuildersRejectShapeMismatches) {
   EXPECT_THAT(error_of([&] { ops::mul_mat_bias(a, w, x64, a.new_tensor(DType::F16, {10}, "b")); }),
               HasSubstr("mul_mat_bias (bias)"));
   EXPECT_THAT(error_of([&] { ops::mul_mat_bias(a, w, x64, nullptr); }), HasSubstr("mul_mat_bias: no bias"));
+  {
+    Tensor* b10 = a.new_tensor(DType::F32, {10}, "b");
+    EXPECT_THAT(error_of([&] { ops::mul_mat_bias(a, w, x64, b10, false, a.new_tensor(DType::F32, {10, 2}, "r")); }),
+                HasSubstr("the residual must be f32"));
+    EXPECT_THAT(error_of([&] { ops::mul_mat_bias(a, w, x64, b10, false, a.new_tensor(DType::F16, {10, x64->ne[1]}, "r")); }),
+                HasSubstr("mul_mat_bias (residual)"));
+    Tensor* wide = a.new_tensor(DType::F32, {20, x64->ne[1]}, "wide");
+    Tensor* strided = ops::view(a, wide, {10, x64->ne[1]}, {wide->nb[1]}, 0);  // rows apart, values contiguous: fine
+    EXPECT_NO_THROW(ops::mul_mat_bias(a, w, x64, b10, false, strided));
+    Tensor* cols = ops::transpose(a, a.new_tensor(DType::F32, {x64->ne[1], 10}, "t"));  // values a row apart
+    EXPECT_THAT(error_of([&] { ops::mul_mat_bias(a, w, x64, b10, false, cols); }), HasSubstr("contiguous rows"));
+  }
 
   Tensor* q = a.new_tensor(DType::F32, {64, 7, 6}, "q");
   Tensor* k = a.new_tensor(DType::F16, {64, 9, 4}, "k");  // 6 query heads over 4 K/V heads

@@ -497,11 +497,24 @@ TEST_F(OpsCpu, MulMatBiasIsMulMatThenAddThenGelu) {
         check(fused, tol, {1, 2});
         Tensor* plain = ops::add(arena_, ops::mul_mat(arena_, w, x), b);
         if (gelu) plain = ops::gelu(arena_, plain);
+        // and a residual added after (the output projections): contiguous, or rows apart
+        Tensor* r = rand_leaf(DType::F32, {37, m, 2, 1}, -1, 1, "r");
+        Tensor* wide = rand_leaf(DType::F32, {41, m, 2, 1}, -1, 1, "wide");
+        Tensor* r_strided = ops::slice(arena_, wide, 0, 2, 39);
+        Tensor* fused_r = ops::mul_mat_bias(arena_, w, x, b, gelu, r);
+        Tensor* fused_rs = ops::mul_mat_bias(arena_, w, x, b, gelu, r_strided);
+        check(fused_r, tol, {2});
+        Tensor* plain_r = ops::add(arena_, r, plain);
+        Tensor* plain_rs = ops::add(arena_, r_strided, plain);
         for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar}) {
           if (!cpu::simd_level_supported(level)) continue;
-          for (int n : {1, 3})
-            EXPECT_EQ(run_cpu(fused, n, level), run_cpu(plain, n, level))
-                << dtype_name(t) << " m=" << m << " gelu=" << gelu << " " << cpu::simd_level_name(level) << " " << n << " threads";
+          for (int n : {1, 3}) {
+            const std::string what = std::string(dtype_name(t)) + " m=" + std::to_string(m) + " gelu=" + std::to_string(gelu) +
+                                     " " + cpu::simd_level_name(level) + " " + std::to_string(n) + " threads";
+            EXPECT_EQ(run_cpu(fused, n, level), run_cpu(plain, n, level)) << what;
+            EXPECT_EQ(run_cpu(fused_r, n, level), run_cpu(plain_r, n, level)) << what << " residual";
+            EXPECT_EQ(run_cpu(fused_rs, n, level), run_cpu(plain_rs, n, level)) << what << " strided residual";
+          }
         }
       }
     }

@@ -18,9 +18,9 @@
 // strided rows contiguous) into the work buffer; then, after a barrier, they compute outputs.
 // When the activations are only a few rows (decoder steps), every thread converts all of them
 // into its own copy instead, and no thread waits for another.
-// A fused bias (mul_mat_bias: src[2], then GELU when params[0]) is applied to each block of outputs
-// right after the block is computed, with the add and gelu kernels the separate ops would use, so
-// the values are theirs bit for bit.
+// A fused bias (mul_mat_bias: src[2], then GELU when params[0], then a residual src[3]) is applied
+// to each block of outputs right after the block is computed, with the add and gelu kernels the
+// separate ops would use, so the values are theirs bit for bit.
 // Nothing here throws: CpuBackend::compute has validated the node before the threads started.
 #include <algorithm>
 #include <atomic>
@@ -217,18 +217,21 @@ void prepare_x(const ComputeContext& ctx, const Plan& p, const Tensor& x) {
   }
 }
 
-// The fused bias (and GELU) on outputs [n0, n1) of the M activation rows of one batch, whose row 0
-// is at c (rows ldc floats apart). Nothing without a bias.
+// The fused bias (then GELU, then residual) on outputs [n0, n1) of the M activation rows of batch
+// (i2, i3), whose row 0 is at c (rows ldc floats apart). Nothing without a bias.
 void finish_outputs(const ComputeContext& ctx, const Tensor& node, float* c, int64_t ldc, int64_t M, int64_t n0,
-                    int64_t n1) {
+                    int64_t n1, int64_t i2, int64_t i3) {
   const Tensor* b = node.src[2];
   if (!b || n1 <= n0) return;
   const float* bias = static_cast<const float*>(b->data) + n0;
   const bool gelu = node.params[0].i != 0;
+  const Tensor* r = node.src[3];
+  const uint8_t* rbase = r ? static_cast<const uint8_t*>(r->data) + i2 * r->nb[2] + i3 * r->nb[3] : nullptr;
   for (int64_t m = 0; m < M; ++m) {
     float* row = c + m * ldc + n0;
     ctx.k->add(n1 - n0, row, bias, row);
     if (gelu) ctx.k->gelu(n1 - n0, row, row);
+    if (rbase) ctx.k->add(n1 - n0, reinterpret_cast<const float*>(rbase + m * r->nb[1]) + n0, row, row);
   }
 }
 
@@ -254,7 +257,7 @@ void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, con
         const int64_t n = f - batch * p.N;
         ctx.k->dot_q_tiles(w.type, p.K, w_row(w, p, n, i2, i3), w.nb[1], n_end - f,
                            reinterpret_cast<const BlockQ8A*>(xb), p.K / kQuantBlock, p.M, ob + n, ldo);
-        finish_outputs(ctx, out, ob, ldo, p.M, n, n + (n_end - f));
+        finish_outputs(ctx, out, ob, ldo, p.M, n, n + (n_end - f), i2, i3);
         f = n_end;
         continue;
       }
@@ -269,7 +272,7 @@ void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, con
                                    : static_cast<int64_t>(x.nb[1] / sizeof(float));
       auto rows = w.type == DType::F16 ? ctx.k->dot_f16_rows : ctx.k->dot_f32_rows;
       rows(p.K, w_row(w, p, n, i2, i3), w.nb[1], n_end - f, xr, xs, p.M, ob + n, ldo);
-      finish_outputs(ctx, out, ob, ldo, p.M, n, n + (n_end - f));
+      finish_outputs(ctx, out, ob, ldo, p.M, n, n + (n_end - f), i2, i3);
       f = n_end;
     }
   }
@@ -320,17 +323,17 @@ void mul_mat_gemm(const ComputeContext& ctx, const Plan& p, GemmImpl impl, const
       const int64_t nb = p.K / kQuantBlock;
       const auto* xq = reinterpret_cast<const BlockQ8A*>(static_cast<const uint8_t*>(ctx.wdata) + p.off_x) + p.M * batch * nb;
       ctx.k->gemm_q8(w.type, p.M, n1 - n0, p.K, xq, nb, w_row(w, p, n0, i2, i3), w.nb[1], c + n0, ldc);
-      finish_outputs(ctx, out, c, ldc, p.M, n0, n1);
+      finish_outputs(ctx, out, c, ldc, p.M, n0, n1, i2, i3);
     } else if (!p.w_panel) {
       const float* b = reinterpret_cast<const float*>(w_row(w, p, n0, i2, i3));
       gemm(ctx, impl, p.M, n1 - n0, p.K, a, lda, b, static_cast<int64_t>(w.nb[1] / sizeof(float)), c + n0, ldc);
-      finish_outputs(ctx, out, c, ldc, p.M, n0, n1);
+      finish_outputs(ctx, out, c, ldc, p.M, n0, n1, i2, i3);
     } else {
       for (int64_t j0 = n0; j0 < n1; j0 += kPanelRows) {
         const int64_t rows = n1 - j0 < kPanelRows ? n1 - j0 : kPanelRows;
         for (int64_t r = 0; r < rows; ++r) ctx.k->dequantize_row(w.type, w_row(w, p, j0 + r, i2, i3), panel + r * p.K, p.K);
         gemm(ctx, impl, p.M, rows, p.K, a, lda, panel, p.K, c + j0, ldc);
-        finish_outputs(ctx, out, c, ldc, p.M, j0, j0 + rows);
+        finish_outputs(ctx, out, c, ldc, p.M, j0, j0 + rows, i2, i3);
       }
     }
     f += n1 - n0;

@@ -34,7 +34,8 @@ bool supports(const Tensor& node) {
       return node.src[0]->type != DType::I32;
     case Op::MulMat:
       return node.src[0]->type != DType::I32 && node.src[1]->type == DType::F32 &&
-             (!node.src[2] || (node.src[2]->type == DType::F32 && node.src[2]->is_contiguous()));
+             (!node.src[2] || (node.src[2]->type == DType::F32 && node.src[2]->is_contiguous())) &&
+             (!node.src[3] || (node.src[3]->type == DType::F32 && node.src[3]->nb[0] == sizeof(float)));
     case Op::FlashAttn:
       return true;
     case Op::Count:

@@ -339,8 +339,9 @@ void mul_mat(Tensor& node) {
   const Tensor& x = *node.src[1];
   const int64_t K = w.ne[0];
   const int64_t r2 = x.ne[2] / w.ne[2], r3 = x.ne[3] / w.ne[3];
-  const Tensor* b = node.src[2];  // mul_mat_bias: the bias, then GELU, on each output
+  const Tensor* b = node.src[2];  // mul_mat_bias: the bias, then GELU, then the residual, on each output
   const bool gelu = b && node.params[0].i != 0;
+  const Tensor* r = b ? node.src[3] : nullptr;
   for (int64_t i3 = 0; i3 < x.ne[3]; ++i3)
     for (int64_t i2 = 0; i2 < x.ne[2]; ++i2) {
       std::vector<std::vector<double>> xs;
@@ -353,6 +354,7 @@ void mul_mat(Tensor& node) {
           for (int64_t k = 0; k < K; ++k) acc += wr[static_cast<size_t>(k)] * xs[static_cast<size_t>(m)][static_cast<size_t>(k)];
           acc += bias;
           if (gelu) acc = gelu_value(acc);
+          if (r) acc += get(*r, {n, m, i2, i3});
           set(node, {n, m, i2, i3}, acc);
         }
       }
