@@ -675,6 +675,15 @@ int run_decode_chunk_steps(int argc, char** argv) {
       std::printf(" | B%d %6.2f ms/step %7.1f tok/s (%4.2fx)", f.rows, f.min_ms, tps, one > 0 ? tps / one : 0.0);
     }
     std::printf("\n");
+    // The same with the rows at different positions (continuous batching's steps).
+    o.staggered = true;
+    std::printf("  %-4s %-5s", "", "stagg");
+    for (const BatchStepFigure& f : bench_batch_steps(*st.runner, o)) {
+      if (f.rows == 1) continue;
+      const double tps = 1000.0 * f.rows / f.min_ms;
+      std::printf(" | B%d %6.2f ms/step %7.1f tok/s (%4.2fx)", f.rows, f.min_ms, tps, one > 0 ? tps / one : 0.0);
+    }
+    std::printf("\n");
     if (sm.type != DType::F16 && sm.type != DType::F32) continue;  // quantized rows use int8 dots
     // One row's share of a step: the decoder's products (self q/k/v/out, cross q/out, MLP,
     // logits) and its attention (cross over the window, self over n_past); its cross K/V bytes.

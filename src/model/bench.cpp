@@ -102,14 +102,17 @@ std::vector<BatchStepFigure> bench_batch_steps(WhisperRunner& runner, const Batc
   std::vector<int32_t> tokens = token_ids(max_rows, hp.n_vocab);
   std::vector<int> seqs(static_cast<size_t>(max_rows));
   std::iota(seqs.begin(), seqs.end(), 0);
+  std::vector<int> positions(static_cast<size_t>(max_rows), n_past);
+  if (opts.staggered)
+    for (int b = 0; b < max_rows; ++b) positions[static_cast<size_t>(b)] = std::max(0, n_past - b % 4);
   for (int round = -1; round < n_rounds; ++round) {  // round -1: warm-up, not timed
     for (size_t i = 0; i < sizes.size(); ++i) {
       const auto n = static_cast<size_t>(sizes[i]);
       // A few steps of one size back to back, as a search runs them: one untimed step first,
       // so the timed ones find the caches as this size's own previous step left them.
       auto step = [&] {
-        check(runner.decode_batch(std::span(tokens).first(n), std::span(seqs).first(n), n_past, &logits,
-                                  opts.own_windows ? std::span<const int>(seqs).first(n) : std::span<const int>()),
+        check(runner.decode_rows(std::span(tokens).first(n), std::span(seqs).first(n), std::span(positions).first(n),
+                                 &logits, opts.own_windows ? std::span<const int>(seqs).first(n) : std::span<const int>()),
               "batch");
       };
       step();

@@ -61,6 +61,9 @@ struct BatchStepOptions {
   // Each row against its own cross-attention window (the batched long-audio pipeline: B chunks in
   // one step) instead of all rows against one (beams, best-of).
   bool own_windows = false;
+  // Rows at different positions (n_past, n_past - 1, n_past - 2, n_past - 3, n_past, ...): the
+  // steps of continuous batching, where chunks joined at different steps.
+  bool staggered = false;
 };
 // The runner's cache is overwritten and its slot count set to max(rows); decode afresh after.
 std::vector<BatchStepFigure> bench_batch_steps(WhisperRunner& runner, const BatchStepOptions& opts = {});
