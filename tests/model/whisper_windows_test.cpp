@@ -92,6 +92,20 @@ class RunnerWindows : public ::testing::TestWithParam<Case> {
     return out;
   }
 
+  std::vector<std::vector<std::vector<float>>> each_alone(Backend& be) {
+    std::vector<std::vector<std::vector<float>>> want;
+    for (int c = 0; c < kMaxRows; ++c) want.push_back(alone(be, c));
+    return want;
+  }
+  // A runner with chunk c encoded into window c, in order: window 0 (the constructor's encoder
+  // target) first, into the grown memory.
+  std::unique_ptr<WhisperRunner> encoded_runner(Backend& be) {
+    auto r = std::make_unique<WhisperRunner>(*model_, be, opts());
+    r->set_n_windows(kMaxRows);
+    for (int c = 0; c < kMaxRows; ++c) EXPECT_EQ(r->encode(chunk_mel(hp(), c), c), ComputeStatus::Ok);
+    return r;
+  }
+
   std::unique_ptr<testing::TempFile> file_;
   std::unique_ptr<ModelFile> model_;
 };
@@ -101,8 +115,7 @@ TEST_P(RunnerWindows, BatchedChunksEqualEachChunkAlone) {
   for (int threads : {1, 2}) {
     if (GetParam().reference && threads == 2) continue;  // cpu-ref is single-threaded (and slow)
     const std::unique_ptr<Backend> be = backend(threads);
-    std::vector<std::vector<std::vector<float>>> want;
-    for (int c = 0; c < kMaxRows; ++c) want.push_back(alone(*be, c));
+    const auto want = each_alone(*be);
     for (int B = 1; B <= kMaxRows; ++B) {
       if (GetParam().reference && B != 1 && B != kMaxRows) continue;
       WhisperRunner r(*model_, *be, opts());
@@ -146,12 +159,9 @@ class RunnerWindowsCpu : public RunnerWindows {};
 TEST_P(RunnerWindowsCpu, RowsDroppingOutKeepTheirNumbers) {
   const std::unique_ptr<Backend> be = backend(2);
   const size_t nv = static_cast<size_t>(hp().n_vocab);
-  std::vector<std::vector<std::vector<float>>> want;
-  for (int c = 0; c < kMaxRows; ++c) want.push_back(alone(*be, c));
-  WhisperRunner r(*model_, *be, opts());
-  r.set_n_windows(kMaxRows);
-  // In order: window 0 (the constructor's encoder target) first, into the grown memory.
-  for (int c = 0; c < kMaxRows; ++c) ASSERT_EQ(r.encode(chunk_mel(hp(), c), c), ComputeStatus::Ok);
+  const auto want = each_alone(*be);
+  const std::unique_ptr<WhisperRunner> runner = encoded_runner(*be);
+  WhisperRunner& r = *runner;
   std::vector<float> logits;
   const std::vector<int> all = {0, 1, 2, 3};
   for (size_t i = 0; i < kPrefix.size(); ++i) {
@@ -180,11 +190,9 @@ TEST_P(RunnerWindowsCpu, RowsDroppingOutKeepTheirNumbers) {
 TEST_P(RunnerWindowsCpu, RowsAtDifferentPositionsKeepTheirNumbers) {
   const std::unique_ptr<Backend> be = backend(2);
   const size_t nv = static_cast<size_t>(hp().n_vocab);
-  std::vector<std::vector<std::vector<float>>> want;
-  for (int c = 0; c < kMaxRows; ++c) want.push_back(alone(*be, c));
-  WhisperRunner r(*model_, *be, opts());
-  r.set_n_windows(kMaxRows);
-  for (int c = 0; c < kMaxRows; ++c) ASSERT_EQ(r.encode(chunk_mel(hp(), c), c), ComputeStatus::Ok);
+  const auto want = each_alone(*be);
+  const std::unique_ptr<WhisperRunner> runner = encoded_runner(*be);
+  WhisperRunner& r = *runner;
   const int P = static_cast<int>(kPrefix.size());
   const int joins[kMaxRows] = {0, 2, 3, 5};  // the global step each chunk starts at
   const int last_local = P - 1 + kSteps;     // a chunk's last fed position
