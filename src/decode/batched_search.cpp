@@ -94,8 +94,14 @@ ComputeStatus BatchDecoder::step() {
   finished_.clear();
   // Rows lane by lane (so the slots ascend): a lane still in its prefix feeds the next prefix
   // token in its base slot; a searching lane feeds the rows its search names.
-  std::vector<int32_t> tokens;
-  std::vector<int> slots, windows, positions;
+  std::vector<int32_t>& tokens = tokens_;
+  std::vector<int>& slots = slots_;
+  std::vector<int>& windows = windows_;
+  std::vector<int>& positions = positions_;
+  tokens.clear();
+  slots.clear();
+  windows.clear();
+  positions.clear();
   bool beams = false;
   for (size_t l = 0; l < jobs_.size(); ++l) {
     Job& j = *jobs_[l];
@@ -118,7 +124,7 @@ ComputeStatus BatchDecoder::step() {
     positions.resize(tokens.size(), at);
   }
   if (tokens.empty()) return ComputeStatus::Ok;
-  std::vector<float> logits;
+  std::vector<float>& logits = logits_;
   const ComputeStatus status = model_.decode_rows(tokens, slots, windows, positions, &logits);
   if (status != ComputeStatus::Ok) return status;
   ++n_steps_;
@@ -126,7 +132,8 @@ ComputeStatus BatchDecoder::step() {
   HARK_CHECK(logits.size() == tokens.size() * nv, "decode batched: the step returned the wrong number of logits");
   auto rows_of = [&](const Job& j) { return std::span<float>(logits).subspan(j.first_row * nv, j.n_rows * nv); };
 
-  std::vector<size_t> searching;
+  std::vector<size_t>& searching = searching_;
+  searching.clear();
   for (size_t l = 0; l < jobs_.size(); ++l) {
     Job& j = *jobs_[l];
     if (j.n_rows == 0) continue;
@@ -136,9 +143,10 @@ ComputeStatus BatchDecoder::step() {
     }
     if (j.fed == j.sot_at) {
       // The logits right after <|startoftranscript|>: the window's no-speech probability.
-      std::vector<float> lp(rows_of(j).begin(), rows_of(j).end());
-      log_softmax(lp);
-      j.no_speech = std::exp(lp[static_cast<size_t>(st_.no_speech)]);
+      const std::span<const float> row = rows_of(j);
+      log_probs_.assign(row.begin(), row.end());
+      log_softmax(log_probs_);
+      j.no_speech = std::exp(log_probs_[static_cast<size_t>(st_.no_speech)]);
     }
     if (++j.fed == j.prefix.size()) {
       j.pos = static_cast<int>(j.prefix.size());

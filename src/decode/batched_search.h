@@ -52,6 +52,11 @@ class BatchDecoder {
   std::vector<std::unique_ptr<Job>> jobs_;  // per lane; a Job's address is stable (searches keep its request)
   std::vector<std::pair<int, WindowTokens>> finished_;
   int n_steps_ = 0;
+  // A step's rows and logits (B x 51,865 floats), kept across steps so a step allocates nothing.
+  std::vector<int32_t> tokens_;
+  std::vector<int> slots_, windows_, positions_;
+  std::vector<float> logits_, log_probs_;
+  std::vector<size_t> searching_;
 };
 
 struct BatchedWindows {

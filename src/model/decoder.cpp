@@ -122,13 +122,6 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
 }
 
 Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
-                            Tensor* tokens, std::span<const int> seqs, int n_past, const DecoderGraphOptions& opts,
-                            std::span<const int> windows) {
-  const std::vector<int> positions(seqs.size(), n_past);
-  return build_decoder_batch(a, g, w, hp, cache, tokens, seqs, positions, opts, windows);
-}
-
-Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
                             Tensor* tokens, std::span<const int> seqs, std::span<const int> positions,
                             const DecoderGraphOptions& opts, std::span<const int> windows) {
   const int64_t n_rows = tokens->ne[0];

@@ -54,23 +54,20 @@ struct DecoderGraphOptions {
 Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
                       Tensor* tokens, int n_past, const DecoderGraphOptions& opts = {});
 
-// One step of B sequences in lockstep (beam search, best-of): row b decodes tokens[b] at position
-// n_past of self-attention cache slot seqs[b] (distinct slots), attending to that slot's positions
-// [0, n_past]. Projections, MLP and logits are single mul_mats over B columns (each weight read
-// once for all rows); the self-attention is one batched node when the slots step evenly
-// (s0, s0+d, s0+2d, ...), else one per row. Cross-attention: without `windows` every row reads
+// One step of B sequences (beam search, best-of, the batched pipeline's chunks): row b decodes
+// tokens[b] at position positions[b] of self-attention cache slot seqs[b] (distinct slots),
+// attending to that slot's positions [0, positions[b]]. Rows in lockstep share one position;
+// under continuous batching (chunks that joined at different steps) they may differ.
+// Projections, MLP and logits are single mul_mats over B columns (each weight read once for all
+// rows); the self-attention is one batched node when the rows share a position and their slots
+// step evenly (s0, s0+d, s0+2d, ...), else one per row (and the positional embeddings are then
+// taken row by row). Cross-attention: without `windows` every row reads
 // window opts.window, one node (all B queries against the shared cross K/V); with `windows` (one
 // per row: the batched long-audio pipeline, each row its own chunk) row b reads window
 // windows[b]: one node with the rows as batch dim when the windows step evenly, else one per
 // row (rows sharing a window still share one node when all do). Returns f32 [n_vocab, B] logits,
-// row b's column at b (opts.all_logits and opts.seq are not used). Requires n_past < n_text_ctx.
-Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
-                            Tensor* tokens, std::span<const int> seqs, int n_past, const DecoderGraphOptions& opts = {},
-                            std::span<const int> windows = {});
-// The same with a position per row (continuous batching: chunks that joined the batch at
-// different steps): row b decodes at positions[b] and attends to its slot's [0, positions[b]].
-// Rows at equal positions build exactly the graph above; unequal ones take one self-attention
-// node per row and their positional embeddings row by row.
+// row b's column at b (opts.all_logits and opts.seq are not used). Requires every position <
+// n_text_ctx.
 Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
                             Tensor* tokens, std::span<const int> seqs, std::span<const int> positions,
                             const DecoderGraphOptions& opts = {}, std::span<const int> windows = {});

@@ -119,12 +119,6 @@ Tensor* WhisperRunner::build_decoder_step(int n_tokens, int n_past, bool all_row
   return build_decoder(dec_arena_, dec_graph_, model_.weights(), model_.hparams(), cache_, dec_tokens_, n_past, o);
 }
 
-Tensor* WhisperRunner::build_decoder_batch_step(std::span<const int> seqs, int n_past, std::span<const int> windows,
-                                                std::span<const SeqCopy> forks) {
-  const std::vector<int> positions(seqs.size(), n_past);
-  return build_decoder_batch_step(seqs, std::span<const int>(positions), windows, forks);
-}
-
 Tensor* WhisperRunner::build_decoder_batch_step(std::span<const int> seqs, std::span<const int> positions,
                                                 std::span<const int> windows, std::span<const SeqCopy> forks) {
   dec_arena_.reset();
@@ -251,16 +245,16 @@ void WhisperRunner::reserve_batch(int n, bool own_windows) {
   std::vector<int> seqs(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) seqs[static_cast<size_t>(i)] = i;
   const int last = model_.hparams().n_text_ctx - 1;
+  std::vector<int> positions(static_cast<size_t>(n), last);
   for (int pass = 0; pass < 2; ++pass) {
-    build_decoder_batch_step(seqs, last, own_windows ? std::span<const int>(seqs) : std::span<const int>());
+    build_decoder_batch_step(seqs, positions, own_windows ? std::span<const int>(seqs) : std::span<const int>());
     dec_sched_->reserve(dec_graph_);
     std::reverse(seqs.begin(), seqs.end());
   }
   if (own_windows && n > 1) {
     // Rows at different positions (continuous batching): per-row attention and positional rows.
-    std::vector<int> positions(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) positions[static_cast<size_t>(i)] = last - (i % 2);
-    build_decoder_batch_step(seqs, std::span<const int>(positions), seqs);
+    build_decoder_batch_step(seqs, positions, seqs);
     dec_sched_->reserve(dec_graph_);
   }
   reallocs_at_start_ += decoder_reallocs() - before;

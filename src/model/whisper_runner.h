@@ -136,8 +136,6 @@ class WhisperRunner {
   Tensor* build_decoder_step(int n_tokens, int n_past, bool all_rows, int seq = 0,
                              std::span<const CrossQkHead> cross_qk = {}, std::vector<Tensor*>* cross_qk_out = nullptr,
                              int window = 0);
-  Tensor* build_decoder_batch_step(std::span<const int> seqs, int n_past, std::span<const int> windows = {},
-                                   std::span<const SeqCopy> forks = {});
   Tensor* build_decoder_batch_step(std::span<const int> seqs, std::span<const int> positions,
                                    std::span<const int> windows, std::span<const SeqCopy> forks = {});
   void build_encoder_graph(int window);
