@@ -100,12 +100,6 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
     progress = pct;
     if (hooks.on_progress) hooks.on_progress(pct);
   };
-  auto ratio_of = [&](const decode::WindowTokens& w) {
-    std::vector<int32_t> text;
-    for (int32_t id : w.tokens)
-      if (st.is_text(id)) text.push_back(id);
-    return decode::compression_ratio(m.tokenizer->decode(text));
-  };
   // A lane's slots serve every temperature's search.
   int slots = 1;
   for (float t : policy.temperatures) {
@@ -238,7 +232,7 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
     for (const auto& [lane, w] : dec.finished()) {
       Lane& ln = lanes[static_cast<size_t>(lane)];
       tm.n_decode_tokens += w.n_sampled;
-      const double ratio = ratio_of(w);
+      const double ratio = text_compression_ratio(m, w);
       if (static_cast<size_t>(ln.pass) + 1 < policy.temperatures.size() &&
           decode::needs_fallback(policy.thresholds, ratio, w.avg_logprob, w.no_speech_prob)) {
         if (ln.pass == 0) ++out.n_fallback_windows;

@@ -218,6 +218,14 @@ DecodePolicy decode_policy(const LoadedModel& m, const JobRequest& req, const Tr
   return d;
 }
 
+double text_compression_ratio(const LoadedModel& m, const decode::WindowTokens& w) {
+  const SpecialTokens& st = m.file->vocab().special();
+  std::vector<int32_t> text;
+  for (int32_t id : w.tokens)
+    if (st.is_text(id)) text.push_back(id);
+  return decode::compression_ratio(m.tokenizer->decode(text));
+}
+
 std::vector<Segment> window_segments(const LoadedModel& m, const decode::WindowTokens& w,
                                      std::span<const decode::RawSegment> raw, double compression_ratio,
                                      int64_t token_time_offset, const TranscribeParams& p, bool token_timestamps) {
@@ -417,10 +425,7 @@ Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRe
         aborted = true;
         break;
       }
-      std::vector<int32_t> text_tokens;
-      for (int32_t id : w.tokens)
-        if (st.is_text(id)) text_tokens.push_back(id);
-      ratio = decode::compression_ratio(m.tokenizer->decode(text_tokens));
+      ratio = text_compression_ratio(m, w);
       if (!decode::needs_fallback(thresholds, ratio, w.avg_logprob, w.no_speech_prob)) break;
       if (k + 1 < temperatures.size() && k == 0) ++out.n_fallback_windows;
     }

@@ -52,6 +52,8 @@ struct DecodePolicy {
   decode::Thresholds thresholds;
 };
 DecodePolicy decode_policy(const LoadedModel& m, const JobRequest& req, const TranscribeParams& p, int n_text_ctx);
+// The gzip compression ratio of a window's text tokens (the fallback check's input).
+double text_compression_ratio(const LoadedModel& m, const decode::WindowTokens& w);
 
 // The sampling seed of one pass (fallback step) of the window at `seek` (10 ms units): splitmix64
 // of the three, so a window draws the same tokens however the job is cut or batched.
