@@ -322,7 +322,8 @@ typedef struct hark_transcribe_params {
                                         not be on; the vad_* options apply) cuts the audio at pauses
                                         into independent chunks of at most 30 s, and batch_size of them
                                         are decoded together, one decoder step for all (greedy,
-                                        best_of, beams, fallback). Not with n_processors > 1 nor
+                                        best_of, beams, fallback); a finished chunk's place goes to
+                                        the next one at once. Not with n_processors > 1 nor
                                         hallucination_silence_threshold. Default 1 (sequential) */
 } hark_transcribe_params;
 

@@ -309,12 +309,14 @@ struct TranscribeParams {
   // > 1: the Silero VAD (vad_model_path, required; `vad` need not be set; vad_params apply,
   // max_speech_duration_s at most 30 s) cuts the audio at pauses into chunks of at most 30 s
   // (neighbouring speech merged up to 30 s, the pauses inside a chunk kept), and batch_size chunks
-  // are encoded and then decoded together, one decoder step for all of them. Chunks are
-  // independent: no previous text as prompt (initial_prompt goes before every chunk), and each
-  // chunk's text is kept whole (its last segment ends at the chunk's end). Every search is batched:
-  // greedy, best_of candidates and beam search step all chunks' rows together, and the chunks that
-  // fail the fallback checks are decoded again together at the next temperature. Word timestamps
-  // come from each chunk's own window. 1..32; 1: the sequential long-form loop. Not with
+  // are decoded together, one decoder step for all of them; when a chunk is done, the next one is
+  // encoded and joins while the others go on (continuous batching). Chunks are independent: no
+  // previous text as prompt (initial_prompt goes before every chunk), and each chunk's text is
+  // kept whole (its last segment ends at the chunk's end). Every search is batched: greedy,
+  // best_of candidates and beam search step all chunks' rows together, and a chunk that fails the
+  // fallback checks is decoded again on its window at the next temperature, beside the others.
+  // Word timestamps come from each chunk's own window (then batch_size chunks at a time, filled
+  // and emptied together). 1..32; 1: the sequential long-form loop. Not with
   // n_processors > 1, nor hallucination_silence_threshold (it re-decodes from a new seek).
   // Memory: one cross-attention cache per chunk of a batch (tiny 9 MB, base 18 MB, large 245 MB),
   // and a self-attention cache per row (batch_size x beam_size or best_of rows).
