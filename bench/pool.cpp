@@ -1,6 +1,7 @@
 // bench_pool: the CPU thread pool alone, on a job shaped like a decoder step, as one JSON object.
 //
 //   bench_pool [-t 2] [--steps 300] [--barriers 150] [--work 32768] [--spin-ns N] [--repeats 3] [--one-only]
+//              [--width adapt|all]
 //
 // A "step" is one pool job of --barriers segments with a barrier after each: in a segment the
 // threads share --work floats of arithmetic, and every fourth segment is thread 0's alone (the
@@ -12,6 +13,9 @@
 //   With -t 2 on a 2-core machine this is the case that collapses when barriers only spin.
 //   --one-only skips it (under chrt -f, where same-priority threads never share a core).
 // - the single-thread time of the same steps, for scale.
+// Jobs run as the CPU backend runs its graphs (--width adapt: on the caller alone while the
+// machine is oversubscribed; two_jobs_at_once_narrow_share is the share of jobs that did), or
+// always on every thread (--width all).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -40,8 +44,9 @@ struct Shape {
 struct Runner {
   std::unique_ptr<hark::cpu::ThreadPool> pool;
   std::vector<float> data;
-  Runner(int threads, int64_t spin_ns, const Shape& s)
-      : pool(std::make_unique<hark::cpu::ThreadPool>(threads, spin_ns)), data(static_cast<size_t>(s.work), 1.0f) {}
+  hark::cpu::ThreadPool::Width width;
+  Runner(int threads, int64_t spin_ns, const Shape& s, hark::cpu::ThreadPool::Width w)
+      : pool(std::make_unique<hark::cpu::ThreadPool>(threads, spin_ns)), data(static_cast<size_t>(s.work), 1.0f), width(w) {}
 
   void segment(size_t begin, size_t end) {
     float* d = data.data();
@@ -62,7 +67,7 @@ struct Runner {
           }
           pool->barrier();
         }
-      });
+      }, width);
     }
   }
 };
@@ -82,15 +87,21 @@ int main(int argc, char** argv) {
   app.add_option("--spin-ns", spin_ns, "How long a wait spins before sleeping")->check(CLI::Range(int64_t{0}, int64_t{1'000'000'000}))->capture_default_str();
   app.add_option("--repeats", repeats, "Runs of each measure (the best is printed)")->check(CLI::Range(1, 100))->capture_default_str();
   app.add_flag("--one-only", one_only, "Measure one job only (not two at once)");
+  std::string width_name = "adapt";
+  app.add_option("--width", width_name, "adapt: jobs run as the CPU backend's graphs (on the caller alone while "
+                                        "oversubscribed); all: always on every thread")
+      ->check(CLI::IsMember({"adapt", "all"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  Runner single(1, spin_ns, s), a(threads, spin_ns, s), b(threads, spin_ns, s);
+  const auto w = width_name == "all" ? hark::cpu::ThreadPool::Width::All : hark::cpu::ThreadPool::Width::AdaptToLoad;
+  Runner single(1, spin_ns, s, w), a(threads, spin_ns, s, w), b(threads, spin_ns, s, w);
   single.steps(s);  // warm up
   a.steps(s);
   if (!one_only) b.steps(s);
 
   double one_thread_ms = 1e300, one_job_ms = 1e300, seq_ms = 1e300, at_once_ms = 1e300;
-  double one_job_sleeps = 0, at_once_sleeps = 0;
+  double one_job_sleeps = 0, at_once_sleeps = 0, at_once_narrow = 0;
   for (int r = 0; r < repeats; ++r) {
     auto t = Clock::now();
     single.steps(s);
@@ -112,6 +123,7 @@ int main(int argc, char** argv) {
     seq_ms = std::min(seq_ms, ms_since(t));
 
     z = a.pool->sleeps() + b.pool->sleeps();
+    const uint64_t narrow0 = a.pool->narrow_jobs() + b.pool->narrow_jobs();
     t = Clock::now();
     std::thread other([&] { b.steps(s); });
     a.steps(s);
@@ -120,6 +132,7 @@ int main(int argc, char** argv) {
     if (both < at_once_ms) {
       at_once_ms = both;
       at_once_sleeps = static_cast<double>(a.pool->sleeps() + b.pool->sleeps() - z);
+      at_once_narrow = static_cast<double>(a.pool->narrow_jobs() + b.pool->narrow_jobs() - narrow0);
     }
   }
 
@@ -127,6 +140,7 @@ int main(int argc, char** argv) {
       {"threads", threads},
       {"hardware_threads", std::thread::hardware_concurrency()},
       {"spin_ns", spin_ns},
+      {"width", width_name},
       {"steps", s.steps},
       {"barriers_per_step", s.barriers},
       {"work_floats", s.work},
@@ -137,6 +151,7 @@ int main(int argc, char** argv) {
     out["two_jobs_sequential_ms"] = seq_ms;
     out["two_jobs_at_once_ms"] = at_once_ms;
     out["two_jobs_at_once_sleeps_per_step"] = at_once_sleeps / (2.0 * s.steps);
+    out["two_jobs_at_once_narrow_share"] = at_once_narrow / (2.0 * s.steps);
     out["at_once_over_sequential"] = at_once_ms / seq_ms;
   }
   std::printf("%s\n", out.dump(2).c_str());

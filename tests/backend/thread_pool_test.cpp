@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -286,6 +287,65 @@ TEST(ThreadPool, APreemptedThreadCutsTheSpin) {
     expect_barriers_separate_rounds(pool, 200);
   }
   ASSERT_EQ(sched_setaffinity(0, sizeof(old_set), &old_set), 0);
+}
+
+// Jobs that may run narrow run on the caller alone once the pool's threads lose their cores at
+// an oversubscribed rate (here the pool's two threads and a busy thread share one CPU), with
+// barriers that return at once and the work split for one thread; jobs that must run on every
+// thread still do; and once the CPU is free again the jobs go back to full width.
+TEST(ThreadPool, OversubscribedJobsRunNarrowThenWidenAgain) {
+  if (sched_getscheduler(0) != SCHED_OTHER) GTEST_SKIP() << "needs time-sharing scheduling (a real-time thread is never preempted by its equals)";
+  using Clock = std::chrono::steady_clock;
+  cpu_set_t old_set, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(old_set), &old_set), 0);
+  CPU_ZERO(&one);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &old_set)) ++cpu;
+  CPU_SET(cpu, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);  // the pool's worker inherits it
+  ThreadPool pool(2);
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  // A job that splits 1000 items by nth, with a barrier between two phases, and keeps thread 0
+  // busy for `busy_for`; it returns its width.
+  std::vector<int> items(1000);
+  auto job = [&](std::chrono::microseconds busy_for) {
+    std::atomic<int> width{0};
+    std::fill(items.begin(), items.end(), 0);
+    pool.run(
+        [&](int ith, int nth) {
+          if (ith == 0) width.store(nth);
+          const int64_t per = (1000 + nth - 1) / nth;
+          for (int64_t i = ith * per; i < std::min<int64_t>(1000, (ith + 1) * per); ++i) items[static_cast<size_t>(i)] += 1;
+          pool.barrier();
+          for (int64_t i = ith * per; i < std::min<int64_t>(1000, (ith + 1) * per); ++i) items[static_cast<size_t>(i)] *= 2;
+          if (ith == 0)
+            for (const auto end = Clock::now() + busy_for; Clock::now() < end;) {
+            }
+        },
+        ThreadPool::Width::AdaptToLoad);
+    for (int v : items) EXPECT_EQ(v, 2);
+    return width.load();
+  };
+  // Bounded, so a machine that never preempts fails here instead of hanging.
+  int width = 2;
+  for (int j = 0; j < 1000 && width == 2; ++j) width = job(std::chrono::milliseconds(2));
+  EXPECT_EQ(width, 1);
+  EXPECT_GT(pool.narrow_jobs(), 0u);
+  // A job that must run on every thread still does.
+  std::atomic<int> ran{0};
+  pool.run([&](int, int nth) { ran.fetch_add(nth); });
+  EXPECT_EQ(ran.load(), 4);  // two threads, each told nth = 2
+  stop.store(true);
+  busy.join();
+  ASSERT_EQ(sched_setaffinity(0, sizeof(old_set), &old_set), 0);
+  // The CPU is free again: after the narrow spell a job runs on both threads.
+  for (const auto give_up = Clock::now() + std::chrono::seconds(20); width == 1 && Clock::now() < give_up;)
+    width = job(std::chrono::microseconds(100));
+  EXPECT_EQ(width, 2);
 }
 #endif
 

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstring>
@@ -192,7 +193,7 @@ void CpuBackend::run_on_host(int64_t n, const std::function<void(int64_t)>& fn) 
     }
     t_on_host = false;
   };
-  pool_->run(std::ref(body));
+  pool_->run(std::ref(body), ThreadPool::Width::AdaptToLoad);
   if (error) std::rethrow_exception(error);
 }
 
@@ -213,7 +214,8 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
     for (Tensor* s : node->src)
       HARK_CHECK(!s || s->data != nullptr, "cpu backend: input " + (s ? s->describe() : std::string()) +
                                                " of " + node->describe() + " has no data");
-    wsize = std::max(wsize, work_size(*node, n_threads_));
+    // The pool may run the graph on one thread (an oversubscribed machine): room for either.
+    wsize = std::max({wsize, work_size(*node, n_threads_), work_size(*node, 1)});
   }
   if (work_.size() < wsize) work_.resize(wsize + 64);
   void* wdata = work_.empty() ? nullptr : reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(work_.data()) + 63) & ~uintptr_t{63});
@@ -343,7 +345,7 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
   };
   // Through a reference: a std::function holds one without allocating (the lambda itself, with
   // its many captures, would be copied to the heap every graph).
-  pool_->run(std::ref(body));
+  pool_->run(std::ref(body), ThreadPool::Width::AdaptToLoad);
   if (error_node != INT_MAX) throw Error(error);
   return aborted ? ComputeStatus::Aborted : ComputeStatus::Ok;
 }

@@ -1,6 +1,7 @@
 #include "backend/cpu/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #if defined(__linux__)
@@ -45,7 +46,8 @@ void start_counting_preemptions() {
 ThreadPool::ThreadPool(int n_threads, int64_t max_spin_ns)
     : n_threads_(n_threads < 1 ? 1 : n_threads),
       max_spin_ns_(max_spin_ns < 0 ? 0 : max_spin_ns),
-      spin_ns_(max_spin_ns_) {
+      spin_ns_(max_spin_ns_),
+      job_width_(n_threads_) {
   threads_.reserve(static_cast<size_t>(n_threads_ - 1));
   for (int i = 1; i < n_threads_; ++i) threads_.emplace_back([this, i] { worker(i); });
 }
@@ -63,6 +65,7 @@ void ThreadPool::check_preempted() {
   if (now == before || before == kNotYet) return;
   // Something else wanted this core: from now on hand it over after a short spin.
   preempted_.store(true, std::memory_order_relaxed);
+  job_preemptions_.fetch_add(static_cast<int64_t>(now - before), std::memory_order_relaxed);
   if (spin_ns_.load(std::memory_order_relaxed) > kMinSpinNs)
     spin_ns_.store(std::min(kMinSpinNs, max_spin_ns_), std::memory_order_relaxed);
 }
@@ -75,13 +78,27 @@ void ThreadPool::wait_while(const WaitWord& w, uint32_t old, int64_t spin_scale)
   check_preempted();
 }
 
-void ThreadPool::run(const std::function<void(int, int)>& fn) {
+void ThreadPool::run(const std::function<void(int, int)>& fn, Width width) {
   if (n_threads_ == 1) {
     fn(0, 1);
     return;
   }
+  if (width == Width::AdaptToLoad && Clock::now() < narrow_until_) {
+    // Oversubscribed: the caller alone, no barrier to wait at and no worker to wake. Its own
+    // preemptions still cut the spin.
+    narrow_jobs_.fetch_add(1, std::memory_order_relaxed);
+    job_width_.store(1, std::memory_order_relaxed);
+    start_counting_preemptions();
+    fn(0, 1);
+    check_preempted();
+    preempted_.store(false, std::memory_order_relaxed);
+    job_width_.store(n_threads_, std::memory_order_relaxed);
+    return;
+  }
   // Every worker is idle here, so a job that broke its barriers (leaving a partial count behind)
   // can be forgotten.
+  const Clock::time_point t0 = Clock::now();
+  job_preemptions_.store(0, std::memory_order_relaxed);
   barrier_count_.store(0, std::memory_order_relaxed);
   barrier_broken_.store(false, std::memory_order_relaxed);
   job_ = &fn;
@@ -98,6 +115,22 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
     const int64_t spin = spin_ns_.load(std::memory_order_relaxed);
     if (spin < max_spin_ns_) spin_ns_.store(std::min(max_spin_ns_, spin + max_spin_ns_ / 8), std::memory_order_relaxed);
   }
+  // Oversubscribed: preemptions at a core-sharing rate over kNarrowAfter windows in a row.
+  const Clock::time_point t1 = Clock::now();
+  window_preemptions_ += job_preemptions_.load(std::memory_order_relaxed);
+  window_seconds_ += std::chrono::duration<double>(t1 - t0).count();
+  if (window_seconds_ < kWindowSeconds) return;
+  const bool busy = window_preemptions_ > 0 &&
+                    static_cast<double>(window_preemptions_) >= kOversubscribedPreemptionsPerSecond * window_seconds_ * n_threads_;
+  window_preemptions_ = 0;
+  window_seconds_ = 0;
+  if (!busy) {
+    busy_windows_in_a_row_ = 0;
+    return;
+  }
+  if (++busy_windows_in_a_row_ < kNarrowAfter) return;
+  narrow_until_ = t1 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kNarrowSeconds));
+  busy_windows_in_a_row_ = kNarrowAfter - 1;  // after the narrow spell, one busy window narrows again
 }
 
 void ThreadPool::worker(int ith) {
@@ -120,7 +153,7 @@ void ThreadPool::break_barriers() {
 }
 
 void ThreadPool::barrier() {
-  if (n_threads_ == 1) return;
+  if (n_threads_ == 1 || job_width_.load(std::memory_order_relaxed) == 1) return;
   // The generation first, then broken_: if the generation read is already the one a
   // break_barriers() bumped, broken_ (stored before that bump) reads true here; if it is older,
   // the bump ends the wait below. Either way no thread waits for arrivals that will not come.

@@ -13,8 +13,18 @@
 // machine is: when a pool thread finds it was preempted (the kernel gave its core to someone
 // else), spins drop to about a microsecond; each job that runs with no thread preempted lets
 // them grow back towards the longest spin.
+//
+// A job that may run narrow (run(fn, Width::AdaptToLoad): the CPU backend's graphs, whose work
+// splits any way) goes further. The pool counts its threads' preemptions over windows of at
+// least kWindowSeconds of job time; kNarrowAfter windows in a row at a core-sharing rate mean the
+// machine has fewer free cores than the pool has threads (two jobs of 2 threads on 2 cores, other
+// processes), where every barrier costs a sleep and a wake-up. Such jobs then run on the caller
+// alone (fn(0, 1); barriers return at once) for kNarrowSeconds, after which they run at full
+// width again and one more busy window narrows them again. Rates over windows, not single jobs:
+// a decoder step lasts ~1 ms, and one preemption in it by a passing daemon is not a busy machine.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <thread>
@@ -37,8 +47,20 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
+  static constexpr double kWindowSeconds = 0.05;
+  static constexpr int kNarrowAfter = 2;
+  static constexpr double kNarrowSeconds = 0.2;
+  // Preemptions a second per thread that mean its core is shared. Measured on the 2-core VM with
+  // busy threads: one alone lost its core 2-3 times a second, two (a core each) 7-26 times, four
+  // (two a core) ~110 times.
+  static constexpr double kOversubscribedPreemptionsPerSecond = 50.0;
+
+  // Whether a job must run on every thread, or may run on the caller alone while the machine is
+  // oversubscribed (fn must then split its work by the nth it is given).
+  enum class Width { All, AdaptToLoad };
+
   int size() const { return n_threads_; }
-  void run(const std::function<void(int ith, int nth)>& fn);
+  void run(const std::function<void(int ith, int nth)>& fn, Width width = Width::All);
   // All threads of the running job wait here until each has arrived. Only valid inside run().
   void barrier();
   // Makes every barrier of the running job return at once, now and until the job ends. A thread
@@ -55,6 +77,8 @@ class ThreadPool {
   }
   // How long a wait spins now (adapted; at most max_spin_ns).
   int64_t spin_ns() const { return spin_ns_.load(std::memory_order_relaxed); }
+  // How many jobs so far ran on the caller alone because the machine was oversubscribed.
+  uint64_t narrow_jobs() const { return narrow_jobs_.load(std::memory_order_relaxed); }
 
  private:
   void worker(int ith);
@@ -67,6 +91,15 @@ class ThreadPool {
   const int64_t max_spin_ns_;
   std::atomic<int64_t> spin_ns_;       // written rarely: only when a thread was preempted, or once a job while it grows
   std::atomic<bool> preempted_{false};  // some thread was preempted during this job
+  // Narrowing, touched only by the thread calling run() (one job at a time), but for the counts.
+  using Clock = std::chrono::steady_clock;
+  std::atomic<int64_t> job_preemptions_{0};  // preemptions the threads of this job saw
+  int64_t window_preemptions_ = 0;
+  double window_seconds_ = 0;
+  int busy_windows_in_a_row_ = 0;
+  Clock::time_point narrow_until_{};           // AdaptToLoad jobs before this run on the caller alone
+  std::atomic<int> job_width_;  // threads of the running job: barriers of a one-thread job return
+  std::atomic<uint64_t> narrow_jobs_{0};
   std::vector<std::thread> threads_;
 
   // A job: run() writes job_ (and stop_), then bumps job_seq_; workers run each sequence once.
