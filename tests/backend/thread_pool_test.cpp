@@ -255,17 +255,24 @@ uint64_t involuntary_switches() {
   return static_cast<uint64_t>(ru.ru_nivcsw);
 }
 
+// Pins the calling thread to the first CPU it may use (threads it makes later inherit that), so
+// that they and a busy thread must share it; `old_set` gets the affinity to restore.
+bool pin_to_one_cpu(cpu_set_t* old_set) {
+  if (sched_getaffinity(0, sizeof(*old_set), old_set) != 0) return false;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, old_set)) ++cpu;
+  CPU_SET(cpu, &one);
+  return sched_setaffinity(0, sizeof(one), &one) == 0;
+}
+
 TEST(ThreadPool, APreemptedThreadCutsTheSpin) {
   // The pool's threads and a busy thread share one CPU, so the caller is taken off it while it
   // could still run (an involuntary switch): the pool then spins less, and still works.
   if (sched_getscheduler(0) != SCHED_OTHER) GTEST_SKIP() << "needs time-sharing scheduling (a real-time thread is never preempted by its equals)";
-  cpu_set_t old_set, one;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(old_set), &old_set), 0);
-  CPU_ZERO(&one);
-  int cpu = 0;
-  while (!CPU_ISSET(cpu, &old_set)) ++cpu;
-  CPU_SET(cpu, &one);
-  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);  // threads made from here on inherit it
+  cpu_set_t old_set;
+  ASSERT_TRUE(pin_to_one_cpu(&old_set));  // threads made from here on inherit it
   {
     ThreadPool pool(2);
     EXPECT_EQ(pool.spin_ns(), ThreadPool::kDefaultSpinNs);
@@ -296,13 +303,8 @@ TEST(ThreadPool, APreemptedThreadCutsTheSpin) {
 TEST(ThreadPool, OversubscribedJobsRunNarrowThenWidenAgain) {
   if (sched_getscheduler(0) != SCHED_OTHER) GTEST_SKIP() << "needs time-sharing scheduling (a real-time thread is never preempted by its equals)";
   using Clock = std::chrono::steady_clock;
-  cpu_set_t old_set, one;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(old_set), &old_set), 0);
-  CPU_ZERO(&one);
-  int cpu = 0;
-  while (!CPU_ISSET(cpu, &old_set)) ++cpu;
-  CPU_SET(cpu, &one);
-  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);  // the pool's worker inherits it
+  cpu_set_t old_set;
+  ASSERT_TRUE(pin_to_one_cpu(&old_set));  // threads made from here on inherit it
   ThreadPool pool(2);
   std::atomic<bool> stop{false};
   std::thread busy([&] {
