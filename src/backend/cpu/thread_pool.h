@@ -87,34 +87,39 @@ class ThreadPool {
   // Cuts the spin if this thread was preempted since it last looked.
   void check_preempted();
 
+  // Laid out by who writes what, a cache line each (alignas): a barrier's arrivals and a job's
+  // start and end move their own lines between cores, not the settings every wait reads.
+  // Read by every wait, written rarely.
   const int n_threads_;
   const int64_t max_spin_ns_;
-  std::atomic<int64_t> spin_ns_;       // written rarely: only when a thread was preempted, or once a job while it grows
-  std::atomic<bool> preempted_{false};  // some thread was preempted during this job
-  // Narrowing, touched only by the thread calling run() (one job at a time), but for the counts.
-  using Clock = std::chrono::steady_clock;
-  std::atomic<int64_t> job_preemptions_{0};  // preemptions the threads of this job saw
-  int64_t window_preemptions_ = 0;
-  double window_seconds_ = 0;
-  int busy_windows_in_a_row_ = 0;
-  Clock::time_point narrow_until_{};           // AdaptToLoad jobs before this run on the caller alone
-  std::atomic<int> job_width_;  // threads of the running job: barriers of a one-thread job return
-  std::atomic<uint64_t> narrow_jobs_{0};
-  std::vector<std::thread> threads_;
-
+  std::atomic<int64_t> spin_ns_;  // written only when a thread was preempted, or once a job while it grows
+  std::atomic<int> job_width_;    // threads of the running job: barriers of a one-thread job return
   // A job: run() writes job_ (and stop_), then bumps job_seq_; workers run each sequence once.
   const std::function<void(int, int)>* job_ = nullptr;
   bool stop_ = false;
-  WaitWord job_seq_;
-  WaitWord pending_;  // workers still running the current job; run() waits for 0
+
+  // Written by any thread that finds it was preempted.
+  alignas(64) std::atomic<bool> preempted_{false};  // some thread was preempted during this job
+  std::atomic<int64_t> job_preemptions_{0};         // preemptions the threads of this job saw
+  std::atomic<uint64_t> sleeps_{0};
+
+  // Narrowing: the thread calling run() alone (one job at a time).
+  using Clock = std::chrono::steady_clock;
+  alignas(64) int64_t window_preemptions_ = 0;
+  double window_seconds_ = 0;
+  int busy_windows_in_a_row_ = 0;
+  Clock::time_point narrow_until_{};  // AdaptToLoad jobs before this run on the caller alone
+  std::atomic<uint64_t> narrow_jobs_{0};
+  std::vector<std::thread> threads_;
+
+  alignas(64) WaitWord job_seq_;
+  alignas(64) WaitWord pending_;  // workers still running the current job; run() waits for 0
 
   // Barrier: arrivals count up; the last one resets the count and bumps the generation, which
   // the others wait on. break_barriers() bumps it too, so sleepers wake and see broken_.
-  std::atomic<int> barrier_count_{0};
+  alignas(64) std::atomic<int> barrier_count_{0};
   WaitWord barrier_gen_;
   std::atomic<bool> barrier_broken_{false};
-
-  std::atomic<uint64_t> sleeps_{0};
 };
 
 }  // namespace hark::cpu
