@@ -64,7 +64,6 @@ void ThreadPool::check_preempted() {
   t_preemptions_seen = now;
   if (now == before || before == kNotYet) return;
   // Something else wanted this core: from now on hand it over after a short spin.
-  preempted_.store(true, std::memory_order_relaxed);
   job_preemptions_.fetch_add(static_cast<int64_t>(now - before), std::memory_order_relaxed);
   if (spin_ns_.load(std::memory_order_relaxed) > kMinSpinNs)
     spin_ns_.store(std::min(kMinSpinNs, max_spin_ns_), std::memory_order_relaxed);
@@ -91,7 +90,6 @@ void ThreadPool::run(const std::function<void(int, int)>& fn, Width width) {
     start_counting_preemptions();
     fn(0, 1);
     check_preempted();
-    preempted_.store(false, std::memory_order_relaxed);
     job_width_.store(n_threads_, std::memory_order_relaxed);
     return;
   }
@@ -111,13 +109,14 @@ void ThreadPool::run(const std::function<void(int, int)>& fn, Width width) {
   job_ = nullptr;
   // The workers looked before counting themselves out. A whole job without anyone losing their
   // core: spin longer again, in steps (a busy machine shows itself again within a job or two).
-  if (!preempted_.exchange(false, std::memory_order_relaxed)) {
+  const int64_t preemptions = job_preemptions_.load(std::memory_order_relaxed);
+  if (preemptions == 0) {
     const int64_t spin = spin_ns_.load(std::memory_order_relaxed);
     if (spin < max_spin_ns_) spin_ns_.store(std::min(max_spin_ns_, spin + max_spin_ns_ / 8), std::memory_order_relaxed);
   }
   // Oversubscribed: preemptions at a core-sharing rate over kNarrowAfter windows in a row.
   const Clock::time_point t1 = Clock::now();
-  window_preemptions_ += job_preemptions_.load(std::memory_order_relaxed);
+  window_preemptions_ += preemptions;
   window_seconds_ += std::chrono::duration<double>(t1 - t0).count();
   if (window_seconds_ < kWindowSeconds) return;
   const bool busy = window_preemptions_ > 0 &&

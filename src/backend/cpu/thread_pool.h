@@ -99,8 +99,7 @@ class ThreadPool {
   bool stop_ = false;
 
   // Written by any thread that finds it was preempted.
-  alignas(64) std::atomic<bool> preempted_{false};  // some thread was preempted during this job
-  std::atomic<int64_t> job_preemptions_{0};         // preemptions the threads of this job saw
+  alignas(64) std::atomic<int64_t> job_preemptions_{0};  // preemptions the threads of this job saw
   std::atomic<uint64_t> sleeps_{0};
 
   // Narrowing: the thread calling run() alone (one job at a time).
