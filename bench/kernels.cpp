@@ -109,6 +109,8 @@ const Shape kShapes[] = {
     {"large_dec5", 5, 1280, 5120, true},
     // An 8-chunk step of the batched pipeline: the logits product is most of its arithmetic.
     {"tiny_dec8", 8, 384, 51865, true},
+    {"base_dec8", 8, 512, 51865, true},
+    {"small_dec8", 8, 768, 51865, true},
     // A decoder step's small products (an attention projection, the MLP's first product), one row
     // and eight: a step has 32 of them, short streams of cold weights.
     {"tiny_dproj", 1, 384, 384, true},

@@ -46,7 +46,9 @@ float* gemm_scratch(size_t n);
 //    kTilePrefetchBytes ahead, into L2 only (_MM_HINT_T1). Into L1 such a tile read its R
 //    streams at 13 GB/s, a third of its FMA rate; from L2 it keeps pace. Zen 4, 2 threads, f16
 //    5-row products: tiny's logits 2.2-2.3 -> 1.3-1.4 ms, large's MLP 0.67 -> 0.37-0.39 ms (the
-//    quantized tiles measured no better with it).
+//    quantized tiles measured no better with it). Where the R rows are short and one block in
+//    memory (the logits product), the AVX-512 tile prefetches that block into L1 in memory order
+//    instead (kernels_avx512.cpp, dot_tile).
 inline constexpr int kPrefetchBytes = 4096;
 inline constexpr int kTilePrefetchBytes = 8192;
 
