@@ -1,8 +1,12 @@
 #include "model/decoder.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
+#include "backend/buffer.h"
 #include "model/layers.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
@@ -171,11 +175,23 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
   const float kq_scale = 1.0f / std::sqrt(static_cast<float>(D));
   // Rows whose slots step evenly (0, 1, 2, ...: beam search's usual layout) read their caches
   // through one strided view with the rows as the batch dim: one attention node for all rows.
-  // Other slot lists get one attention node per row.
+  // Rows at different positions (continuous batching) do too with flash_attn, when the caller
+  // takes the key mask (opts.key_mask): the node spans the longest row's keys and each row's
+  // mask hides the positions past its own. Other slot lists get one attention node per row.
   const int64_t step = B > 1 ? seqs[1] - seqs[0] : 1;
-  bool strided = step >= 1 && uniform;
-  for (int64_t b = 0; b < B; ++b) strided = strided && seqs[static_cast<size_t>(b)] == seqs[0] + b * step;
+  bool slots_even = step >= 1;
+  for (int64_t b = 0; b < B; ++b) slots_even = slots_even && seqs[static_cast<size_t>(b)] == seqs[0] + b * step;
+  const bool masked = slots_even && !uniform && opts.flash_attn && opts.key_mask != nullptr;
+  const bool strided = slots_even && (uniform || masked);
   const size_t first = static_cast<size_t>(seqs[0]);
+  int64_t n_keys = n_kv;  // the one node's keys: the longest row's
+  Tensor* key_mask = nullptr;
+  if (masked) {
+    n_keys = *std::max_element(positions.begin(), positions.end()) + 1;
+    key_mask = a.new_tensor(DType::F32, {n_keys, 1, 1, B}, "key_mask");
+    key_mask->flags |= kFlagInput;
+  }
+  if (opts.key_mask) *opts.key_mask = key_mask;
   // The cross windows: one shared by all rows (beams, candidates: today's one node), rows stepping
   // evenly through the windows (one batched node), or any other list (one node per row).
   bool shared_window = true;
@@ -217,7 +233,7 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
     }
     // Row b's key and value go to position n_past of its slot. As in build_decoder, the copies
     // enter g before the attention that reads them.
-    if (strided) {
+    if (strided && uniform) {
       g.build(copy(a, reshape(a, k, {S, 1, B}),
                    view(a, kc, {S, 1, B}, {kc->nb[1], step * kc->nb[2]}, first * kc->nb[2] + n_past * kc->nb[1])));
       if (cache.v_transposed()) {
@@ -245,13 +261,13 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
     if (strided) {
       // q as B batches of one query: [D, 1, H, B]; keys [D, n_kv, H, B] over the rows' slots.
       Tensor* qh = permute(a, reshape(a, q, {D, n_head, 1, B}), 0, 2, 1, 3);
-      Tensor* kh = view(a, kc, {D, n_kv, n_head, B}, {kc->nb[1], dtype_row_bytes(kc->type, D), step * kc->nb[2]},
+      Tensor* kh = view(a, kc, {D, n_keys, n_head, B}, {kc->nb[1], dtype_row_bytes(kc->type, D), step * kc->nb[2]},
                         first * kc->nb[2]);
       Tensor* out = nullptr;  // [D, H, 1, B]
       if (opts.flash_attn) {
-        Tensor* vh = view(a, vc, {D, n_kv, n_head, B}, {vc->nb[1], dtype_row_bytes(vc->type, D), step * vc->nb[2]},
+        Tensor* vh = view(a, vc, {D, n_keys, n_head, B}, {vc->nb[1], dtype_row_bytes(vc->type, D), step * vc->nb[2]},
                           first * vc->nb[2]);
-        out = flash_attn(a, qh, kh, vh, nullptr, kq_scale, /*causal=*/false);
+        out = flash_attn(a, qh, kh, vh, key_mask, kq_scale, /*causal=*/false);
       } else {
         // The plain path (layers.h's plain_attention with a batch dim): keys as weight rows, the
         // values key-major, read in place from a transposed cache.
@@ -325,6 +341,17 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
   logits->name = "logits";
   g.build(logits);
   return logits;
+}
+
+void fill_key_mask(Tensor& mask, std::span<const int> positions) {
+  HARK_CHECK(mask.type == DType::F32 && mask.ne[3] == static_cast<int64_t>(positions.size()) && mask.is_contiguous(),
+             "fill_key_mask: mask " + mask.describe() + " does not fit " + std::to_string(positions.size()) + " rows");
+  const int64_t n = mask.ne[0];
+  std::vector<float> m(static_cast<size_t>(n * mask.ne[3]));
+  for (size_t b = 0; b < positions.size(); ++b)
+    for (int64_t j = 0; j < n; ++j)
+      m[b * static_cast<size_t>(n) + static_cast<size_t>(j)] = j <= positions[b] ? 0.0f : -std::numeric_limits<float>::infinity();
+  tensor_set(mask, m.data(), m.size() * sizeof(float));
 }
 
 }  // namespace hark

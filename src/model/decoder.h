@@ -46,6 +46,11 @@ struct DecoderGraphOptions {
   // the copies run on the compute threads, not one after another on the caller's. Slots must be
   // valid (KvCache::check_copy); a cache with transposed values is not supported here.
   std::span<const SeqCopy> forks;
+  // build_decoder_batch only: set to the step's key mask, an input f32 [n_keys, 1, 1, B] the
+  // caller fills with fill_key_mask once the graph is allocated, when the step has one (rows at
+  // different positions in evenly stepped slots, through one flash_attn node), else to nullptr.
+  // Left null, such rows take one attention node each.
+  Tensor** key_mask = nullptr;
 };
 
 // tokens: i32 [n], an input tensor. Builds the whole step into g (cleared first) and returns the
@@ -59,17 +64,21 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
 // attending to that slot's positions [0, positions[b]]. Rows in lockstep share one position;
 // under continuous batching (chunks that joined at different steps) they may differ.
 // Projections, MLP and logits are single mul_mats over B columns (each weight read once for all
-// rows); the self-attention is one batched node when the rows share a position and their slots
-// step evenly (s0, s0+d, s0+2d, ...), else one per row (and the positional embeddings are then
-// taken row by row). Cross-attention: without `windows` every row reads
-// window opts.window, one node (all B queries against the shared cross K/V); with `windows` (one
-// per row: the batched long-audio pipeline, each row its own chunk) row b reads window
-// windows[b]: one node with the rows as batch dim when the windows step evenly, else one per
-// row (rows sharing a window still share one node when all do). Returns f32 [n_vocab, B] logits,
-// row b's column at b (opts.all_logits and opts.seq are not used). Requires every position <
-// n_text_ctx.
+// rows); the self-attention is one batched node when the slots step evenly (s0, s0+d, s0+2d,
+// ...) and the rows share a position (or, with opts.key_mask, do not), else one per row (rows at
+// different positions take their positional embeddings and cache writes row by row).
+// Cross-attention: without `windows` every row reads window opts.window, one node (all B
+// queries against the shared cross K/V); with `windows` (one per row: the batched long-audio
+// pipeline, each row its own chunk) row b reads window windows[b]: one node with the rows as
+// batch dim when the windows step evenly, else one per row (rows sharing a window still share
+// one node when all do). Returns f32 [n_vocab, B] logits, row b's column at b (opts.all_logits
+// and opts.seq are not used). Requires every position < n_text_ctx.
 Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, const HParams& hp, KvCache& cache,
                             Tensor* tokens, std::span<const int> seqs, std::span<const int> positions,
                             const DecoderGraphOptions& opts = {}, std::span<const int> windows = {});
+
+// Row b of a step's key mask (DecoderGraphOptions::key_mask) shows keys [0, positions[b]] and
+// hides the rest with -inf.
+void fill_key_mask(Tensor& mask, std::span<const int> positions);
 
 }  // namespace hark

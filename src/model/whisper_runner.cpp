@@ -109,6 +109,7 @@ Tensor* WhisperRunner::build_decoder_step(int n_tokens, int n_past, bool all_row
   dec_arena_.reset();
   dec_tokens_ = dec_arena_.new_tensor(DType::I32, {n_tokens}, "tokens");
   dec_tokens_->flags |= kFlagInput;
+  dec_key_mask_ = nullptr;
   DecoderGraphOptions o;
   o.flash_attn = opts_.flash_attn;
   o.all_logits = all_rows;
@@ -127,6 +128,8 @@ Tensor* WhisperRunner::build_decoder_batch_step(std::span<const int> seqs, std::
   DecoderGraphOptions o;
   o.flash_attn = opts_.flash_attn;
   o.forks = forks;
+  o.key_mask = &dec_key_mask_;
+  dec_positions_.assign(positions.begin(), positions.end());
   return build_decoder_batch(dec_arena_, dec_graph_, model_.weights(), model_.hparams(), cache_, dec_tokens_, seqs,
                              positions, o, windows);
 }
@@ -142,6 +145,7 @@ void WhisperRunner::check_tokens(std::span<const int32_t> tokens, const char* wh
 ComputeStatus WhisperRunner::run_decoder(Tensor* out, std::span<const int32_t> tokens, std::vector<float>* logits) {
   dec_sched_->alloc_graph(dec_graph_);
   tensor_set(*dec_tokens_, tokens.data(), tokens.size_bytes());
+  if (dec_key_mask_) fill_key_mask(*dec_key_mask_, dec_positions_);
   const ComputeStatus status = dec_sched_->compute(dec_graph_);
   if (status != ComputeStatus::Ok) return status;
   logits->resize(static_cast<size_t>(out->nelements()));

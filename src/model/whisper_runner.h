@@ -160,6 +160,8 @@ class WhisperRunner {
   TensorArena dec_arena_;
   Graph dec_graph_;
   Tensor* dec_tokens_ = nullptr;
+  Tensor* dec_key_mask_ = nullptr;     // the batch step's key mask, when it has one
+  std::vector<int> dec_positions_;     // the rows' positions the mask is filled from
   std::unique_ptr<Scheduler> dec_sched_;
   int reallocs_at_start_ = 0;  // growths while reserving, which decode steps did not cause
   std::vector<std::pair<int, int>> align_reserved_;  // the heads align() last reserved memory for

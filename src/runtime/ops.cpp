@@ -304,9 +304,10 @@ Tensor* flash_attn(TensorArena& a, Tensor* q, Tensor* k, Tensor* v, Tensor* mask
              "flash_attn: q/k/v rows must be contiguous");
   if (mask) {
     require_f32("flash_attn mask", mask);
-    HARK_CHECK(mask->ne[0] == k->ne[1] && mask->ne[1] >= q->ne[1] && mask->ne[2] == 1 && mask->ne[3] == 1,
+    HARK_CHECK(mask->ne[0] == k->ne[1] && mask->ne[1] >= q->ne[1] && mask->ne[2] == 1 &&
+                   (mask->ne[3] == 1 || mask->ne[3] == q->ne[3]),
                "flash_attn: mask " + mask->describe() + " must be [Nk=" + std::to_string(k->ne[1]) +
-                   ", >=Nq=" + std::to_string(q->ne[1]) + "]");
+                   ", >=Nq=" + std::to_string(q->ne[1]) + ", 1, 1 or B=" + std::to_string(q->ne[3]) + "]");
   }
   Tensor* t = a.new_node(Op::FlashAttn, DType::F32, {q->ne[0], q->ne[2], q->ne[1], q->ne[3]}, {q, k, v, mask});
   t->params[0].f = scale;

@@ -67,7 +67,10 @@ Tensor* conv1d(TensorArena& a, Tensor* kernel, Tensor* x, int stride, int paddin
 Tensor* im2col(TensorArena& a, Tensor* x, int kernel_size, int stride, int padding);
 
 // Fused attention. q: f32 [D, Nq, H, B]; k, v: f32 or f16 [D, Nk, Hkv, B] (H % Hkv == 0);
-// mask: optional f32 [Nk, >=Nq]. Result f32 [D, H, Nq, B] (heads adjacent: reshape to [D*H, Nq]).
+// mask: optional f32 [Nk, >=Nq], or [Nk, >=Nq, 1, B] with a mask per batch. A key masked with
+// -inf gets weight zero; the keys after a query's last visible one are not read at all (so a
+// batch's rows can attend over different lengths of a cache whose tails hold anything).
+// Result f32 [D, H, Nq, B] (heads adjacent: reshape to [D*H, Nq]).
 Tensor* flash_attn(TensorArena& a, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale,
                    bool causal = false);
 

@@ -138,4 +138,45 @@ TEST_F(FlashAttnDecode, MaskedTilesWithinAGroup) {
 }
 
 }  // namespace
+// A batch step's rows at different positions through one node: query b (batch b) sees the first
+// len[b] keys of its own slot of the cache, the rest hidden by its own mask row. The hidden tail
+// holds NaN (a cache slot's unwritten or stale end may hold anything): it must not be read.
+TEST_F(FlashAttnDecode, PerBatchMasksHideEachRowsTail) {
+  const int64_t D = 64, H = 6, n_ctx = 448, B = 4;
+  const int64_t len[B] = {1, 70, 300, 257};
+  const int64_t nk = 300;  // the longest row's keys
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (DType kv : {DType::F16, DType::F32}) {
+    Tensor* q = rand_leaf(DType::F32, {D, 1, H, B}, -1.5f, 1.5f, "q");
+    Tensor* caches[2];
+    for (int c = 0; c < 2; ++c) {
+      std::uniform_real_distribution<float> d(-1.5f, 1.5f);
+      std::vector<float> values(static_cast<size_t>(D * H * n_ctx * B));
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t j = 0; j < n_ctx; ++j)
+          for (int64_t e = 0; e < D * H; ++e)
+            values[static_cast<size_t>((b * n_ctx + j) * D * H + e)] = j < len[b] ? d(rng_) : nan;
+      Tensor* t = arena_.new_tensor(kv, {D * H, n_ctx, B, 1}, c == 0 ? "self_k" : "self_v");
+      buffers_.push_back(host_.alloc(t->nbytes()));
+      buffers_.back()->place(*t, 0);
+      std::vector<uint8_t> bytes(t->nbytes());
+      quantize_rows(kv, values.data(), bytes.data(), t->nrows(), t->ne[0]);
+      tensor_set(*t, bytes.data(), bytes.size());
+      caches[c] = t;
+    }
+    std::vector<float> mv(static_cast<size_t>(nk * B));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t j = 0; j < nk; ++j)
+        mv[static_cast<size_t>(b * nk + j)] = j < len[b] ? 0.0f : -std::numeric_limits<float>::infinity();
+    Tensor* mask = arena_.new_tensor(DType::F32, {nk, 1, 1, B}, "mask");
+    buffers_.push_back(host_.alloc(mask->nbytes()));
+    buffers_.back()->place(*mask, 0);
+    tensor_set(*mask, mv.data(), mv.size() * sizeof(float));
+    auto heads = [&](Tensor* c) {  // [D, nk, H, B]: batch b's keys in slot b
+      return ops::view(arena_, c, {D, nk, H, B}, {c->nb[1], dtype_row_bytes(c->type, D), c->nb[2]}, 0);
+    };
+    check(ops::flash_attn(arena_, q, heads(caches[0]), heads(caches[1]), mask, 0.125f, false), 1e-5, 5e-5);
+  }
+}
+
 }  // namespace hark

@@ -65,6 +65,8 @@ TEST(OpsErrors, BuildersRejectShapeMismatches) {
   Tensor* k6 = a.new_tensor(DType::F16, {64, 9, 6}, "k");
   Tensor* mask = a.new_tensor(DType::F32, {9, 3}, "mask");  // fewer rows than queries
   EXPECT_THAT(error_of([&] { ops::flash_attn(a, q, k6, k6, mask, 1.0f); }), HasSubstr("mask"));
+  Tensor* mask_b = a.new_tensor(DType::F32, {9, 7, 1, 2}, "mask");  // two batch masks for one batch
+  EXPECT_THAT(error_of([&] { ops::flash_attn(a, q, k6, k6, mask_b, 1.0f); }), HasSubstr("1 or B=1"));
   EXPECT_THAT(error_of([&] { ops::top_k(a, x, 5); }), HasSubstr("top_k: k=5"));
   EXPECT_THAT(error_of([&] { ops::concat(a, x, y, 1); }), HasSubstr("differ in dim 0"));
   // reflection cannot reach further than the row is long

@@ -51,9 +51,22 @@ struct Attn {
         scale(node.params[0].f), causal(node.params[1].i != 0), D(q.ne[0]), nq(q.ne[1]), nk(k.ne[1]),
         group(q.ne[2] / k.ne[2]), k_f16(k.type == DType::F16), v_f16(v.type == DType::F16) {}
 
-  // Keys [0, live) are visible to query i: past the causal limit they would get probability
-  // zero, so they are never visited.
-  int64_t live(int64_t i) const { return causal ? std::clamp<int64_t>(i + (nk - nq) + 1, 0, nk) : nk; }
+  // Keys [0, live) are visible to query i of batch b: past the causal limit, or in the run of
+  // -inf that ends the query's mask row, they would get probability zero, so they are never
+  // visited, nor read (a batch step's rows at different positions mask the unwritten tail of a
+  // KV cache this way).
+  int64_t live(int64_t i, int64_t b) const {
+    int64_t n = causal ? std::clamp<int64_t>(i + (nk - nq) + 1, 0, nk) : nk;
+    if (mask) {
+      const uint8_t* mr = mask_row(i, b);
+      while (n > 0 && load_f32(mr + (n - 1) * mask->nb[0]) == kNegInf) --n;
+    }
+    return n;
+  }
+  // Query i's mask row in batch b: one per batch, or one for all of them.
+  const uint8_t* mask_row(int64_t i, int64_t b) const {
+    return static_cast<const uint8_t*>(mask->data) + i * mask->nb[1] + (mask->ne[3] > 1 ? b * mask->nb[3] : 0);
+  }
   const uint8_t* k_head(int64_t h, int64_t b) const {
     return static_cast<const uint8_t*>(k.data) + (h / group) * k.nb[2] + b * k.nb[3];
   }
@@ -68,14 +81,14 @@ struct Attn {
   bool blocked() const { return nq >= kMinBlocked && q.nb[1] % sizeof(float) == 0; }
 };
 
-// Adds query i's mask to the first n scores of a tile starting at key j0.
-void add_mask(const Kernels& kern, const Attn& a, int64_t i, int64_t j0, int64_t n, float* s) {
+// Adds query i's mask (batch b) to the first n scores of a tile starting at key j0. A key the
+// mask hides (-inf) gets -inf whatever its score, so no key value can turn it into NaN.
+void add_mask(const Attn& a, int64_t i, int64_t b, int64_t j0, int64_t n, float* s) {
   if (!a.mask) return;
-  const uint8_t* mr = static_cast<const uint8_t*>(a.mask->data) + i * a.mask->nb[1] + j0 * a.mask->nb[0];
-  if (dense_f32_rows(*a.mask)) {
-    kern.add(n, s, reinterpret_cast<const float*>(mr), s);
-  } else {
-    for (int64_t t = 0; t < n; ++t) s[t] += load_f32(mr + t * a.mask->nb[0]);
+  const uint8_t* mr = a.mask_row(i, b) + j0 * a.mask->nb[0];
+  for (int64_t t = 0; t < n; ++t) {
+    const float m = load_f32(mr + t * a.mask->nb[0]);
+    s[t] = m == kNegInf ? kNegInf : s[t] + m;
   }
 }
 
@@ -144,7 +157,7 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
     w.vb = a.v_head(w.h, w.b);
     w.s = scratch + r * (kTile + D);
     w.acc = w.s + kTile;
-    w.live = a.live(w.i);
+    w.live = a.live(w.i, w.b);
     w.m = kNegInf;
     w.sum = 0.0f;
     std::fill(w.acc, w.acc + D, 0.0f);
@@ -178,7 +191,7 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
     for (int64_t r = 0; r < nr; ++r) {
       RowState& w = rows[r];
       kern.scale(w.n, w.s, a.scale, 0.0f, w.s);
-      add_mask(kern, a, w.i, j0, w.n, w.s);
+      add_mask(a, w.i, w.b, j0, w.n, w.s);
       w.active = online_update(kern, D, w.n, w.s, &w.m, &w.sum, w.acc);
       any = any || w.active;
     }
@@ -335,7 +348,8 @@ void attend_block(const Kernels& kern, const Attn& a, int64_t i0, int64_t nqb, i
   std::fill(w.sum, w.sum + nqb, 0.0f);
   const uint8_t* kb = a.k_head(h, b);
   const uint8_t* vb = a.v_head(h, b);
-  const int64_t live_max = a.live(i0 + nqb - 1);  // the last query sees the most keys
+  int64_t live_max = 0;
+  for (int64_t r = 0; r < nqb; ++r) live_max = std::max(live_max, a.live(i0 + r, b));
   for (int64_t j0 = 0; j0 < live_max; j0 += kTile) {
     // A tile is packed whole (all of its keys, whatever this block sees), so every block of the
     // head can reuse it.
@@ -348,8 +362,8 @@ void attend_block(const Kernels& kern, const Attn& a, int64_t i0, int64_t nqb, i
     bool any = false;
     for (int64_t r = 0; r < nqb; ++r) {
       float* s = w.s + r * kTile;
-      const int64_t n = std::clamp<int64_t>(a.live(i0 + r) - j0, 0, T);  // visible keys of the tile
-      add_mask(kern, a, i0 + r, j0, n, s);
+      const int64_t n = std::clamp<int64_t>(a.live(i0 + r, b) - j0, 0, T);  // visible keys of the tile
+      add_mask(a, i0 + r, b, j0, n, s);
       if (online_update(kern, D, n, s, &w.m[r], &w.sum[r], w.acc + r * D)) {
         any = true;
       } else {

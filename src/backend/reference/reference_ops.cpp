@@ -387,7 +387,10 @@ void flash_attn(Tensor& node) {
           double dot = 0.0;
           for (int64_t d = 0; d < D; ++d) dot += qr[static_cast<size_t>(d)] * ks[static_cast<size_t>(j)][static_cast<size_t>(d)];
           double e = dot * scale;
-          if (mask) e += get(*mask, {j, i, 0, 0});
+          if (mask) {
+            const double m = get(*mask, {j, i, 0, mask->ne[3] > 1 ? b : 0});
+            e = m == kNegInf ? kNegInf : e + m;  // a hidden key's values never reach the sum
+          }
           if (causal && causal_masked(j, i, nk, nq)) e = kNegInf;
           s[static_cast<size_t>(j)] = e;
         }
