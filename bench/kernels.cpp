@@ -116,6 +116,10 @@ const Shape kShapes[] = {
     {"tiny_dproj", 1, 384, 384, true},
     {"tiny_dproj8", 8, 384, 384, true},
     {"tiny_dmlp", 1, 384, 1536, true},
+    {"tiny_dmlp8", 8, 384, 1536, true},
+    {"tiny_dmlp2_8", 8, 1536, 384, true},
+    {"large_dmlp2_5", 5, 5120, 1280, true},
+    {"base_dmlp2_8", 8, 2048, 512, true},
 };
 
 const DType kTypes[] = {DType::F32, DType::F16, DType::Q8_0, DType::Q5_0, DType::Q4_0};

@@ -126,16 +126,18 @@ TEST_P(KernelsTest, DotF16) {
 
 // dot_f32_rows / dot_f16_rows: every tile shape the tables unroll (weight rows 1..9: tiles of 4
 // (avx512) or 2-3 (avx2) and the remainders, activation rows 1..13: one group of up to 6, or
-// two or three nearly equal ones), weight rows at an odd byte stride (rows from the file mapping may sit at any byte),
+// two or three nearly equal ones), weight rows at an odd byte stride (rows from the file mapping may sit at any byte)
+// and back to back at an odd address (a product's rows: the tiles that prefetch them as one block),
 // strided activation rows and strided outputs; each output against the double-precision dot,
 // and bit for bit what the same row gives alone (nw = 1): a weight row's result must not depend
 // on which rows share its tile, which is how threads split the rows (same threads, same text).
 TEST_P(KernelsTest, WeightRowsDotsOverSeveralRows) {
   for (bool f16 : {false, true}) {
-    for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{17}, int64_t{64}, int64_t{384}, int64_t{1500}}) {
+    for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{17}, int64_t{64}, int64_t{384}, int64_t{1500}})
+    for (size_t gap : {size_t{3}, size_t{0}}) {
       const int64_t nw_max = 9, nx_max = 13;
       const size_t esize = f16 ? sizeof(f16_t) : sizeof(float);
-      const size_t ws = static_cast<size_t>(n) * esize + 3;  // odd stride: unaligned rows
+      const size_t ws = static_cast<size_t>(n) * esize + gap;  // gap 3: odd stride, unaligned rows
       std::vector<uint8_t> wbytes(ws * nw_max + 64);
       const auto wf = random_floats(n * nw_max, static_cast<uint32_t>(n) + 5);
       std::vector<std::vector<double>> wd(nw_max, std::vector<double>(static_cast<size_t>(n)));

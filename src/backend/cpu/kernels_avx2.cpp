@@ -76,7 +76,7 @@ float dot_row(int64_t n, const W* w, const float* x) {
 // or two activation rows (memory-bound) the weight rows are read one after another, each in
 // memory order, which the hardware prefetchers follow far better than R streams side by side
 // (see kernels_avx512.cpp); each sum is one chain in the order of the values either way.
-template <typename W, int R, int G>
+template <typename W, int R, int G, bool kRevisited>  // kRevisited: not used here (see kernels_x86.h)
 void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
   __m256 acc[R][G];
   const W* wr[R];

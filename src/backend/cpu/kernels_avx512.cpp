@@ -103,10 +103,12 @@ inline __m128 sum4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
 // (5 rows: 2.2-2.3 ms side by side, 2.4-2.65 row after row).
 constexpr int kSequentialRowsMaxG = 2;
 
-// The longest weight row a side-by-side tile prefetches as one block (see dot_tile).
+// The longest weight row a side-by-side tile prefetches as one block (see dot_tile): any tile
+// whose rows are this short, and a tile later groups read again up to the longer limit.
 constexpr size_t kBlockPrefetchMaxRowBytes = 1536;
+constexpr size_t kRevisitedBlockPrefetchMaxRowBytes = 4096;
 
-template <typename W, int R, int G>
+template <typename W, int R, int G, bool kRevisited>
 void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
   static_assert(R >= 1 && R <= 4);
   __m512 acc[R][G];
@@ -152,9 +154,14 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
     // once, into L1, at the pace the tile consumes its own (R x 16 values a step). Zen 5, 2
     // threads, f16 logits x 8 rows, fastest of 5 in four alternating rounds: tiny 2.05-2.28 ->
     // 1.51-1.90 ms, base 2.44-3.09 -> 2.31-2.70; tiny decode_chunks B8 step median 6.7 -> 5.4 ms.
-    // Long rows (large's 2.5 KB) train the prefetchers themselves and lost 20% this way; slices
-    // of longer rows (attention heads) are not one block.
-    const bool one_block = ws == row_bytes && row_bytes <= kBlockPrefetchMaxRowBytes;
+    // Longer rows train the prefetchers themselves: large's 2.5 KB rows x 5 activation rows lost
+    // 12-15% this way. But a tile that later groups read again from L1 (more than 6 activation
+    // rows) gains up to 4 KB rows: tiny's MLP-out product (3 KB rows) x 8 rows 76-85 -> 55-65 us,
+    // base's (4 KB) 125-143 -> 106-127 us. Slices of longer rows (attention heads) are not one
+    // block.
+    const bool one_block =
+        ws == row_bytes &&
+        row_bytes <= (kRevisited ? kRevisitedBlockPrefetchMaxRowBytes : kBlockPrefetchMaxRowBytes);
     constexpr size_t kStepBytes = static_cast<size_t>(R) * 16 * sizeof(W);
     const char* block_ahead = reinterpret_cast<const char*>(w) + ahead;
     int64_t i = 0;
@@ -207,6 +214,18 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
 //    on Sapphire Rapids, and a third slower on Zen 4;
 //  * not a pass per group over the whole matrix: that reads it from memory once per group
 //    (8-row base f16 steps +13%).
+// The tile of min(rows_left, 4) weight rows against a group of g activation rows.
+template <typename W, bool kRevisited>
+void dispatch_tile(int64_t rows_left, int g, int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs,
+                   float* y, int64_t ldy) {
+  switch (rows_left < 4 ? rows_left : 4) {
+    case 1: return dot_tile_g<W, 1, kRevisited>(g, n, w, ws, x, xs, y, ldy);
+    case 2: return dot_tile_g<W, 2, kRevisited>(g, n, w, ws, x, xs, y, ldy);
+    case 3: return dot_tile_g<W, 3, kRevisited>(g, n, w, ws, x, xs, y, ldy);
+    default: return dot_tile_g<W, 4, kRevisited>(g, n, w, ws, x, xs, y, ldy);
+  }
+}
+
 template <typename W>
 void dot_w_rows(int64_t n, const void* wv, size_t ws, int64_t nw, const float* x, int64_t xs, int64_t nx, float* y,
                 int64_t ldy) {
@@ -220,11 +239,10 @@ void dot_w_rows(int64_t n, const void* wv, size_t ws, int64_t nw, const float* x
       const int g = static_cast<int>(nx / groups + (k < nx % groups ? 1 : 0));
       const float* xm = x + m * xs;
       float* ym = y + m * ldy + r;
-      switch (nw - r < 4 ? nw - r : 4) {
-        case 1: dot_tile_g<W, 1>(g, n, wr, ws, xm, xs, ym, ldy); break;
-        case 2: dot_tile_g<W, 2>(g, n, wr, ws, xm, xs, ym, ldy); break;
-        case 3: dot_tile_g<W, 3>(g, n, wr, ws, xm, xs, ym, ldy); break;
-        default: dot_tile_g<W, 4>(g, n, wr, ws, xm, xs, ym, ldy); break;
+      if (groups > 1) {
+        dispatch_tile<W, true>(nw - r, g, n, wr, ws, xm, xs, ym, ldy);
+      } else {
+        dispatch_tile<W, false>(nw - r, g, n, wr, ws, xm, xs, ym, ldy);
       }
       m += g;
     }

@@ -62,22 +62,23 @@ template <bool kSquares>
 double chunked_sum(int64_t n, const float* x, float c);
 // R weight rows (f32 or f16, ws bytes apart) x G activation rows (xs floats apart): the sums into
 // y[g * ldy + r], each one chain in the order of the values (dot_f32_rows / dot_f16_rows' tile).
-template <typename W, int R, int G>
+// kRevisited: later groups of activation rows read the same weight rows again.
+template <typename W, int R, int G, bool kRevisited>
 void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy);
 
 // ---- built on them ------------------------------------------------------------------------
 
 // One weight tile of R rows against a group of g <= 6 activation rows (a row count known only at
 // run time, to the tile's template).
-template <typename W, int R>
+template <typename W, int R, bool kRevisited = false>
 void dot_tile_g(int g, int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs, float* y, int64_t ldy) {
   switch (g) {
-    case 1: return dot_tile<W, R, 1>(n, w, ws, x, xs, y, ldy);
-    case 2: return dot_tile<W, R, 2>(n, w, ws, x, xs, y, ldy);
-    case 3: return dot_tile<W, R, 3>(n, w, ws, x, xs, y, ldy);
-    case 4: return dot_tile<W, R, 4>(n, w, ws, x, xs, y, ldy);
-    case 5: return dot_tile<W, R, 5>(n, w, ws, x, xs, y, ldy);
-    default: return dot_tile<W, R, 6>(n, w, ws, x, xs, y, ldy);
+    case 1: return dot_tile<W, R, 1, kRevisited>(n, w, ws, x, xs, y, ldy);
+    case 2: return dot_tile<W, R, 2, kRevisited>(n, w, ws, x, xs, y, ldy);
+    case 3: return dot_tile<W, R, 3, kRevisited>(n, w, ws, x, xs, y, ldy);
+    case 4: return dot_tile<W, R, 4, kRevisited>(n, w, ws, x, xs, y, ldy);
+    case 5: return dot_tile<W, R, 5, kRevisited>(n, w, ws, x, xs, y, ldy);
+    default: return dot_tile<W, R, 6, kRevisited>(n, w, ws, x, xs, y, ldy);
   }
 }
 
