@@ -129,7 +129,6 @@ Tensor* WhisperRunner::build_decoder_batch_step(std::span<const int> seqs, std::
   o.flash_attn = opts_.flash_attn;
   o.forks = forks;
   o.key_mask = &dec_key_mask_;
-  dec_positions_.assign(positions.begin(), positions.end());
   return build_decoder_batch(dec_arena_, dec_graph_, model_.weights(), model_.hparams(), cache_, dec_tokens_, seqs,
                              positions, o, windows);
 }
@@ -142,10 +141,11 @@ void WhisperRunner::check_tokens(std::span<const int32_t> tokens, const char* wh
                                                " outside the vocabulary [0, " + std::to_string(hp.n_vocab) + ")");
 }
 
-ComputeStatus WhisperRunner::run_decoder(Tensor* out, std::span<const int32_t> tokens, std::vector<float>* logits) {
+ComputeStatus WhisperRunner::run_decoder(Tensor* out, std::span<const int32_t> tokens, std::vector<float>* logits,
+                                         std::span<const int> positions) {
   dec_sched_->alloc_graph(dec_graph_);
   tensor_set(*dec_tokens_, tokens.data(), tokens.size_bytes());
-  if (dec_key_mask_) fill_key_mask(*dec_key_mask_, dec_positions_);
+  if (dec_key_mask_) fill_key_mask(*dec_key_mask_, positions);
   const ComputeStatus status = dec_sched_->compute(dec_graph_);
   if (status != ComputeStatus::Ok) return status;
   logits->resize(static_cast<size_t>(out->nelements()));
@@ -200,7 +200,7 @@ ComputeStatus WhisperRunner::decode_rows(std::span<const int32_t> tokens, std::s
                                                std::to_string(seqs.size()) + " sequence slots (one slot per row)");
   // build_decoder_batch checks the slots, the windows and the positions (and the forks).
   Tensor* out = build_decoder_batch_step(seqs, positions, windows, pending_forks_);
-  const ComputeStatus status = run_decoder(out, tokens, logits);
+  const ComputeStatus status = run_decoder(out, tokens, logits, positions);
   // The graph made them (or, stopped early, maybe not all: the host copies are the same bytes
   // again, since a step writes only position n_past and no fork copies it).
   if (status == ComputeStatus::Ok) {

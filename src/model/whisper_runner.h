@@ -141,7 +141,9 @@ class WhisperRunner {
   void build_encoder_graph(int window);
   void reserve_batch(int n, bool own_windows);
   void check_tokens(std::span<const int32_t> tokens, const char* what) const;
-  ComputeStatus run_decoder(Tensor* out, std::span<const int32_t> tokens, std::vector<float>* logits);
+  // positions: the rows' positions of a batch step, which fill its key mask when it has one.
+  ComputeStatus run_decoder(Tensor* out, std::span<const int32_t> tokens, std::vector<float>* logits,
+                            std::span<const int> positions = {});
   // Makes the pending forks on this thread (KvCache::copy_seq).
   void flush_forks();
 
@@ -160,8 +162,7 @@ class WhisperRunner {
   TensorArena dec_arena_;
   Graph dec_graph_;
   Tensor* dec_tokens_ = nullptr;
-  Tensor* dec_key_mask_ = nullptr;     // the batch step's key mask, when it has one
-  std::vector<int> dec_positions_;     // the rows' positions the mask is filled from
+  Tensor* dec_key_mask_ = nullptr;  // the batch step's key mask, when it has one
   std::unique_ptr<Scheduler> dec_sched_;
   int reallocs_at_start_ = 0;  // growths while reserving, which decode steps did not cause
   std::vector<std::pair<int, int>> align_reserved_;  // the heads align() last reserved memory for

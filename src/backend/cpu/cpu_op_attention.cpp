@@ -348,8 +348,10 @@ void attend_block(const Kernels& kern, const Attn& a, int64_t i0, int64_t nqb, i
   std::fill(w.sum, w.sum + nqb, 0.0f);
   const uint8_t* kb = a.k_head(h, b);
   const uint8_t* vb = a.v_head(h, b);
+  // Each query's visible keys, once: with a mask, live() scans the mask row's -inf tail.
+  int64_t live[kQBlock];
   int64_t live_max = 0;
-  for (int64_t r = 0; r < nqb; ++r) live_max = std::max(live_max, a.live(i0 + r, b));
+  for (int64_t r = 0; r < nqb; ++r) live_max = std::max(live_max, live[r] = a.live(i0 + r, b));
   for (int64_t j0 = 0; j0 < live_max; j0 += kTile) {
     // A tile is packed whole (all of its keys, whatever this block sees), so every block of the
     // head can reuse it.
@@ -362,7 +364,7 @@ void attend_block(const Kernels& kern, const Attn& a, int64_t i0, int64_t nqb, i
     bool any = false;
     for (int64_t r = 0; r < nqb; ++r) {
       float* s = w.s + r * kTile;
-      const int64_t n = std::clamp<int64_t>(a.live(i0 + r, b) - j0, 0, T);  // visible keys of the tile
+      const int64_t n = std::clamp<int64_t>(live[r] - j0, 0, T);  // visible keys of the tile
       add_mask(a, i0 + r, b, j0, n, s);
       if (online_update(kern, D, n, s, &w.m[r], &w.sum[r], w.acc + r * D)) {
         any = true;

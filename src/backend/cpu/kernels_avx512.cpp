@@ -201,6 +201,18 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
   }
 }
 
+// The tile of min(rows_left, 4) weight rows against a group of g activation rows.
+template <typename W, bool kRevisited>
+void dispatch_tile(int64_t rows_left, int g, int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs,
+                   float* y, int64_t ldy) {
+  switch (rows_left < 4 ? rows_left : 4) {
+    case 1: return dot_tile_g<W, 1, kRevisited>(g, n, w, ws, x, xs, y, ldy);
+    case 2: return dot_tile_g<W, 2, kRevisited>(g, n, w, ws, x, xs, y, ldy);
+    case 3: return dot_tile_g<W, 3, kRevisited>(g, n, w, ws, x, xs, y, ldy);
+    default: return dot_tile_g<W, 4, kRevisited>(g, n, w, ws, x, xs, y, ldy);
+  }
+}
+
 // Weight rows in tiles of R = 4 (the last one to three rows in a smaller tile), activation rows
 // in groups of up to 6: 4 x 6 accumulators, 4 weight vectors and one activation vector fill 29
 // of the 32 registers. The widening of a weight chunk is paid once per group, and the sums of
@@ -214,18 +226,6 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
 //    on Sapphire Rapids, and a third slower on Zen 4;
 //  * not a pass per group over the whole matrix: that reads it from memory once per group
 //    (8-row base f16 steps +13%).
-// The tile of min(rows_left, 4) weight rows against a group of g activation rows.
-template <typename W, bool kRevisited>
-void dispatch_tile(int64_t rows_left, int g, int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs,
-                   float* y, int64_t ldy) {
-  switch (rows_left < 4 ? rows_left : 4) {
-    case 1: return dot_tile_g<W, 1, kRevisited>(g, n, w, ws, x, xs, y, ldy);
-    case 2: return dot_tile_g<W, 2, kRevisited>(g, n, w, ws, x, xs, y, ldy);
-    case 3: return dot_tile_g<W, 3, kRevisited>(g, n, w, ws, x, xs, y, ldy);
-    default: return dot_tile_g<W, 4, kRevisited>(g, n, w, ws, x, xs, y, ldy);
-  }
-}
-
 template <typename W>
 void dot_w_rows(int64_t n, const void* wv, size_t ws, int64_t nw, const float* x, int64_t xs, int64_t nx, float* y,
                 int64_t ldy) {
