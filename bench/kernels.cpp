@@ -30,9 +30,10 @@
 //
 // bench_kernels decode_chunks [preset:type ...]: decoder steps of B = 1, 4, 8, 16 independent
 // chunks (each row its own cross window: the batched pipeline), per step and as tokens/s;
-// --rows=B,... other sizes. For f16/f32 models also the least time a row can add to a step on
-// this machine (its multiply-adds at the GEMM rate, or its cross K/V at the streaming rate, both
-// measured in the same run) and the most B8 can gain over B1 from that.
+// --rows=B,... other sizes, --cross-kv=q8_0 a quantized cross cache. For f16/f32 models also the
+// least time a row can add to a step on this machine (its multiply-adds at the GEMM rate, or its
+// cross K/V at the streaming rate, both measured in the same run) and the most B8 can gain over
+// B1 from that.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -339,6 +340,7 @@ const int kBatchRows[] = {1, 2, 5, 8};
 struct BatchModel {
   const char* preset;
   DType type;
+  DType cross = DType::F16;  // the cross-attention cache's type
 };
 const BatchModel kBatchModels[] = {
     {"tiny", DType::F16}, {"tiny", DType::Q5_0}, {"base", DType::F16}, {"base", DType::Q5_0}};
@@ -359,7 +361,9 @@ struct BatchSetup {
     write_test_model(o, path);
     file = ModelFile::open(path);
     backend = Registry::global().find(kCpuDeviceName)->init_backend({bench_threads()});
-    runner = std::make_unique<WhisperRunner>(*file, *backend);
+    RunnerOptions ro;
+    ro.cross_kv_type = m.cross;
+    runner = std::make_unique<WhisperRunner>(*file, *backend, ro);
     runner->set_n_sequences(8);
     // The cross K/V of a silent window, then 64 positions in slot 0, forked to every slot.
     const HParams& hp = file->hparams();
@@ -521,14 +525,26 @@ void print_summary(const SummaryReporter& rep) {
 struct StepModel {
   std::string preset;
   DType type;
+  DType cross = DType::F16;
 };
 
 // The arguments of decode_batch and decode_chunks: preset[:type] (f16 when no type) and
-// --rows=B,B,... (the batch sizes; 1 is always measured, as the reference). False, with the
-// reason on stderr, for an unknown preset or type or a bad size.
-bool parse_step_args(int argc, char** argv, std::vector<StepModel>* models, std::vector<int>* rows) {
+// --rows=B,B,... (the batch sizes; 1 is always measured, as the reference), --cross-kv=q8_0 (the
+// cross-attention cache's type for every model). False, with the reason on stderr, for an
+// unknown preset or type or a bad size.
+bool parse_step_args(int argc, char** argv, std::vector<StepModel>* models, std::vector<int>* rows,
+                     DType* cross) {
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a.rfind("--cross-kv=", 0) == 0) {
+      const std::string t = a.substr(11);
+      if (t != "f16" && t != "q8_0") {
+        std::fprintf(stderr, "--cross-kv: '%s' is not f16 or q8_0\n", t.c_str());
+        return false;
+      }
+      *cross = t == "q8_0" ? DType::Q8_0 : DType::F16;
+      continue;
+    }
     if (a.rfind("--rows=", 0) == 0) {
       rows->clear();
       std::stringstream list(a.substr(7));
@@ -563,14 +579,15 @@ bool parse_step_args(int argc, char** argv, std::vector<StepModel>* models, std:
 int run_decode_batch_steps(int argc, char** argv) {
   std::vector<int> rows = {1, 2, 5, 8};
   std::vector<StepModel> models;
-  if (!parse_step_args(argc, argv, &models, &rows)) return 1;
+  DType cross = DType::F16;
+  if (!parse_step_args(argc, argv, &models, &rows, &cross)) return 1;
   if (models.empty())
     models = {{"tiny", DType::F16}, {"tiny", DType::Q5_0}, {"base", DType::F16}, {"base", DType::Q5_0}};
   std::printf("decode_batch steps at n_past %d, %d thread%s (%s kernels), %s time; fastest / median of 30 per size\n",
               kBatchNPast, bench_threads(), bench_threads() == 1 ? "" : "s", cpu::simd_level_name(cpu::best_simd_level()),
               bench_threads() == 1 ? "cpu" : "wall");
   for (const StepModel& sm : models) {
-    BatchModel m{nullptr, sm.type};
+    BatchModel m{nullptr, sm.type, cross};
     m.preset = sm.preset.c_str();
     BatchSetup st(m);
     BatchStepOptions o;
@@ -654,18 +671,19 @@ MachineRates measure_machine() {
 int run_decode_chunk_steps(int argc, char** argv) {
   std::vector<int> rows = {1, 4, 8, 16};
   std::vector<StepModel> models;
-  if (!parse_step_args(argc, argv, &models, &rows)) return 1;
+  DType cross = DType::F16;
+  if (!parse_step_args(argc, argv, &models, &rows, &cross)) return 1;
   if (models.empty()) models = {{"tiny", DType::F16}, {"base", DType::F16}};
-  std::printf("decode steps of B chunks (own cross windows) at n_past %d, %d thread%s (%s kernels), %s time; "
-              "fastest of 30 per size\n",
-              kBatchNPast, bench_threads(), bench_threads() == 1 ? "" : "s", cpu::simd_level_name(cpu::best_simd_level()),
+  std::printf("decode steps of B chunks (own cross windows, %s cross K/V) at n_past %d, %d thread%s (%s kernels), "
+              "%s time; fastest of 30 per size\n",
+              dtype_name(cross), kBatchNPast, bench_threads(), bench_threads() == 1 ? "" : "s", cpu::simd_level_name(cpu::best_simd_level()),
               bench_threads() == 1 ? "cpu" : "wall");
   const MachineRates machine = measure_machine();
   std::printf("  machine, same run: f32 GEMM %.1f GFMA/s (tiny_enc, f16 weights), weights streamed at %.1f GB/s "
               "(tiny_dec, f16, 1 row)\n",
               machine.gfma, machine.gbps);
   for (const StepModel& sm : models) {
-    BatchModel m{nullptr, sm.type};
+    BatchModel m{nullptr, sm.type, cross};
     m.preset = sm.preset.c_str();
     BatchSetup st(m);
     BatchStepOptions o;
@@ -697,7 +715,7 @@ int run_decode_chunk_steps(int argc, char** argv) {
     const double S = hp.n_text_state, L = hp.n_text_layer;
     const double macs = L * 14.0 * S * S + static_cast<double>(hp.n_vocab) * S +
                         L * 2.0 * S * (static_cast<double>(hp.n_audio_ctx) + kBatchNPast);
-    const double kv_bytes = L * 2.0 * static_cast<double>(hp.n_audio_ctx) * S * sizeof(f16_t);
+    const double kv_bytes = L * 2.0 * static_cast<double>(hp.n_audio_ctx) * dtype_row_bytes(cross, S);
     const double compute_ms = macs / machine.gfma * 1e-6, read_ms = kv_bytes / machine.gbps * 1e-6;
     const double row_ms = std::max(compute_ms, read_ms);
     std::printf("    a row adds >= max(%.1f M FMA at the GEMM rate = %.2f ms, %.1f MB cross K/V at the streaming "

@@ -82,6 +82,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-tokens", tp.max_tokens_per_window, "Tokens per window at most (0: the model's limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  std::string cross_kv = "f16";
+  app.add_option("--cross-kv-type", cross_kv, "Cross-attention K/V cache type (both ways with --vs-sequential)")
+      ->check(CLI::IsMember({"f16", "q8_0"}))
+      ->capture_default_str();
   bool vs_sequential = false;
   app.add_flag("--vs-sequential", vs_sequential,
                "With --batch-size > 1: also transcribe the file the plain way (no VAD, one window after another), "
@@ -96,6 +100,7 @@ int main(int argc, char** argv) {
 
     hark::ContextParams cp;
     cp.n_threads = threads;
+    cp.cross_kv_type = hark::parse_kv_cache_type(cross_kv);
     const std::unique_ptr<hark::Context> ctx = hark::Context::load(model, cp);
     // The batched pipeline runs the VAD itself; otherwise a VAD model means VAD-assisted.
     tp.vad = !tp.vad_model_path.empty() && tp.batch_size == 1;

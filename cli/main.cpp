@@ -34,6 +34,7 @@
 
 #include "download_command.h"
 #include "hark/hark.hpp"
+#include "model_options.h"
 #include "progress.h"
 #include "quantize_command.h"
 #include "serve_command.h"
@@ -120,6 +121,7 @@ struct TranscribeOptions {
   std::string device;  // empty: the best device (a GPU when the build has one)
   bool no_gpu = false;
   bool no_flash_attn = false;
+  std::string cross_kv_type = "f16";
   int processors = 1;
   std::vector<std::string> formats;
   std::string output_file;
@@ -144,6 +146,7 @@ int run_transcribe(const TranscribeOptions& o) {
   cp.device = o.device;
   cp.use_gpu = !o.no_gpu;
   cp.flash_attn = !o.no_flash_attn;
+  cp.cross_kv_type = hark::parse_kv_cache_type(o.cross_kv_type);
   const std::unique_ptr<hark::Context> ctx = load_with_progress(o.model, cp, progress_mode_for_terminal(o.quiet));
   if (!o.quiet) std::fprintf(stderr, "hark: loaded %s (%s, %s) in %.0f ms\n", o.model.c_str(),
                              ctx->info().size_name.c_str(), ctx->info().weight_type.c_str(), ctx->info().load_ms);
@@ -250,6 +253,7 @@ int run_transcribe(const TranscribeOptions& o) {
 struct BenchOptions {
   std::string model;
   int threads = 0;
+  std::string cross_kv_type = "f16";
   bool json = false;
 };
 
@@ -257,6 +261,7 @@ struct BenchOptions {
 int run_bench(const BenchOptions& o) {
   hark::ContextParams cp;
   cp.n_threads = o.threads;
+  cp.cross_kv_type = hark::parse_kv_cache_type(o.cross_kv_type);
   const std::unique_ptr<hark::Context> ctx = load_with_progress(o.model, cp, progress_mode_for_terminal(o.json));
   const hark::BenchResult r = ctx->bench(o.threads);
   if (o.json) {
@@ -349,6 +354,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   transcribe->add_flag("--no-gpu", topt.no_gpu, "Compute on the CPU even when a GPU device exists");
   transcribe->add_flag("--no-flash-attn", topt.no_flash_attn, "Plain attention graph instead of the fused one");
+  add_cross_kv_option(transcribe, topt.cross_kv_type);
   transcribe->add_flag("-q,--quiet,--no-prints", topt.quiet, "Print only the transcript (no timings, no progress bar)");
   transcribe->add_flag("--print-progress", topt.print_progress, "Print the progress as percentage lines on stderr (-pp)");
   // Decoding policy: whisper.cpp's names where it has the option (-tp -tpi -nf -bo -sns -mc -lpt
@@ -470,6 +476,7 @@ int main(int argc, char** argv) {
   bench->add_option("-t,--threads", bopt.threads, "Compute threads (0: the machine's cores, at most 8)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
+  add_cross_kv_option(bench, bopt.cross_kv_type);
   bench->add_flag("--json", bopt.json, "Print whisper.rn's JSON array: [config, threads, encode, decode, batch, prompt]");
 
   VadCommandOptions vopt;

@@ -49,6 +49,7 @@ struct ServerOptions {
   }();
   bool access_log = false;  // one JSON line per request on stderr
   bool flash_attn = true;
+  KvCacheType cross_kv_type = KvCacheType::F16;  // ContextParams::cross_kv_type of every model
   bool use_gpu = true;
 };
 

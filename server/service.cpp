@@ -22,6 +22,7 @@ ContextParams context_params(const ServerOptions& o) {
   ContextParams cp;
   cp.use_gpu = o.use_gpu;
   cp.flash_attn = o.flash_attn;
+  cp.cross_kv_type = o.cross_kv_type;
   return cp;
 }
 

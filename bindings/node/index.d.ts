@@ -230,6 +230,10 @@ export type ContextOptions = {
   useCoreMLIos?: boolean
   /** hark: a device by name ('cpu', 'cpu-ref'). */
   device?: string
+  /** hark: the cross-attention K/V cache's type. Default 'f16' (the reference's results); 'q8_0'
+   * takes 0.53x the memory and the bytes each decode step reads per window (fastest with
+   * batchSize > 1), logits move by ~1e-3. Needs useFlashAttn: true. */
+  crossKvType?: 'f16' | 'q8_0'
 }
 
 export declare function initWhisper(options: ContextOptions): Promise<WhisperContext>

@@ -243,7 +243,12 @@ function initWhisper(options) {
   return asPromise(() => {
     const o = checkOptions(options, 'initWhisper')
     const file = resolvePath(o.filePath, 'initWhisper', o.isBundleAsset)
-    return native.loadContext(file, { useGpu: o.useGpu, useFlashAttn: o.useFlashAttn, device: o.device })
+    return native.loadContext(file, {
+      useGpu: o.useGpu,
+      useFlashAttn: o.useFlashAttn,
+      device: o.device,
+      crossKvType: o.crossKvType,
+    })
   }).then((n) => {
     const ctx = new WhisperContext(n)
     contexts.set(ctx.id, ctx)

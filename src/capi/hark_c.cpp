@@ -262,7 +262,8 @@ void require_out(T** out, const char* arg = "out") {
 constexpr size_t kContextParamsV1 = offsetof(hark_context_params, device) + sizeof(const char*);
 constexpr size_t kTranscribeParamsV1 = offsetof(hark_transcribe_params, abort_user_data) + sizeof(void*);
 // No tail padding: when a field is appended, name the new last field here.
-static_assert(sizeof(hark_context_params) == offsetof(hark_context_params, load_progress_user_data) + sizeof(void*),
+static_assert(sizeof(hark_context_params) == offsetof(hark_context_params, cross_kv_type) + sizeof(int64_t) &&
+                  sizeof(int64_t) == sizeof(void*),
               "hark_context_params must end on a pointer-sized field");
 static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, batch_size) + sizeof(int64_t) &&
                   sizeof(int64_t) == sizeof(const char*),
@@ -322,6 +323,7 @@ hark_context_params context_defaults() {
   p.device = nullptr;
   p.load_progress_callback = nullptr;
   p.load_progress_user_data = nullptr;
+  p.cross_kv_type = HARK_KV_F16;
   return p;
 }
 
@@ -871,6 +873,11 @@ hark_status hark_context_load(const char* model_path, const hark_context_params*
     cp.n_threads = p.n_threads;
     cp.use_gpu = p.use_gpu;
     cp.flash_attn = p.flash_attn;
+    require(p.cross_kv_type == HARK_KV_F16 || p.cross_kv_type == HARK_KV_Q8_0,
+            "params->cross_kv_type must be HARK_KV_F16 (0) or HARK_KV_Q8_0 (1), got " + std::to_string(p.cross_kv_type));
+    require(p.cross_kv_type == HARK_KV_F16 || p.flash_attn,
+            "params->cross_kv_type HARK_KV_Q8_0 needs flash_attn (the plain attention path reads an f16 cache)");
+    cp.cross_kv_type = p.cross_kv_type == HARK_KV_Q8_0 ? hark::KvCacheType::Q8_0 : hark::KvCacheType::F16;
     if (p.device && *p.device) {
       std::string names;
       bool known = false;

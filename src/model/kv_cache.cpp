@@ -42,7 +42,8 @@ size_t offset_in(const Tensor& t) {
 void copy_range(const Tensor& src, size_t src_off, Tensor& dst, size_t dst_off, size_t bytes) {
   if (bytes == 0) return;
   TensorArena tmp;
-  const auto n = static_cast<int64_t>(bytes / dtype_row_bytes(src.type, 1));
+  // In whole blocks (a q8_0 cross cache): the ranges copied are whole rows.
+  const auto n = static_cast<int64_t>(bytes / dtype_block_bytes(src.type)) * dtype_block_size(src.type);
   Tensor* s = tmp.new_tensor(src.type, {n}, "kv.copy.src");
   Tensor* d = tmp.new_tensor(dst.type, {n}, "kv.copy.dst");
   src.buffer->place(*s, offset_in(src) + src_off);
@@ -52,9 +53,22 @@ void copy_range(const Tensor& src, size_t src_off, Tensor& dst, size_t dst_off, 
 
 }  // namespace
 
-KvCache::KvCache(const HParams& hp, BufferType* type, DType dtype, bool v_transposed, int n_seq)
-    : hp_(hp), type_(type), dtype_(dtype), v_transposed_(v_transposed), n_ctx_(hp.n_text_ctx) {
+KvCache::KvCache(const HParams& hp, BufferType* type, DType dtype, bool v_transposed, int n_seq,
+                 std::optional<DType> cross_dtype)
+    : hp_(hp), type_(type), dtype_(dtype), cross_dtype_(cross_dtype.value_or(dtype)), v_transposed_(v_transposed),
+      n_ctx_(hp.n_text_ctx) {
   HARK_CHECK(!dtype_quantized(dtype), std::string("KvCache: the cache type must be f16 or f32, got ") + dtype_name(dtype));
+  HARK_CHECK(!dtype_quantized(cross_dtype_) || cross_dtype_ == DType::Q8_0,
+             std::string("KvCache: the cross-attention cache type must be f16, f32 or q8_0, got ") +
+                 dtype_name(cross_dtype_));
+  if (cross_dtype_ == DType::Q8_0) {
+    const int64_t d = hp.n_text_state / hp.n_text_head;
+    HARK_CHECK(!v_transposed, "KvCache: a q8_0 cross-attention cache needs the fused attention (flash_attn): the "
+                              "plain path's transposed values have rows of positions, not whole q8_0 blocks");
+    HARK_CHECK(d % dtype_block_size(DType::Q8_0) == 0,
+               "KvCache: a q8_0 cross-attention cache needs a head size that is a multiple of 32, got " +
+                   std::to_string(d));
+  }
   alloc_cross(1);
   alloc_self(n_seq);
 }
@@ -92,9 +106,10 @@ void KvCache::alloc_cross(int n_win) {
   auto arena = std::make_unique<TensorArena>();
   std::vector<Tensor*> k, v;
   for (int l = 0; l < hp_.n_text_layer; ++l) {
-    k.push_back(arena->new_tensor(dtype_, {d, ctx, h, n_win}, "kv." + std::to_string(l) + ".cross_k"));
-    v.push_back(v_transposed_ ? arena->new_tensor(dtype_, {ctx, s, n_win}, "kv." + std::to_string(l) + ".cross_v")
-                              : arena->new_tensor(dtype_, {d, ctx, h, n_win}, "kv." + std::to_string(l) + ".cross_v"));
+    k.push_back(arena->new_tensor(cross_dtype_, {d, ctx, h, n_win}, "kv." + std::to_string(l) + ".cross_k"));
+    v.push_back(v_transposed_
+                    ? arena->new_tensor(cross_dtype_, {ctx, s, n_win}, "kv." + std::to_string(l) + ".cross_v")
+                    : arena->new_tensor(cross_dtype_, {d, ctx, h, n_win}, "kv." + std::to_string(l) + ".cross_v"));
   }
   std::unique_ptr<Buffer> buffer = place_all(type_, *arena);
   // As for the self part: windows are the outermost dim, so the kept ones are a prefix.

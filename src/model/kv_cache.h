@@ -3,8 +3,12 @@
 // Self-attention: the projected keys/values of every token decoded so far in this window, so a
 // step computes only its new tokens. Cross-attention: the encoder output projected once per window
 // by every layer's key/value weights ([S, n_audio_ctx] each), instead of once per token. Both are
-// stored in f16: half the bytes a decode step streams, and f16 keeps ~3 significant digits, far
-// inside what attention needs.
+// stored in f16 by default: half the bytes a decode step streams, and f16 keeps ~3 significant
+// digits, far inside what attention needs. The cross part may instead be q8_0 (cross_dtype, an
+// option): 34 bytes per 32 values, 0.53x f16's, for steps that stream many windows (the batched
+// pipeline reads each row's own window every step); the logits move by ~1e-3 relative, so it is
+// not the default. q8_0 needs values stored as keys are (not v_transposed: its rows would be
+// positions, 1500 of them, not whole blocks).
 //
 // Sequences: the self-attention cache has n_seq slots (default 1), one per sequence decoded
 // against the same window (beam search, best-of): self_k(l) is [S, n_text_ctx, n_seq], slot s at
@@ -30,6 +34,7 @@
 // allocator never owns them).
 #pragma once
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backend/buffer.h"
@@ -45,7 +50,10 @@ struct SeqCopy {
 
 class KvCache {
  public:
-  KvCache(const HParams& hp, BufferType* type, DType dtype = DType::F16, bool v_transposed = false, int n_seq = 1);
+  // dtype: the self part (f16 or f32); cross_dtype: the cross part (f16, f32 or q8_0), the same
+  // as dtype when not given.
+  KvCache(const HParams& hp, BufferType* type, DType dtype = DType::F16, bool v_transposed = false, int n_seq = 1,
+          std::optional<DType> cross_dtype = std::nullopt);
 
   // Self-attention K/V of a layer, every slot: [S, n_text_ctx, n_seq] ([n_text_ctx, S, n_seq] for
   // transposed values). Tensors change when set_n_seq reallocates them: do not hold them across.
@@ -65,6 +73,7 @@ class KvCache {
   size_t bytes() const { return self_buffer_->size() + cross_buffer_->size(); }
   size_t self_bytes() const { return self_buffer_->size(); }
   bool v_transposed() const { return v_transposed_; }
+  DType cross_dtype() const { return cross_dtype_; }
   int n_seq() const { return n_seq_; }
   int n_windows() const { return n_win_; }
   int n_text_ctx() const { return n_ctx_; }
@@ -94,6 +103,7 @@ class KvCache {
   const HParams hp_;
   BufferType* type_;
   DType dtype_;
+  DType cross_dtype_;
   bool v_transposed_ = false;
   int n_ctx_ = 0;
   int n_seq_ = 0;

@@ -39,7 +39,7 @@ WhisperRunner::WhisperRunner(const ModelFile& model, std::vector<Backend*> backe
       // The plain attention path reads values key-major: stored so, they are transposed once
       // when written rather than per step.
       cache_(model.hparams(), backends_[0]->device().buffer_type(), DType::F16,
-             /*v_transposed=*/!opts_.flash_attn),
+             /*v_transposed=*/!opts_.flash_attn, /*n_seq=*/1, opts_.cross_kv_type),
       enc_sched_(std::make_unique<Scheduler>(backends_)),
       dec_sched_(std::make_unique<Scheduler>(backends_)) {
   const HParams& hp = model.hparams();

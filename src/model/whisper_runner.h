@@ -33,6 +33,9 @@ struct RunnerOptions {
   // mul_mat), which materialises the score matrices (more memory, mostly slower) but needs no
   // fused kernel from the backend.
   bool flash_attn = true;
+  // The cross-attention K/V cache's type: f16, or q8_0 (0.53x the bytes every decode step streams
+  // per window; needs flash_attn). See KvCache.
+  DType cross_kv_type = DType::F16;
 };
 
 class WhisperRunner {

@@ -294,9 +294,11 @@ Tensor* conv1d(TensorArena& a, Tensor* kernel, Tensor* x, int stride, int paddin
 
 Tensor* flash_attn(TensorArena& a, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, bool causal) {
   require_f32("flash_attn (q)", q);
+  // q8_0 K/V: a quantized cross-attention cache (whole blocks per row: D % 32 == 0).
   for (Tensor* kv : {k, v})
-    HARK_CHECK(kv->type == DType::F32 || kv->type == DType::F16,
-               "flash_attn: k/v must be f32 or f16, got " + kv->describe());
+    HARK_CHECK(kv->type == DType::F32 || kv->type == DType::F16 ||
+                   (kv->type == DType::Q8_0 && kv->ne[0] % dtype_block_size(DType::Q8_0) == 0),
+               "flash_attn: k/v must be f32, f16 or q8_0 (rows of whole 32-value blocks), got " + kv->describe());
   HARK_CHECK(k->ne[0] == q->ne[0] && v->ne[0] == q->ne[0] && k->ne[1] == v->ne[1] && k->ne[2] == v->ne[2] &&
                  k->ne[3] == q->ne[3] && v->ne[3] == q->ne[3] && k->ne[2] > 0 && q->ne[2] % k->ne[2] == 0,
              "flash_attn: shapes do not fit: q " + q->describe() + ", k " + k->describe() + ", v " + v->describe());

@@ -11,7 +11,8 @@ BenchResult run_bench(StateImpl& state, int n_threads) {
   const RunnerBench r = bench_runner(state.runner());
   BenchResult out;
   out.config = system_info() + " | DEVICE = " + state.model().device_choice.name +
-               " | FLASH_ATTN = " + (state.model().flash_attn ? "1" : "0");
+               " | FLASH_ATTN = " + (state.model().flash_attn ? "1" : "0") +
+               " | CROSS_KV = " + dtype_name(state.model().cross_kv_type);
   out.n_threads = n_threads;
   out.encode_ms = r.encode_ms;
   out.decode_ms = r.decode_ms;

@@ -75,6 +75,14 @@ Device* choose_device(const ContextParams& p, DeviceChoice* choice) {
 
 }  // namespace
 
+const char* kv_cache_type_name(KvCacheType t) { return t == KvCacheType::Q8_0 ? "q8_0" : "f16"; }
+
+KvCacheType parse_kv_cache_type(std::string_view name) {
+  for (KvCacheType t : {KvCacheType::F16, KvCacheType::Q8_0})
+    if (name == kv_cache_type_name(t)) return t;
+  throw Error("unknown KV cache type '" + std::string(name) + "' (expected f16 or q8_0)");
+}
+
 int default_threads() {
   const unsigned hw = std::thread::hardware_concurrency();
   return static_cast<int>(std::clamp(hw == 0 ? 4u : hw, 1u, 8u));
@@ -86,6 +94,9 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(const std::string& path, co
   auto m = std::make_shared<LoadedModel>();
   m->device = choose_device(params, &m->device_choice);
   m->flash_attn = params.flash_attn;
+  HARK_CHECK(params.cross_kv_type == KvCacheType::F16 || params.flash_attn,
+             "cross_kv_type q8_0 needs flash_attn (the plain attention path reads an f16 cache)");
+  m->cross_kv_type = params.cross_kv_type == KvCacheType::Q8_0 ? DType::Q8_0 : DType::F16;
   m->n_threads = params.n_threads > 0 ? params.n_threads : default_threads();
   LoadOptions lo;
   lo.populate = true;

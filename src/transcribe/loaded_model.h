@@ -26,6 +26,7 @@ struct LoadedModel {
   Device* device = nullptr;  // where the jobs compute
   DeviceChoice device_choice;
   bool flash_attn = true;
+  DType cross_kv_type = DType::F16;
   int n_threads = 1;  // the default per job
   // VAD models of VAD-assisted jobs, by path: shared by the Context and its states, which never
   // change the Whisper model but may add a VAD model here (the cache locks itself).

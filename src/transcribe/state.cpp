@@ -15,6 +15,7 @@ StateImpl::StateImpl(std::shared_ptr<const LoadedModel> model, int n_threads) : 
   backend_ = model_->device->init_backend({n_threads > 0 ? n_threads : model_->n_threads});
   RunnerOptions ro;
   ro.flash_attn = model_->flash_attn;
+  ro.cross_kv_type = model_->cross_kv_type;
   runner_ = std::make_unique<WhisperRunner>(*model_->file, *backend_, ro);
 }
 

@@ -56,7 +56,8 @@ class FlashAttnDecode : public ::testing::Test {
     g.build(out);
     auto* cpu = dynamic_cast<cpu::CpuBackend*>(cpu_.get());
     ASSERT_NE(cpu, nullptr);
-    for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar}) {
+    for (cpu::SimdLevel level :
+         {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar}) {
       if (!cpu::simd_level_supported(level)) continue;
       for (int n : {1, 2, 3}) {
         cpu->set_simd_level(level);
@@ -135,6 +136,25 @@ TEST_F(FlashAttnDecode, MaskedTilesWithinAGroup) {
   Tensor* kc = rand_leaf(DType::F16, {D * H, nk, 1, 1}, -2.0f, 2.0f, "k");
   Tensor* vc = rand_leaf(DType::F16, {D * H, nk, 1, 1}, -2.0f, 2.0f, "v");
   check(ops::flash_attn(arena_, q, cache_heads(kc, H, nk), cache_heads(vc, H, nk), mask, 0.2f, false), 2e-6, 2e-5);
+}
+
+// A q8_0 cross-attention cache laid out as KvCache keeps it ([D, n_audio_ctx, H, windows]: each
+// head's keys contiguous): one query per window (the batched pipeline's rows), three queries of
+// one window (beams), and a prompt of 20 queries (the blocked path, which dequantizes tiles). The
+// reference scores the f32 queries against the dequantized keys; the CPU quantizes each query to
+// q8 blocks first (as mul_mat does for a q8_0 weight), ~0.4% of a query value, which moves a
+// score by ~1e-3 here and an output by a few 1e-3 of its scale.
+TEST_F(FlashAttnDecode, QuantizedCrossCache) {
+  const int64_t D = 64, nk = 1500, H = 6;
+  struct Case {
+    int64_t nq, B;
+  };
+  for (Case c : {Case{1, 3}, Case{3, 1}, Case{20, 2}}) {
+    Tensor* q = rand_leaf(DType::F32, {D, c.nq, H, c.B}, -1.5f, 1.5f, "q");
+    Tensor* k = rand_leaf(DType::Q8_0, {D, nk, H, c.B}, -1.5f, 1.5f, "cross_k");
+    Tensor* v = rand_leaf(DType::Q8_0, {D, nk, H, c.B}, -1.5f, 1.5f, "cross_v");
+    check(ops::flash_attn(arena_, q, k, v, nullptr, 0.125f, false), 2e-3, 1e-2);
+  }
 }
 
 }  // namespace

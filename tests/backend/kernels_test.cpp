@@ -75,7 +75,7 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.dequantize_row), reinterpret_cast<const void*>(t.add),
       reinterpret_cast<const void*>(t.mul), reinterpret_cast<const void*>(t.scale),
       reinterpret_cast<const void*>(t.axpy), reinterpret_cast<const void*>(t.axpy_f16),
-      reinterpret_cast<const void*>(t.axpy_f16_rows),
+      reinterpret_cast<const void*>(t.axpy_f16_rows), reinterpret_cast<const void*>(t.axpy_q8_0_rows),
       reinterpret_cast<const void*>(t.max), reinterpret_cast<const void*>(t.exp_sub_sum),
       reinterpret_cast<const void*>(t.gelu), reinterpret_cast<const void*>(t.sigmoid),
       reinterpret_cast<const void*>(t.tanh), reinterpret_cast<const void*>(t.mean_var),
@@ -526,6 +526,45 @@ TEST_P(KernelsTest, AxpyF16RowsIsAxpyF16RowAfterRow) {
         for (int64_t g = 0; g < na; ++g)
           k().axpy_f16(n, a[static_cast<size_t>(g * as + t)], x.data() + t * (n + 2), want.data() + g * ys);
       for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], want[i]) << "n " << n << " na " << na << " at " << i;
+    }
+  }
+}
+
+// axpy_q8_0_rows (the values of a q8_0 cross-attention cache): each output as the rows
+// dequantized by the reference and summed in double, to f32 rounding; output counts across the
+// register groups, 1 to 3 blocks a row (two at a time, then one), strided rows.
+TEST_P(KernelsTest, AxpyQ80RowsSumsTheDequantizedRows) {
+  for (int64_t n : {32, 64, 96}) {
+    for (int64_t na : {1, 2, 5, 6, 7, 8, 9}) {
+      const int64_t nk = 37, as = nk + 3, ys = n + 5;
+      const size_t xs = dtype_row_bytes(DType::Q8_0, n) + 6;
+      const auto vals = random_floats(nk * n, 11, -3, 3);
+      std::vector<uint8_t> x(static_cast<size_t>(nk) * xs);
+      std::vector<float> deq(vals.size());
+      for (int64_t t = 0; t < nk; ++t) {
+        quantize_row(DType::Q8_0, vals.data() + t * n, x.data() + t * xs, n);
+        dequantize_row(DType::Q8_0, x.data() + t * xs, deq.data() + t * n, n);
+      }
+      auto a = random_floats(na * as, 12, 0, 1);
+      a[3] = 0.0f;  // masked keys weigh 0
+      const auto y0 = random_floats(na * ys, 13, -1, 1);
+      std::vector<float> y = y0;
+      k().axpy_q8_0_rows(n, nk, a.data(), as, na, x.data(), xs, y.data(), ys);
+      for (int64_t g = 0; g < na; ++g)
+        for (int64_t i = 0; i < ys; ++i) {
+          const size_t at = static_cast<size_t>(g * ys + i);
+          if (i >= n) {
+            ASSERT_EQ(y[at], y0[at]) << "past the row: n " << n << " na " << na;
+            continue;
+          }
+          double want = y0[at], mag = std::fabs(y0[at]);
+          for (int64_t t = 0; t < nk; ++t) {
+            const double term = static_cast<double>(a[static_cast<size_t>(g * as + t)]) * deq[static_cast<size_t>(t * n + i)];
+            want += term;
+            mag += std::fabs(term);
+          }
+          ASSERT_NEAR(y[at], want, 1e-6 * mag + 1e-7) << "n " << n << " na " << na << " output " << g << " value " << i;
+        }
     }
   }
 }

@@ -63,6 +63,8 @@ TEST(OpsErrors, BuildersRejectShapeMismatches) {
   Tensor* k = a.new_tensor(DType::F16, {64, 9, 4}, "k");  // 6 query heads over 4 K/V heads
   EXPECT_THAT(error_of([&] { ops::flash_attn(a, q, k, k, nullptr, 1.0f); }), HasSubstr("shapes do not fit"));
   Tensor* k6 = a.new_tensor(DType::F16, {64, 9, 6}, "k");
+  Tensor* k_q4 = a.new_tensor(DType::Q4_0, {64, 9, 6}, "k");  // q8_0 is the one quantized K/V type
+  EXPECT_THAT(error_of([&] { ops::flash_attn(a, q, k_q4, k6, nullptr, 1.0f); }), HasSubstr("f32, f16 or q8_0"));
   Tensor* mask = a.new_tensor(DType::F32, {9, 3}, "mask");  // fewer rows than queries
   EXPECT_THAT(error_of([&] { ops::flash_attn(a, q, k6, k6, mask, 1.0f); }), HasSubstr("mask"));
   Tensor* mask_b = a.new_tensor(DType::F32, {9, 7, 1, 2}, "mask");  // two batch masks for one batch

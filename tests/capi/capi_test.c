@@ -342,7 +342,8 @@ static void test_library(void) {
   tp = quick_params();
   CHECK(tp.struct_size == sizeof tp && strcmp(tp.language, "en") == 0 && tp.n_processors == 1 && tp.timestamps);
   hark_context_params cp = hark_context_default_params();
-  CHECK(cp.struct_size == sizeof cp && cp.use_gpu && cp.flash_attn && cp.n_threads == 0 && cp.device == NULL);
+  CHECK(cp.struct_size == sizeof cp && cp.use_gpu && cp.flash_attn && cp.n_threads == 0 && cp.device == NULL &&
+        cp.cross_kv_type == HARK_KV_F16);
 }
 
 static void on_load_progress(uint64_t done, uint64_t total, void* user_data) {
@@ -412,7 +413,31 @@ static void test_load_errors(const char* model, const char* not_a_model) {
   cp = hark_context_default_params();
   cp.struct_size = sizeof cp + 64;
   CHECK_ERR(hark_context_load(model, &cp, &ctx), HARK_ERR_INVALID_ARGUMENT, "newer hark.h");
+  cp = hark_context_default_params();
+  cp.cross_kv_type = 7;
+  CHECK_ERR(hark_context_load(model, &cp, &ctx), HARK_ERR_INVALID_ARGUMENT, "cross_kv_type");
+  cp.cross_kv_type = HARK_KV_Q8_0;
+  cp.flash_attn = false;
+  CHECK_ERR(hark_context_load(model, &cp, &ctx), HARK_ERR_INVALID_ARGUMENT, "flash_attn");
   CHECK(ctx == NULL);
+}
+
+/* A q8_0 cross-attention cache: loads, transcribes, and says so in the bench's config line. */
+static void test_cross_kv_q8(const char* model, const float* audio, size_t n) {
+  hark_context_params cp = hark_context_default_params();
+  cp.n_threads = 2;
+  cp.cross_kv_type = HARK_KV_Q8_0;
+  hark_context* ctx = NULL;
+  CHECK_OK(hark_context_load(model, &cp, &ctx));
+  if (!ctx) return;
+  hark_result* r = NULL;
+  CHECK_OK(hark_transcribe(ctx, audio, n, &g_quick, &r));
+  CHECK(r && hark_result_n_segments(r) > 0);
+  hark_result_free(r);
+  hark_bench_result b;
+  CHECK_OK(hark_bench(ctx, 1, &b, sizeof b));
+  CHECK(strstr(b.config, "CROSS_KV = q8_0") != NULL);
+  hark_context_free(ctx);
 }
 
 static void test_info(hark_context* ctx) {
@@ -1633,6 +1658,7 @@ int main(int argc, char** argv) {
     test_bad_handles(ctx, audio, n);
     test_aborts(ctx, model);
     test_bench(ctx);
+    test_cross_kv_q8(model, audio, n);
     test_stream(ctx, audio, n);
     test_stream_rate(ctx, audio, n);
     test_stream_on_state(ctx, audio, n);

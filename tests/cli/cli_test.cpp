@@ -279,6 +279,21 @@ TEST_F(Cli, ProcessorsAndDeviceFlagsAreAccepted) {
   EXPECT_EQ(hark("transcribe -nf -p 0 -m " + shell_quote(model()) + " " + shell_quote(wav())).code, 2);
 }
 
+// --cross-kv-type q8_0 on transcribe and bench (which names it in its config line); an unknown
+// type is a usage error, and q8_0 without the fused attention a load error that names both.
+TEST_F(Cli, CrossKvTypeFlag) {
+  const CliRun r = hark("transcribe -nf -q -t 2 --cross-kv-type q8_0 -m " + shell_quote(model()) + " " + shell_quote(wav()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(r.out.empty());
+  const CliRun b = hark("bench -t 1 --cross-kv-type q8_0 -m " + shell_quote(model()));
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_TRUE(contains(b.out, "CROSS_KV = q8_0")) << b.out;
+  EXPECT_EQ(hark("transcribe -nf --cross-kv-type q4_0 -m " + shell_quote(model()) + " " + shell_quote(wav())).code, 2);
+  const CliRun nfa = hark("transcribe -nf -q -nfa --cross-kv-type q8_0 -m " + shell_quote(model()) + " " + shell_quote(wav()));
+  EXPECT_EQ(nfa.code, 1);
+  EXPECT_TRUE(contains(nfa.err, "q8_0") && contains(nfa.err, "flash_attn")) << nfa.err;
+}
+
 TEST_F(Cli, DecodingFlagsWithWhisperCppSpellings) {
   const std::string m = " -m " + shell_quote(model()) + " " + shell_quote(wav());
   const CliRun a = hark("transcribe -nf -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + shell_quote("[0-9]+") +

@@ -52,7 +52,13 @@ struct Case {
   DType type;
   bool flash;
   bool reference;  // on cpu-ref instead of cpu
+  DType cross = DType::F16;  // the cross-attention cache's type
 };
+
+std::string case_name(const Case& c) {
+  return std::string(dtype_name(c.type)) + (c.flash ? "_flash" : "_plain") + (c.reference ? "_ref" : "") +
+         (c.cross != DType::F16 ? std::string("_cross_") + dtype_name(c.cross) : "");
+}
 
 class RunnerWindows : public ::testing::TestWithParam<Case> {
  protected:
@@ -67,6 +73,7 @@ class RunnerWindows : public ::testing::TestWithParam<Case> {
   RunnerOptions opts() const {
     RunnerOptions o;
     o.flash_attn = GetParam().flash;
+    o.cross_kv_type = GetParam().cross;
     return o;
   }
   std::unique_ptr<Backend> backend(int threads) const {
@@ -243,21 +250,64 @@ TEST_P(RunnerWindowsCpu, WindowsSurviveGrowthAndSingleDecodeReadsItsWindow) {
   EXPECT_LE(rel_diff(l0, alone(*be, 0)[0]), 1e-6) << "shrinking keeps window 0";
 }
 
+// The q8_0 cross cache: each chunk alone on the same cache type is the reference there (the
+// quantized cache moves logits by ~1e-3 against f16, RunnerCrossKvQ8 below).
 INSTANTIATE_TEST_SUITE_P(Model, RunnerWindows,
                          ::testing::Values(Case{DType::F16, true, false}, Case{DType::F16, false, false},
                                            Case{DType::Q5_0, true, false}, Case{DType::F16, true, true},
-                                           Case{DType::F16, false, true}),
-                         [](const ::testing::TestParamInfo<Case>& i) {
-                           return std::string(dtype_name(i.param.type)) + (i.param.flash ? "_flash" : "_plain") +
-                                  (i.param.reference ? "_ref" : "");
-                         });
+                                           Case{DType::F16, false, true}, Case{DType::F16, true, false, DType::Q8_0},
+                                           Case{DType::F16, true, true, DType::Q8_0}),
+                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
 
 INSTANTIATE_TEST_SUITE_P(Model, RunnerWindowsCpu,
                          ::testing::Values(Case{DType::F16, true, false}, Case{DType::F16, false, false},
-                                           Case{DType::Q5_0, true, false}),
-                         [](const ::testing::TestParamInfo<Case>& i) {
-                           return std::string(dtype_name(i.param.type)) + (i.param.flash ? "_flash" : "_plain");
-                         });
+                                           Case{DType::Q5_0, true, false}, Case{DType::F16, true, false, DType::Q8_0}),
+                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
+
+// A q8_0 cross cache against the f16 one on the same chunk: the logits move by the cache's
+// rounding (~1e-3 relative here), the self-attention and everything else unchanged; the cache
+// takes 0.53x the bytes. Without flash_attn (whose plain path reads an f16 cache) it is refused.
+TEST(RunnerCrossKvQ8, StaysCloseToTheF16CacheAtHalfTheBytes) {
+  TestModelOptions o;
+  ASSERT_TRUE(test_model_preset("micro", &o.hparams));
+  testing::TempFile file("windows-cross-q8");
+  write_test_model(o, file.path());
+  const auto model = ModelFile::open(file.path());
+  auto cpu = Registry::global().find(kCpuDeviceName)->init_backend({2});
+  RunnerOptions f16, q8;
+  q8.cross_kv_type = DType::Q8_0;
+  WhisperRunner a(*model, *cpu, f16), b(*model, *cpu, q8);
+  const HParams& hp = model->hparams();
+  for (int c = 0; c < 2; ++c) {
+    ASSERT_EQ(a.encode(chunk_mel(hp, c)), ComputeStatus::Ok);
+    ASSERT_EQ(b.encode(chunk_mel(hp, c)), ComputeStatus::Ok);
+    std::vector<float> la, lb;
+    ASSERT_EQ(a.decode(kPrefix, 0, &la, /*all_rows=*/true), ComputeStatus::Ok);
+    ASSERT_EQ(b.decode(kPrefix, 0, &lb, /*all_rows=*/true), ComputeStatus::Ok);
+    const double d = rel_diff(lb, la);
+    std::printf("  chunk %d: q8_0 cross cache vs f16, rel %.3g\n", c, d);
+    EXPECT_GT(d, 0.0) << "the quantized cache is in use";
+    EXPECT_LE(d, 1e-2) << "chunk " << c;
+  }
+  // Word timestamps' pass reads the q8_0 keys through mul_mat (queries quantized too): the heads'
+  // logits move by ~1e-2 of their largest (DTW takes their softmax's shape, not their digits).
+  const std::vector<CrossQkHead> heads = {{0, 1}, {1, 0}};
+  const std::vector<int32_t> tokens = {50258, 50259, 50359, 400, 401, 402, 403, 404, 405, 406};
+  std::vector<float> qa, qb, la, lb;
+  ASSERT_EQ(a.align(tokens, heads, &qa, &la), ComputeStatus::Ok);
+  ASSERT_EQ(b.align(tokens, heads, &qb, &lb), ComputeStatus::Ok);
+  ASSERT_EQ(qa.size(), qb.size());
+  EXPECT_LE(rel_diff(qb, qa), 3e-2);
+  EXPECT_LE(rel_diff(lb, la), 1e-2);
+  const size_t per_window_f16 = static_cast<size_t>(2 * hp.n_text_layer * hp.n_audio_ctx * hp.n_text_state) * 2;
+  EXPECT_LT(b.kv_cache_bytes(), a.kv_cache_bytes());
+  EXPECT_NEAR(static_cast<double>(a.kv_cache_bytes() - b.kv_cache_bytes()), per_window_f16 * (1.0 - 34.0 / 64.0),
+              4096.0 * hp.n_text_layer);
+  RunnerOptions plain = q8;
+  plain.flash_attn = false;
+  EXPECT_TRUE(testing::mentions(testing::error_of([&] { WhisperRunner r(*model, *cpu, plain); }),
+                                {"q8_0", "flash_attn"}));
+}
 
 TEST(RunnerWindowsErrors, BadWindowsAreClearErrors) {
   TestModelOptions o;

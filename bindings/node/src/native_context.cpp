@@ -53,6 +53,12 @@ Napi::Value NativeContext::load(const Napi::CallbackInfo& info) {
   params.use_gpu = get_bool(o, "useGpu", true);
   params.flash_attn = get_bool(o, "useFlashAttn", false);  // whisper.rn's default
   params.device = get_string(o, "device", "");
+  const std::string kv = get_string(o, "crossKvType", "f16");
+  try {
+    params.cross_kv_type = hark::parse_kv_cache_type(kv);
+  } catch (const hark::Error&) {
+    throw Napi::TypeError::New(env, "initWhisper: crossKvType must be 'f16' or 'q8_0', got '" + kv + "'");
+  }
   return run_off_js_thread(env, "hark.initWhisper", [path, params]() -> ValueBuilder {
     std::shared_ptr<hark::Context> ctx = hark::Context::load(path, params);
     return [ctx](Napi::Env env) mutable -> Napi::Value {

@@ -53,6 +53,15 @@ test('transcribe a file, a data URI, and transcribeFile (whisper.node) give the 
   await ctx.release()
 })
 
+test('crossKvType q8_0: a context with an 8-bit cross-attention cache transcribes', async () => {
+  const ctx = await hark.initWhisper({ filePath: micro, useFlashAttn: true, crossKvType: 'q8_0' })
+  const r = await ctx.transcribe(speechWav(), fast).promise
+  checkResult(r)
+  assert.equal(r.isAborted, false)
+  assert.ok(r.segments.length > 0)
+  await ctx.release()
+})
+
 test('transcribeData: ArrayBuffer int16, base64 float32 / int16, typed arrays, other rates', async () => {
   const ctx = await hark.initWhisper({ filePath: micro, useFlashAttn: true })
   const wav = speechWav()

@@ -15,6 +15,8 @@ test('initWhisper: wrong types, a missing file, a file that is no model', async 
   await assert.rejects(hark.initWhisper({ filePath: '/no/such/model.bin' }), /\/no\/such\/model\.bin.*(No such file|cannot open)/)
   await assert.rejects(hark.initWhisper({ filePath: 'https://example.com/m.bin' }), /remote files are not supported/)
   await assert.rejects(hark.initWhisper({ filePath: micro, useGpu: 'yes' }), /option 'useGpu' must be a boolean, got a string/)
+  await assert.rejects(hark.initWhisper({ filePath: micro, crossKvType: 'q4' }), /crossKvType must be 'f16' or 'q8_0', got 'q4'/)
+  await assert.rejects(hark.initWhisper({ filePath: micro, crossKvType: 'q8_0' }), /q8_0 needs flash_attn/)
   const junk = path.join(tmp, 'junk.bin')
   fs.writeFileSync(junk, Buffer.from('this is not a whisper model at all'))
   await assert.rejects(hark.initWhisper({ filePath: junk }), (e) => e instanceof Error && e.message.includes('junk.bin'))

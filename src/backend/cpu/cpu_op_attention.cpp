@@ -16,7 +16,10 @@
 //    so the work runs at matrix-multiply speed instead of one kernel call per key. The operands
 //    are packed for the micro-kernel once and reused (a head's K/V tiles by all its blocks).
 // Threads take whole queries (or query blocks) ordered query-fastest, so one thread's work mostly
-// shares a K/V head, which then stays in cache. K and V may be f32 or f16 (the KV cache).
+// shares a K/V head, which then stays in cache. K and V may be f32, f16 (the KV cache) or q8_0
+// (a quantized cross-attention cache): q8_0 scores are integer dot products with each query
+// quantized to q8 blocks, as mul_mat quantizes the activations of a q8_0 weight, and q8_0
+// values are widened block by block into the weighted sums.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -44,12 +47,11 @@ struct Attn {
   float scale;
   bool causal;
   int64_t D, nq, nk, group;
-  bool k_f16, v_f16;
 
   explicit Attn(const Tensor& node)
       : q(*node.src[0]), k(*node.src[1]), v(*node.src[2]), mask(node.src[3]), out(node),
         scale(node.params[0].f), causal(node.params[1].i != 0), D(q.ne[0]), nq(q.ne[1]), nk(k.ne[1]),
-        group(q.ne[2] / k.ne[2]), k_f16(k.type == DType::F16), v_f16(v.type == DType::F16) {}
+        group(q.ne[2] / k.ne[2]) {}
 
   // Keys [0, live) are visible to query i of batch b: past the causal limit, or in the run of
   // -inf that ends the query's mask row, they would get probability zero, so they are never
@@ -128,8 +130,12 @@ void finish(const Kernels& kern, int64_t D, float sum, const float* acc, float* 
 // the row alone (same tiles, same kernel calls), so grouping changes no result.
 constexpr int64_t kRowGroup = 8;
 
-// Scratch per row of a group: scores [kTile], accumulator [D].
-size_t row_floats(int64_t D) { return static_cast<size_t>(kRowGroup * (kTile + D)); }
+// Scratch per row of a group: scores [kTile], accumulator [D]; after the group's rows, the
+// queries quantized for q8_0 keys (D / 32 blocks a row).
+size_t row_floats(int64_t D) {
+  const int64_t q8a_floats = D / kQuantBlock * static_cast<int64_t>(sizeof(BlockQ8A) / sizeof(float));
+  return static_cast<size_t>(kRowGroup * (kTile + D + q8a_floats));
+}
 
 struct RowState {
   const float* q;
@@ -147,6 +153,10 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
   const int64_t D = a.D;
   RowState rows[kRowGroup];
   int64_t live_max = 0;
+  // q8_0 keys: each row's query quantized once, its blocks at qa + r * qblocks.
+  const bool k_q8 = a.k.type == DType::Q8_0;
+  const int64_t qblocks = D / kQuantBlock;
+  auto* qa = reinterpret_cast<BlockQ8A*>(scratch + kRowGroup * (kTile + D));
   for (int64_t r = 0; r < nr; ++r) {
     RowState& w = rows[r];
     const RowIndex ri = row_index(a.q, r0 + r);
@@ -162,6 +172,7 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
     w.sum = 0.0f;
     std::fill(w.acc, w.acc + D, 0.0f);
     live_max = std::max(live_max, w.live);
+    if (k_q8) kern.quantize_q8a(w.q, qa + r * qblocks, D);
   }
   const size_t kstride = a.k.nb[1], vstride = a.v.nb[1];
   for (int64_t j0 = 0; j0 < live_max; j0 += kTile) {
@@ -182,8 +193,11 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
       while (e < nr && rows[e].kb == w.kb && rows[e].n == w.n && qs > 0 && rows[e].q - rows[e - 1].q == qs) ++e;
       if (w.n > 0) {
         const uint8_t* kt = w.kb + static_cast<size_t>(j0) * kstride;
-        (a.k_f16 ? kern.dot_f16_rows : kern.dot_f32_rows)(D, kt, kstride, w.n, w.q, e - r > 1 ? qs : 0, e - r, w.s,
-                                                           kTile + D);
+        if (k_q8)
+          kern.dot_q_tiles(DType::Q8_0, D, kt, kstride, w.n, qa + r * qblocks, qblocks, e - r, w.s, kTile + D);
+        else
+          (a.k.type == DType::F16 ? kern.dot_f16_rows : kern.dot_f32_rows)(D, kt, kstride, w.n, w.q,
+                                                                           e - r > 1 ? qs : 0, e - r, w.s, kTile + D);
       }
       r = e;
     }
@@ -196,17 +210,22 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
       any = any || w.active;
     }
     if (!any) continue;
-    if (a.v_f16) {
-      // Weighted values (the f16 cache): one call per run of active rows that share V and the
-      // same keys, each value row widened once for the run; a row's sums are those it gets alone.
+    if (a.v.type != DType::F32) {
+      // Weighted values (the f16 or q8_0 cache): one call per run of active rows that share V and
+      // the same keys, each value row widened once for the run; a row's sums are those it gets
+      // alone.
       for (int64_t r = 0; r < nr;) {
         const RowState& w = rows[r];
         int64_t e = r + 1;
         while (w.active && e < nr && rows[e].active && rows[e].vb == w.vb && rows[e].n == w.n) ++e;
-        if (w.active && w.n > 0)
-          kern.axpy_f16_rows(D, w.n, w.s, kTile + D, e - r,
-                             reinterpret_cast<const f16_t*>(w.vb + static_cast<size_t>(j0) * vstride), vstride, w.acc,
-                             kTile + D);
+        if (w.active && w.n > 0) {
+          const uint8_t* vt = w.vb + static_cast<size_t>(j0) * vstride;
+          if (a.v.type == DType::Q8_0)
+            kern.axpy_q8_0_rows(D, w.n, w.s, kTile + D, e - r, vt, vstride, w.acc, kTile + D);
+          else
+            kern.axpy_f16_rows(D, w.n, w.s, kTile + D, e - r, reinterpret_cast<const f16_t*>(vt), vstride, w.acc,
+                               kTile + D);
+        }
         r = e;
       }
       continue;
@@ -290,7 +309,8 @@ struct PackedHead {
 };
 
 // Rows [j0, j0 + T) of a K or V head as f32 rows of D: in place when they are f32 at a
-// whole-float stride, else widened or copied into `tmp`. Sets *ld to the row stride in floats.
+// whole-float stride, else widened, dequantized or copied into `tmp`. Sets *ld to the row stride
+// in floats.
 const float* f32_rows(const Kernels& kern, const Tensor& t, const uint8_t* head, int64_t j0, int64_t T, int64_t D,
                       float* tmp, int64_t* ld) {
   const uint8_t* r0 = head + j0 * t.nb[1];
@@ -301,6 +321,8 @@ const float* f32_rows(const Kernels& kern, const Tensor& t, const uint8_t* head,
   for (int64_t r = 0; r < T; ++r) {
     if (t.type == DType::F16)
       kern.f16_to_f32_row(reinterpret_cast<const f16_t*>(r0 + r * t.nb[1]), tmp + r * D, D);
+    else if (t.type == DType::Q8_0)
+      kern.dequantize_row(DType::Q8_0, r0 + r * t.nb[1], tmp + r * D, D);
     else
       std::memcpy(tmp + r * D, r0 + r * t.nb[1], static_cast<size_t>(D) * sizeof(float));
   }

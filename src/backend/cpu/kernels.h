@@ -94,6 +94,11 @@ struct Kernels {
   // axpy_f16 for t = 0, 1, ... would give it; each x_t is widened once for all outputs.
   void (*axpy_f16_rows)(int64_t n, int64_t nk, const float* a, int64_t a_stride, int64_t na, const f16_t* x,
                         size_t x_stride, float* y, int64_t y_stride);
+  // The same over q8_0 rows (a quantized cross-attention cache; n % 32 == 0): x_t's values are
+  // q * d, and each output adds, per block of x_t, the coefficient a * d (rounded once) times the
+  // block's levels. Each block is widened once for all outputs.
+  void (*axpy_q8_0_rows)(int64_t n, int64_t nk, const float* a, int64_t a_stride, int64_t na, const void* x,
+                         size_t x_stride, float* y, int64_t y_stride);
   float (*max)(int64_t n, const float* x);
   // y = exp(x - m), returns sum(y). y may be nullptr: only the sum (a log-sum-exp).
   float (*exp_sub_sum)(int64_t n, const float* x, float m, float* y);

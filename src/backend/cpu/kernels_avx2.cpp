@@ -345,6 +345,26 @@ void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na
       axpy_f16(n, a[g * as + t], reinterpret_cast<const f16_t*>(reinterpret_cast<const uint8_t*>(x) + t * xs), y + g * ys);
 }
 
+// Output by output per row, 8 levels at a time.
+void axpy_q8_0_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const void* x, size_t xs, float* y,
+                    int64_t ys) {
+  for (int64_t t = 0; t < nk; ++t) {
+    const void* row = static_cast<const uint8_t*>(x) + t * xs;
+    for (int64_t g = 0; g < na; ++g) {
+      float* yg = y + g * ys;
+      for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+        const auto blk = block_at<BlockQ8_0>(row, b);
+        const __m256 c = _mm256_set1_ps(a[g * as + t] * half(blk.d()));
+        for (int j = 0; j < kQuantBlock; j += 8) {
+          const __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk.qs_i8() + j));
+          float* yj = yg + b * kQuantBlock + j;
+          _mm256_storeu_ps(yj, _mm256_fmadd_ps(c, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), _mm256_loadu_ps(yj)));
+        }
+      }
+    }
+  }
+}
+
 float max(int64_t n, const float* x) {
   __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
   int64_t i = 0;
@@ -839,7 +859,7 @@ constinit const Kernels kTable = {
 #endif
     dot_w_rows<float>, dot_w_rows<f16_t>,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
-    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
+    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, axpy_q8_0_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
     gemm_f32, gemm_f32_nn,
     6, 16, Packed::pack_a, Packed::pack_b, Packed::pack_b_depth_major, Packed::gemm,
     argmax,

@@ -15,6 +15,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -480,6 +481,75 @@ void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na
   }
 }
 
+// axpy_f16_rows over q8_0 rows: G outputs of NB blocks (32 * NB values from block b0 on) stay in
+// registers while the rows go by; each block is widened to f32 once for all outputs, and its
+// scale folds into the output's coefficient.
+template <int G, int NB>
+void axpy_q8_0_blocks(int64_t b0, int64_t nk, const float* a, int64_t as, const uint8_t* x, size_t xs, float* y,
+                      int64_t ys) {
+  constexpr size_t kBlock = sizeof(BlockQ8_0);
+  float* yb = y + b0 * kQuantBlock;
+  __m512 acc[G][2 * NB];
+  for (int g = 0; g < G; ++g)
+    for (int v = 0; v < 2 * NB; ++v) acc[g][v] = _mm512_loadu_ps(yb + g * ys + 16 * v);
+  for (int64_t t = 0; t < nk; ++t) {
+    const uint8_t* row = x + static_cast<size_t>(t) * xs + static_cast<size_t>(b0) * kBlock;
+    _mm_prefetch(reinterpret_cast<const char*>(row) + kAxpyAhead * xs, _MM_HINT_T0);
+    if constexpr (NB > 1) _mm_prefetch(reinterpret_cast<const char*>(row) + 64 + kAxpyAhead * xs, _MM_HINT_T0);
+    __m512 lv[2 * NB];
+    float d[NB];
+    for (int k = 0; k < NB; ++k) {
+      const uint8_t* bp = row + k * kBlock;
+      d[k] = half(load_f16(bp + offsetof(BlockQ8_0, d)));
+      const uint8_t* qs = bp + offsetof(BlockQ8_0, qs);
+      lv[2 * k] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs))));
+      lv[2 * k + 1] =
+          _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs + 16))));
+    }
+    for (int g = 0; g < G; ++g) {
+      const float at = a[g * as + t];
+      for (int k = 0; k < NB; ++k) {
+        const __m512 c = _mm512_set1_ps(at * d[k]);
+        acc[g][2 * k] = _mm512_fmadd_ps(c, lv[2 * k], acc[g][2 * k]);
+        acc[g][2 * k + 1] = _mm512_fmadd_ps(c, lv[2 * k + 1], acc[g][2 * k + 1]);
+      }
+    }
+  }
+  for (int g = 0; g < G; ++g)
+    for (int v = 0; v < 2 * NB; ++v) _mm512_storeu_ps(yb + g * ys + 16 * v, acc[g][v]);
+}
+
+// Two blocks at a time (a head of 64: every Whisper size) for up to 6 outputs (24 accumulators),
+// else one.
+template <int G>
+void axpy_q8_0_rows_n(int64_t n, int64_t nk, const float* a, int64_t as, const uint8_t* x, size_t xs, float* y,
+                      int64_t ys) {
+  const int64_t nb = n / kQuantBlock;
+  int64_t b = 0;
+  if constexpr (G <= 6)
+    for (; b + 2 <= nb; b += 2) axpy_q8_0_blocks<G, 2>(b, nk, a, as, x, xs, y, ys);
+  for (; b < nb; ++b) axpy_q8_0_blocks<G, 1>(b, nk, a, as, x, xs, y, ys);
+}
+
+void axpy_q8_0_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const void* x, size_t xs, float* y,
+                    int64_t ys) {
+  const auto* xb = static_cast<const uint8_t*>(x);
+  for (int64_t g = 0; g < na; g += 8) {
+    const float* ag = a + g * as;
+    float* yg = y + g * ys;
+    switch (na - g < 8 ? na - g : 8) {
+      case 1: axpy_q8_0_rows_n<1>(n, nk, ag, as, xb, xs, yg, ys); break;
+      case 2: axpy_q8_0_rows_n<2>(n, nk, ag, as, xb, xs, yg, ys); break;
+      case 3: axpy_q8_0_rows_n<3>(n, nk, ag, as, xb, xs, yg, ys); break;
+      case 4: axpy_q8_0_rows_n<4>(n, nk, ag, as, xb, xs, yg, ys); break;
+      case 5: axpy_q8_0_rows_n<5>(n, nk, ag, as, xb, xs, yg, ys); break;
+      case 6: axpy_q8_0_rows_n<6>(n, nk, ag, as, xb, xs, yg, ys); break;
+      case 7: axpy_q8_0_rows_n<7>(n, nk, ag, as, xb, xs, yg, ys); break;
+      default: axpy_q8_0_rows_n<8>(n, nk, ag, as, xb, xs, yg, ys); break;
+    }
+  }
+}
+
 float max(int64_t n, const float* x) {
   __m512 m0 = _mm512_set1_ps(-INFINITY), m1 = m0;
   int64_t i = 0;
@@ -696,7 +766,7 @@ constinit const Kernels kTable = {
     quantize_q8a, avx512_gemm_q8,
     dot_w_rows<float>, dot_w_rows<f16_t>,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
-    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
+    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, axpy_q8_0_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
     gemm_f32, gemm_f32_nn,
     12, 32, Packed::pack_a, Packed::pack_b, Packed::pack_b_depth_major, Packed::gemm,
     argmax,

@@ -253,6 +253,22 @@ void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na
       axpy_f16(n, a[g * as + t], reinterpret_cast<const f16_t*>(reinterpret_cast<const uint8_t*>(x) + t * xs), y + g * ys);
 }
 
+void axpy_q8_0_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const void* x, size_t xs, float* y,
+                    int64_t ys) {
+  for (int64_t t = 0; t < nk; ++t) {
+    const void* row = static_cast<const uint8_t*>(x) + t * xs;
+    for (int64_t g = 0; g < na; ++g) {
+      float* yg = y + g * ys;
+      for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+        const auto blk = block_at<BlockQ8_0>(row, b);
+        const int8_t* qs = blk.qs_i8();
+        const float c = a[g * as + t] * f16_to_f32(blk.d());
+        for (int j = 0; j < kQuantBlock; ++j) yg[b * kQuantBlock + j] += c * static_cast<float>(qs[j]);
+      }
+    }
+  }
+}
+
 float max(int64_t n, const float* x) {
   float m = -INFINITY;
   for (int64_t i = 0; i < n; ++i) {
@@ -412,7 +428,7 @@ constinit const Kernels kTable = {
     quantize_q8a, /*gemm_q8=*/nullptr,
     dot_f32_rows, dot_f16_rows,
     f16_to_f32_row, f32_to_f16_row, dequantize_row,
-    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
+    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, axpy_q8_0_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
     gemm_f32, gemm_f32_nn,
     4, 8, Packed::pack_a, Packed::pack_b, Packed::pack_b_depth_major, Packed::gemm,
     argmax,

@@ -438,7 +438,8 @@ bool supports(const Tensor& node) {
     case Op::MulMat:
       return is_f32(&node) && s[0]->type != DType::I32 && is_f32(s[1]) && (!s[2] || is_f32(s[2]));
     case Op::FlashAttn:
-      return is_f32(&node) && is_f32(s[0]) && is_float(s[1]) && is_float(s[2]) && (!s[3] || is_f32(s[3]));
+      return is_f32(&node) && is_f32(s[0]) && (is_float(s[1]) || s[1]->type == DType::Q8_0) &&
+             (is_float(s[2]) || s[2]->type == DType::Q8_0) && (!s[3] || is_f32(s[3]));
     case Op::Count:
       break;
   }
