@@ -72,7 +72,8 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
       reinterpret_cast<const void*>(t.quantize_q8a), reinterpret_cast<const void*>(t.dot_f32_rows),
       reinterpret_cast<const void*>(t.dot_f16_rows),
       reinterpret_cast<const void*>(t.f16_to_f32_row), reinterpret_cast<const void*>(t.f32_to_f16_row),
-      reinterpret_cast<const void*>(t.dequantize_row), reinterpret_cast<const void*>(t.add),
+      reinterpret_cast<const void*>(t.dequantize_row), reinterpret_cast<const void*>(t.quantize_row),
+      reinterpret_cast<const void*>(t.add),
       reinterpret_cast<const void*>(t.mul), reinterpret_cast<const void*>(t.scale),
       reinterpret_cast<const void*>(t.axpy), reinterpret_cast<const void*>(t.axpy_f16),
       reinterpret_cast<const void*>(t.axpy_f16_rows), reinterpret_cast<const void*>(t.axpy_q8_0_rows),
@@ -566,6 +567,28 @@ TEST_P(KernelsTest, AxpyQ80RowsSumsTheDequantizedRows) {
           ASSERT_NEAR(y[at], want, 1e-6 * mag + 1e-7) << "n " << n << " na " << na << " output " << g << " value " << i;
         }
     }
+  }
+}
+
+// quantize_row: byte for byte runtime/quant's, for every quantized type (the SIMD tables
+// vectorize q8_0): random blocks, an all-zero block, NaN (read as 0), an infinity, subnormals, and
+// a block whose scale is exactly 1, so x.5 values are ties that round to even.
+TEST_P(KernelsTest, QuantizeRowIsTheReferenceByteForByte) {
+  const int64_t n = 9 * kQuantBlock;
+  auto x = random_floats(n, 21, -4, 4);
+  for (int j = 0; j < kQuantBlock; ++j) x[static_cast<size_t>(kQuantBlock + j)] = 0.0f;
+  x[2 * kQuantBlock + 3] = std::nanf("");
+  x[3 * kQuantBlock + 5] = INFINITY;
+  for (int j = 0; j < kQuantBlock; ++j) x[static_cast<size_t>(4 * kQuantBlock + j)] = 1e-41f * static_cast<float>(j - 7);
+  const float ties[] = {127.0f, 2.5f, -3.5f, 0.5f, -0.5f, 1.5f, 126.5f, -126.5f};
+  for (int j = 0; j < kQuantBlock; ++j) x[static_cast<size_t>(5 * kQuantBlock + j)] = ties[j % 8];
+  x[6 * kQuantBlock] = 1e30f;  // a scale past f16's range
+  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
+    std::vector<uint8_t> got(dtype_row_bytes(type, n)), want(got.size());
+    k().quantize_row(type, x.data(), got.data(), n);
+    quantize_row(type, x.data(), want.data(), n);
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_EQ(got[i], want[i]) << dtype_name(type) << " byte " << i << " (block " << i / dtype_block_bytes(type) << ")";
   }
 }
 

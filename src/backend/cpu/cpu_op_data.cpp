@@ -110,7 +110,7 @@ void op_copy(const ComputeContext& ctx, Tensor& node) {
       for (int64_t b = 0; b < len; ++b) {
         float block[kQuantBlock];
         gather_f32(*ctx.k, src, (u0 + at + b) * kQuantBlock, kQuantBlock, block);
-        quantize_row(dst.type, block, d + b * dst.nb[0], kQuantBlock);
+        ctx.k->quantize_row(dst.type, block, d + b * dst.nb[0], kQuantBlock);
       }
     });
     return;

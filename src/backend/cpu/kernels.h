@@ -76,6 +76,10 @@ struct Kernels {
   void (*f32_to_f16_row)(const float* x, f16_t* y, int64_t n);
   // Dequantize a row of any weight type to f32 (used to feed tiled GEMM and get_rows).
   void (*dequantize_row)(DType type, const void* x, float* y, int64_t n);
+  // f32 -> a quantized row, byte for byte runtime/quant's quantize_row (n % 32 == 0). The SIMD
+  // tables vectorize q8_0 (the copies that fill a quantized cross-attention cache); other types
+  // go to the reference.
+  void (*quantize_row)(DType type, const float* x, void* y, int64_t n);
 
   // ---- vector math ----
   // Element-wise kernels (add, mul, scale, axpy, axpy_f16, exp_sub_sum, gelu, sigmoid, tanh) may run in place:

@@ -310,27 +310,62 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
   return hsum8(_mm256_add_ps(acc0, acc1));
 }
 
+// A block of 32 values for quantizing: NaN read as 0, and the largest magnitude.
+struct Block32 {
+  __m512 v0, v1;
+  float amax;
+};
+inline Block32 load_block32(const float* xb) {
+  Block32 b;
+  b.v0 = _mm512_loadu_ps(xb);
+  b.v1 = _mm512_loadu_ps(xb + 16);
+  b.v0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(b.v0, b.v0, _CMP_ORD_Q), b.v0);  // NaN reads as 0
+  b.v1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(b.v1, b.v1, _CMP_ORD_Q), b.v1);
+  b.amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(b.v0), _mm512_abs_ps(b.v1)));
+  return b;
+}
+// The block's levels round(clamp(v * id, -127, 127)) as 32 bytes at qs; returns their sum.
+inline int store_block_levels(const Block32& b, float id_value, void* qs) {
+  const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f), id = _mm512_set1_ps(id_value);
+  const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(b.v0, id), lo), hi));
+  const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(b.v1, id), lo), hi));
+  _mm_storeu_si128(static_cast<__m128i*>(qs), _mm512_cvtepi32_epi8(q0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(qs) + 16), _mm512_cvtepi32_epi8(q1));
+  return _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+}
+
 // Same results as the scalar table bit for bit (see kernels_scalar.cpp).
 void quantize_q8a(const float* x, BlockQ8A* y, int64_t n) {
-  const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
   for (int64_t b = 0; b < n / kQuantBlock; ++b) {
     const float* xb = x + b * kQuantBlock;
-    __m512 v0 = _mm512_loadu_ps(xb), v1 = _mm512_loadu_ps(xb + 16);
-    v0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v0, v0, _CMP_ORD_Q), v0);  // NaN reads as 0
-    v1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v1, v1, _CMP_ORD_Q), v1);
-    const float am = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
-    if (!(am <= FLT_MAX)) {  // an infinity: rare, leave it to the scalar definition
+    const Block32 blk = load_block32(xb);
+    if (!(blk.amax <= FLT_MAX)) {  // an infinity: rare, leave it to the scalar definition
       scalar_kernels().quantize_q8a(xb, y + b, kQuantBlock);
       continue;
     }
-    const float d = am / 127.0f;
-    const __m512 id = _mm512_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
-    const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v0, id), lo), hi));
-    const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v1, id), lo), hi));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].qs), _mm512_cvtepi32_epi8(q0));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].qs + 16), _mm512_cvtepi32_epi8(q1));
+    const float d = blk.amax / 127.0f;
+    const int sum = store_block_levels(blk, d != 0.0f ? 1.0f / d : 0.0f, y[b].qs);
     y[b].d = d;
-    y[b].s = d * static_cast<float>(_mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1)));
+    y[b].s = d * static_cast<float>(sum);
+  }
+}
+
+// q8_0 byte for byte as runtime/quant's quantize_row (the cross-attention cache's copies); other
+// types go to it.
+void quantize_row(DType type, const float* x, void* y, int64_t n) {
+  if (type != DType::Q8_0) return ::hark::quantize_row(type, x, y, n);
+  auto* out = static_cast<uint8_t*>(y);
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const float* xb = x + b * kQuantBlock;
+    uint8_t* ob = out + b * sizeof(BlockQ8_0);
+    const Block32 blk = load_block32(xb);
+    if (!(blk.amax <= FLT_MAX)) {
+      ::hark::quantize_row(type, xb, ob, kQuantBlock);
+      continue;
+    }
+    const Q8Scale s = q8_scale(blk.amax);
+    store_block_levels(blk, s.id, ob + offsetof(BlockQ8_0, qs));
+    std::memcpy(ob + offsetof(BlockQ8_0, d), &s.bits, sizeof s.bits);
   }
 }
 
@@ -765,7 +800,7 @@ constinit const Kernels kTable = {
     dot_row<float>, dot_row<f16_t>, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, avx512_dot_q_tiles,
     quantize_q8a, avx512_gemm_q8,
     dot_w_rows<float>, dot_w_rows<f16_t>,
-    f16_to_f32_row, f32_to_f16_row, dequantize_row,
+    f16_to_f32_row, f32_to_f16_row, dequantize_row, quantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, axpy_q8_0_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
     gemm_f32, gemm_f32_nn,
     12, 32, Packed::pack_a, Packed::pack_b, Packed::pack_b_depth_major, Packed::gemm,

@@ -427,7 +427,7 @@ constinit const Kernels kTable = {
     dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, dot_q_tiles,
     quantize_q8a, /*gemm_q8=*/nullptr,
     dot_f32_rows, dot_f16_rows,
-    f16_to_f32_row, f32_to_f16_row, dequantize_row,
+    f16_to_f32_row, f32_to_f16_row, dequantize_row, ::hark::quantize_row,
     add, mul, scale, axpy, axpy_f16, axpy_f16_rows, axpy_q8_0_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
     gemm_f32, gemm_f32_nn,
     4, 8, Packed::pack_a, Packed::pack_b, Packed::pack_b_depth_major, Packed::gemm,

@@ -23,6 +23,19 @@ namespace {
 
 inline float half(f16_t h) { return _cvtsh_ss(h); }
 
+// q8_0's scale as runtime/quant chooses it: amax / 127 stored as f16 (a zero as +0), and the
+// reciprocal of the stored value, which the levels are taken with.
+struct Q8Scale {
+  f16_t bits;
+  float id;
+};
+inline Q8Scale q8_scale(float amax) {
+  f16_t h = f32_to_f16(amax / 127.0f);
+  if ((h & 0x7fffu) == 0) h = 0;
+  const float d = f16_to_f32(h);
+  return {h, d != 0.0f ? 1.0f / d : 0.0f};
+}
+
 inline float hsum8(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
