@@ -268,14 +268,19 @@ void bench_flash_attn(benchmark::State& state, const AttnShape* s) {
 }
 
 // ---- flash_attn: a decoder step's cross-attention, each batch row against its own window ----
-// The batched pipeline's step: one query per (head, row), each row's own f16 cross K/V
-// [64, 1500, H, B] (head-major, as the cross cache), through the layers in turn (each layer its
-// own K/V, so the step streams all of them as a real step does). Figure: K/V bytes per second.
+// The batched pipeline's step: one query per (head, row), each row's own cross K/V (f16, or the
+// opt-in q8_0) [64, 1500, H, B] (head-major, as the cross cache), through the layers in turn
+// (each layer its own K/V, so the step streams all of them as a real step does). Figure: K/V
+// bytes per second.
 struct CrossShape {
   const char* name;
   int64_t S, H, layers, rows;
+  DType kv = DType::F16;
 };
-const CrossShape kCrossShapes[] = {{"tiny_cross_B1", 384, 6, 4, 1}, {"tiny_cross_B8", 384, 6, 4, 8}};
+const CrossShape kCrossShapes[] = {{"tiny_cross_B1", 384, 6, 4, 1},
+                                   {"tiny_cross_B8", 384, 6, 4, 8},
+                                   {"tiny_cross_B1_q8", 384, 6, 4, 1, DType::Q8_0},
+                                   {"tiny_cross_B8_q8", 384, 6, 4, 8, DType::Q8_0}};
 
 void bench_cross_attn(benchmark::State& state, const CrossShape* s) {
   TensorArena arena;
@@ -295,8 +300,8 @@ void bench_cross_attn(benchmark::State& state, const CrossShape* s) {
   const int64_t D = s->S / s->H;
   Tensor* q = placed(DType::F32, {D, 1, s->H, s->rows}, 1);
   for (int64_t l = 0; l < s->layers; ++l) {
-    Tensor* k = placed(DType::F16, {D, kAttnPositions, s->H, s->rows}, 2 + static_cast<uint32_t>(l));
-    Tensor* v = placed(DType::F16, {D, kAttnPositions, s->H, s->rows}, 20 + static_cast<uint32_t>(l));
+    Tensor* k = placed(s->kv, {D, kAttnPositions, s->H, s->rows}, 2 + static_cast<uint32_t>(l));
+    Tensor* v = placed(s->kv, {D, kAttnPositions, s->H, s->rows}, 20 + static_cast<uint32_t>(l));
     Tensor* out = ops::flash_attn(arena, q, k, v, nullptr, 1.0f / std::sqrt(static_cast<float>(D)), false);
     q = ops::reshape(arena, out, {D, 1, s->H, s->rows});  // [D, H, 1, B] is [D, 1, H, B] in memory
   }
@@ -306,7 +311,8 @@ void bench_cross_attn(benchmark::State& state, const CrossShape* s) {
   galloc.alloc(g);
   for (auto _ : state) backend->compute(g);
   state.counters["GB/s"] = benchmark::Counter(
-      2.0 * sizeof(f16_t) * static_cast<double>(s->layers * s->rows * s->S * kAttnPositions) * 1e-9,
+      2.0 * static_cast<double>(dtype_row_bytes(s->kv, D)) / static_cast<double>(D) *
+          static_cast<double>(s->layers * s->rows * s->S * kAttnPositions) * 1e-9,
       benchmark::Counter::kIsIterationInvariantRate);
 }
 
