@@ -277,10 +277,14 @@ struct CrossShape {
   int64_t S, H, layers, rows;
   DType kv = DType::F16;
 };
+// The _deep shapes chain 32 layers of one row (74 MB of f16 K/V, past L3 as a real step's cache
+// is once the step's weights went through): a single-row decode step's cross-attention rate.
 const CrossShape kCrossShapes[] = {{"tiny_cross_B1", 384, 6, 4, 1},
                                    {"tiny_cross_B8", 384, 6, 4, 8},
+                                   {"tiny_cross_B1_deep", 384, 6, 32, 1},
                                    {"tiny_cross_B1_q8", 384, 6, 4, 1, DType::Q8_0},
-                                   {"tiny_cross_B8_q8", 384, 6, 4, 8, DType::Q8_0}};
+                                   {"tiny_cross_B8_q8", 384, 6, 4, 8, DType::Q8_0},
+                                   {"tiny_cross_B1_deep_q8", 384, 6, 32, 1, DType::Q8_0}};
 
 void bench_cross_attn(benchmark::State& state, const CrossShape* s) {
   TensorArena arena;
