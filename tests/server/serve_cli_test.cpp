@@ -139,6 +139,21 @@ TEST_F(ServeCli, AMissingModelIsAClearError) {
   EXPECT_EQ(p.wait(), 1);
 }
 
+// --cross-kv-type q8_0: every model's states keep an 8-bit cross-attention cache and answer.
+TEST_F(ServeCli, ServesWithAQuantizedCrossCache) {
+  ServeProcess p({"-m", micro_model(), "--port", "0", "-t", "1", "--no-fallback", "--cross-kv-type", "q8_0"});
+  const std::string first = p.line();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(first, m, std::regex("listening on http://127\\.0\\.0\\.1:(\\d+)"))) << first;
+  httplib::Client c("127.0.0.1", std::stoi(m[1]));
+  c.set_read_timeout(120, 0);
+  auto r = c.Post("/v1/audio/transcriptions", form(tones_wav()));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  kill(p.pid, SIGTERM);
+  EXPECT_EQ(p.wait(), 0);
+}
+
 TEST_F(ServeCli, BadFlagsAreUsageErrors) {
   ServeProcess p({"-m", micro_model(), "--port", "70000"});
   EXPECT_EQ(p.wait(), 2);
@@ -150,6 +165,8 @@ TEST_F(ServeCli, BadFlagsAreUsageErrors) {
   EXPECT_EQ(h.wait(), 2);
   ServeProcess b({"-m", micro_model(), "--port", "0", "--min-body-rate", "fast"});
   EXPECT_EQ(b.wait(), 2);
+  ServeProcess k({"-m", micro_model(), "--port", "0", "--cross-kv-type", "q4_0"});
+  EXPECT_EQ(k.wait(), 2);
 }
 
 }  // namespace
