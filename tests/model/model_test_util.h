@@ -9,9 +9,12 @@
 #include <filesystem>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "model/model_file.h"
+#include "model/model_writer.h"
 #include "runtime/error.h"
 
 namespace hark::testing {
@@ -58,6 +61,19 @@ class TempFile {
 
  private:
   std::string path_;
+};
+
+// The micro preset (seeded random f16 weights, the real file format) in a temporary file, mapped:
+// what the runner tests that need no particular weights work on.
+struct MicroModelFile {
+  TempFile file;
+  std::unique_ptr<ModelFile> model;
+  explicit MicroModelFile(const std::string& tag) : file(tag) {
+    TestModelOptions o;
+    test_model_preset("micro", &o.hparams);
+    write_test_model(o, file.path());
+    model = ModelFile::open(file.path());
+  }
 };
 
 // Runs fn, which must throw hark::Error; returns the message ("" and a failure otherwise).

@@ -272,11 +272,8 @@ INSTANTIATE_TEST_SUITE_P(Model, RunnerBatch,
 // bench_batch_steps on micro: one figure per size asked for, finite and positive, the 1-row
 // step's ratio 1; the runner gets the slots it needs.
 TEST(RunnerBatchBench, FiguresPerSize) {
-  TestModelOptions o;
-  ASSERT_TRUE(test_model_preset("micro", &o.hparams));
-  testing::TempFile file("batch-bench");
-  write_test_model(o, file.path());
-  const auto model = ModelFile::open(file.path());
+  const testing::MicroModelFile micro("batch-bench");
+  const auto& model = micro.model;
   auto cpu = Registry::global().find(kCpuDeviceName)->init_backend({2});
   WhisperRunner r(*model, *cpu);
   BatchStepOptions bo;

@@ -268,11 +268,8 @@ INSTANTIATE_TEST_SUITE_P(Model, RunnerWindowsCpu,
 // rounding (~1e-3 relative here), the self-attention and everything else unchanged; the cache
 // takes 0.53x the bytes. Without flash_attn (whose plain path reads an f16 cache) it is refused.
 TEST(RunnerCrossKvQ8, StaysCloseToTheF16CacheAtHalfTheBytes) {
-  TestModelOptions o;
-  ASSERT_TRUE(test_model_preset("micro", &o.hparams));
-  testing::TempFile file("windows-cross-q8");
-  write_test_model(o, file.path());
-  const auto model = ModelFile::open(file.path());
+  const testing::MicroModelFile micro("windows-cross-q8");
+  const auto& model = micro.model;
   auto cpu = Registry::global().find(kCpuDeviceName)->init_backend({2});
   RunnerOptions f16, q8;
   q8.cross_kv_type = DType::Q8_0;
@@ -310,11 +307,8 @@ TEST(RunnerCrossKvQ8, StaysCloseToTheF16CacheAtHalfTheBytes) {
 }
 
 TEST(RunnerWindowsErrors, BadWindowsAreClearErrors) {
-  TestModelOptions o;
-  ASSERT_TRUE(test_model_preset("micro", &o.hparams));
-  testing::TempFile file("windows-errors");
-  write_test_model(o, file.path());
-  const auto model = ModelFile::open(file.path());
+  const testing::MicroModelFile micro("windows-errors");
+  const auto& model = micro.model;
   auto cpu = Registry::global().find(kCpuDeviceName)->init_backend({2});
   WhisperRunner r(*model, *cpu);
   const HParams& hp = model->hparams();
@@ -345,11 +339,8 @@ namespace {
 // bench_batch_steps with own_windows (bench_kernels decode_chunks): one figure per size, the
 // runner grown to the windows it needs.
 TEST(RunnerWindowsBench, OwnWindowsFigures) {
-  TestModelOptions o;
-  ASSERT_TRUE(test_model_preset("micro", &o.hparams));
-  testing::TempFile file("windows-bench");
-  write_test_model(o, file.path());
-  const auto model = ModelFile::open(file.path());
+  const testing::MicroModelFile micro("windows-bench");
+  const auto& model = micro.model;
   auto cpu = Registry::global().find(kCpuDeviceName)->init_backend({2});
   WhisperRunner r(*model, *cpu);
   BatchStepOptions bo;

@@ -220,75 +220,39 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
   return hsum8(_mm256_add_ps(acc0, acc1));
 }
 
-// A block of 32 values for quantizing: NaN read as 0, and the largest magnitude.
-struct Block32 {
-  __m256 v[4];
-  float amax;
-};
-inline Block32 load_block32(const float* xb) {
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  Block32 b;
-  __m256 amax = _mm256_setzero_ps();
+// Quantizing primitives (kernels_x86.h): a block's values with NaN read as 0.
+inline void load_block32(const float* xb, __m256 v[4]) {
   for (int j = 0; j < 4; ++j) {
-    b.v[j] = _mm256_loadu_ps(xb + 8 * j);
-    b.v[j] = _mm256_and_ps(b.v[j], _mm256_cmp_ps(b.v[j], b.v[j], _CMP_ORD_Q));  // NaN reads as 0
-    amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, b.v[j]));
+    v[j] = _mm256_loadu_ps(xb + 8 * j);
+    v[j] = _mm256_and_ps(v[j], _mm256_cmp_ps(v[j], v[j], _CMP_ORD_Q));  // NaN reads as 0
   }
-  b.amax = hmax(amax);
-  return b;
 }
-// The block's levels round(clamp(v * id, -127, 127)) as 32 bytes in value order; *sum gets
-// their sum.
-inline __m256i block_levels(const Block32& b, float id_value, int* sum) {
+
+float block_amax(const float* xb) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 v[4];
+  load_block32(xb, v);
+  __m256 amax = _mm256_setzero_ps();
+  for (int j = 0; j < 4; ++j) amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[j]));
+  return hmax(amax);
+}
+
+int block_levels(const float* xb, float id_value, void* qs) {
   const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f), id = _mm256_set1_ps(id_value);
+  __m256 v[4];
+  load_block32(xb, v);
   __m256i q[4];
   for (int j = 0; j < 4; ++j) {
-    const __m256 l = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(b.v[j], id), lo), hi);
+    const __m256 l = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(v[j], id), lo), hi);
     q[j] = _mm256_cvtps_epi32(l);  // round half to even (default MXCSR)
   }
-  *sum = hsum_i32(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
   // Packing works per 128-bit half, which leaves 4-value groups in the order 0,2,4,6,1,3,5,7.
   const __m256i p16a = _mm256_packs_epi32(q[0], q[1]);
   const __m256i p16b = _mm256_packs_epi32(q[2], q[3]);
   const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
-  return _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-}
-
-// Same results as the scalar table bit for bit (see kernels_scalar.cpp).
-void quantize_q8a(const float* x, BlockQ8A* y, int64_t n) {
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const float* xb = x + b * kQuantBlock;
-    const Block32 blk = load_block32(xb);
-    if (!(blk.amax <= FLT_MAX)) {  // an infinity: rare, leave it to the scalar definition
-      scalar_kernels().quantize_q8a(xb, y + b, kQuantBlock);
-      continue;
-    }
-    const float d = blk.amax / 127.0f;
-    int sum = 0;
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs), block_levels(blk, d != 0.0f ? 1.0f / d : 0.0f, &sum));
-    y[b].d = d;
-    y[b].s = d * static_cast<float>(sum);
-  }
-}
-
-// q8_0 byte for byte as runtime/quant's quantize_row (the cross-attention cache's copies); other
-// types go to it.
-void quantize_row(DType type, const float* x, void* y, int64_t n) {
-  if (type != DType::Q8_0) return ::hark::quantize_row(type, x, y, n);
-  auto* out = static_cast<uint8_t*>(y);
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const float* xb = x + b * kQuantBlock;
-    uint8_t* ob = out + b * sizeof(BlockQ8_0);
-    const Block32 blk = load_block32(xb);
-    if (!(blk.amax <= FLT_MAX)) {
-      ::hark::quantize_row(type, xb, ob, kQuantBlock);
-      continue;
-    }
-    const Q8Scale s = q8_scale(blk.amax);
-    int sum = 0;
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ob + offsetof(BlockQ8_0, qs)), block_levels(blk, s.id, &sum));
-    std::memcpy(ob + offsetof(BlockQ8_0, d), &s.bits, sizeof s.bits);
-  }
+  _mm256_storeu_si256(static_cast<__m256i*>(qs),
+                      _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  return hsum_i32(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
 }
 
 // ---- conversions --------------------------------------------------------------------------
@@ -379,21 +343,22 @@ void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na
       axpy_f16(n, a[g * as + t], reinterpret_cast<const f16_t*>(reinterpret_cast<const uint8_t*>(x) + t * xs), y + g * ys);
 }
 
-// Output by output per row, 8 levels at a time.
+// Block by block: its 32 levels widened once, then added into every output in turn.
 void axpy_q8_0_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const void* x, size_t xs, float* y,
                     int64_t ys) {
   for (int64_t t = 0; t < nk; ++t) {
     const void* row = static_cast<const uint8_t*>(x) + t * xs;
-    for (int64_t g = 0; g < na; ++g) {
-      float* yg = y + g * ys;
-      for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-        const auto blk = block_at<BlockQ8_0>(row, b);
-        const __m256 c = _mm256_set1_ps(a[g * as + t] * half(blk.d()));
-        for (int j = 0; j < kQuantBlock; j += 8) {
-          const __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk.qs_i8() + j));
-          float* yj = yg + b * kQuantBlock + j;
-          _mm256_storeu_ps(yj, _mm256_fmadd_ps(c, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), _mm256_loadu_ps(yj)));
-        }
+    for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+      const auto blk = block_at<BlockQ8_0>(row, b);
+      const float d = half(blk.d());
+      __m256 lv[4];
+      for (int j = 0; j < 4; ++j)
+        lv[j] = _mm256_cvtepi32_ps(
+            _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk.qs_i8() + 8 * j))));
+      for (int64_t g = 0; g < na; ++g) {
+        const __m256 c = _mm256_set1_ps(a[g * as + t] * d);
+        float* yb = y + g * ys + b * kQuantBlock;
+        for (int j = 0; j < 4; ++j) _mm256_storeu_ps(yb + 8 * j, _mm256_fmadd_ps(c, lv[j], _mm256_loadu_ps(yb + 8 * j)));
       }
     }
   }

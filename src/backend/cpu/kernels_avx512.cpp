@@ -310,63 +310,29 @@ float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
   return hsum8(_mm256_add_ps(acc0, acc1));
 }
 
-// A block of 32 values for quantizing: NaN read as 0, and the largest magnitude.
-struct Block32 {
-  __m512 v0, v1;
-  float amax;
-};
-inline Block32 load_block32(const float* xb) {
-  Block32 b;
-  b.v0 = _mm512_loadu_ps(xb);
-  b.v1 = _mm512_loadu_ps(xb + 16);
-  b.v0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(b.v0, b.v0, _CMP_ORD_Q), b.v0);  // NaN reads as 0
-  b.v1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(b.v1, b.v1, _CMP_ORD_Q), b.v1);
-  b.amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(b.v0), _mm512_abs_ps(b.v1)));
-  return b;
+// Quantizing primitives (kernels_x86.h): a block's values with NaN read as 0.
+inline void load_block32(const float* xb, __m512* v0, __m512* v1) {
+  *v0 = _mm512_loadu_ps(xb);
+  *v1 = _mm512_loadu_ps(xb + 16);
+  *v0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(*v0, *v0, _CMP_ORD_Q), *v0);  // NaN reads as 0
+  *v1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(*v1, *v1, _CMP_ORD_Q), *v1);
 }
-// The block's levels round(clamp(v * id, -127, 127)) as 32 bytes at qs; returns their sum.
-inline int store_block_levels(const Block32& b, float id_value, void* qs) {
+
+float block_amax(const float* xb) {
+  __m512 v0, v1;
+  load_block32(xb, &v0, &v1);
+  return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+}
+
+int block_levels(const float* xb, float id_value, void* qs) {
   const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f), id = _mm512_set1_ps(id_value);
-  const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(b.v0, id), lo), hi));
-  const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(b.v1, id), lo), hi));
+  __m512 v0, v1;
+  load_block32(xb, &v0, &v1);
+  const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v0, id), lo), hi));
+  const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v1, id), lo), hi));
   _mm_storeu_si128(static_cast<__m128i*>(qs), _mm512_cvtepi32_epi8(q0));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(qs) + 16), _mm512_cvtepi32_epi8(q1));
   return _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
-}
-
-// Same results as the scalar table bit for bit (see kernels_scalar.cpp).
-void quantize_q8a(const float* x, BlockQ8A* y, int64_t n) {
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const float* xb = x + b * kQuantBlock;
-    const Block32 blk = load_block32(xb);
-    if (!(blk.amax <= FLT_MAX)) {  // an infinity: rare, leave it to the scalar definition
-      scalar_kernels().quantize_q8a(xb, y + b, kQuantBlock);
-      continue;
-    }
-    const float d = blk.amax / 127.0f;
-    const int sum = store_block_levels(blk, d != 0.0f ? 1.0f / d : 0.0f, y[b].qs);
-    y[b].d = d;
-    y[b].s = d * static_cast<float>(sum);
-  }
-}
-
-// q8_0 byte for byte as runtime/quant's quantize_row (the cross-attention cache's copies); other
-// types go to it.
-void quantize_row(DType type, const float* x, void* y, int64_t n) {
-  if (type != DType::Q8_0) return ::hark::quantize_row(type, x, y, n);
-  auto* out = static_cast<uint8_t*>(y);
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const float* xb = x + b * kQuantBlock;
-    uint8_t* ob = out + b * sizeof(BlockQ8_0);
-    const Block32 blk = load_block32(xb);
-    if (!(blk.amax <= FLT_MAX)) {
-      ::hark::quantize_row(type, xb, ob, kQuantBlock);
-      continue;
-    }
-    const Q8Scale s = q8_scale(blk.amax);
-    store_block_levels(blk, s.id, ob + offsetof(BlockQ8_0, qs));
-    std::memcpy(ob + offsetof(BlockQ8_0, d), &s.bits, sizeof s.bits);
-  }
 }
 
 // ---- conversions --------------------------------------------------------------------------
@@ -500,20 +466,7 @@ void axpy_f16_rows_n(int64_t n, int64_t nk, const float* a, int64_t as, const f1
 
 void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const f16_t* x, size_t xs,
                    float* y, int64_t ys) {
-  for (int64_t g = 0; g < na; g += 8) {
-    const float* ag = a + g * as;
-    float* yg = y + g * ys;
-    switch (na - g < 8 ? na - g : 8) {
-      case 1: axpy_f16_rows_n<1>(n, nk, ag, as, x, xs, yg, ys); break;
-      case 2: axpy_f16_rows_n<2>(n, nk, ag, as, x, xs, yg, ys); break;
-      case 3: axpy_f16_rows_n<3>(n, nk, ag, as, x, xs, yg, ys); break;
-      case 4: axpy_f16_rows_n<4>(n, nk, ag, as, x, xs, yg, ys); break;
-      case 5: axpy_f16_rows_n<5>(n, nk, ag, as, x, xs, yg, ys); break;
-      case 6: axpy_f16_rows_n<6>(n, nk, ag, as, x, xs, yg, ys); break;
-      case 7: axpy_f16_rows_n<7>(n, nk, ag, as, x, xs, yg, ys); break;
-      default: axpy_f16_rows_n<8>(n, nk, ag, as, x, xs, yg, ys); break;
-    }
-  }
+  for_output_groups(na, [&]<int G>(int64_t g) { axpy_f16_rows_n<G>(n, nk, a + g * as, as, x, xs, y + g * ys, ys); });
 }
 
 // axpy_f16_rows over q8_0 rows: G outputs of NB blocks (32 * NB values from block b0 on) stay in
@@ -569,20 +522,7 @@ void axpy_q8_0_rows_n(int64_t n, int64_t nk, const float* a, int64_t as, const u
 void axpy_q8_0_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const void* x, size_t xs, float* y,
                     int64_t ys) {
   const auto* xb = static_cast<const uint8_t*>(x);
-  for (int64_t g = 0; g < na; g += 8) {
-    const float* ag = a + g * as;
-    float* yg = y + g * ys;
-    switch (na - g < 8 ? na - g : 8) {
-      case 1: axpy_q8_0_rows_n<1>(n, nk, ag, as, xb, xs, yg, ys); break;
-      case 2: axpy_q8_0_rows_n<2>(n, nk, ag, as, xb, xs, yg, ys); break;
-      case 3: axpy_q8_0_rows_n<3>(n, nk, ag, as, xb, xs, yg, ys); break;
-      case 4: axpy_q8_0_rows_n<4>(n, nk, ag, as, xb, xs, yg, ys); break;
-      case 5: axpy_q8_0_rows_n<5>(n, nk, ag, as, xb, xs, yg, ys); break;
-      case 6: axpy_q8_0_rows_n<6>(n, nk, ag, as, xb, xs, yg, ys); break;
-      case 7: axpy_q8_0_rows_n<7>(n, nk, ag, as, xb, xs, yg, ys); break;
-      default: axpy_q8_0_rows_n<8>(n, nk, ag, as, xb, xs, yg, ys); break;
-    }
-  }
+  for_output_groups(na, [&]<int G>(int64_t g) { axpy_q8_0_rows_n<G>(n, nk, a + g * as, as, xb, xs, y + g * ys, ys); });
 }
 
 float max(int64_t n, const float* x) {

@@ -12,7 +12,10 @@
 #endif
 #include <immintrin.h>
 
+#include <cfloat>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_internal.h"
@@ -70,6 +73,10 @@ template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
 float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x);
 void f16_to_f32_row(const f16_t* x, float* y, int64_t n);
 void dequantize_q8_0(const void* xv, float* y, int64_t n);
+// The largest magnitude of a block's 32 values (NaN read as 0), and its levels
+// round(clamp(v * id, -127, 127)) (round half to even) as 32 bytes at qs, returning their sum.
+float block_amax(const float* xb);
+int block_levels(const float* xb, float id, void* qs);
 // Sum over [0, n) of x (kSquares false) or of (x - c)^2 (kSquares true), in chunks summed in double.
 template <bool kSquares>
 double chunked_sum(int64_t n, const float* x, float c);
@@ -193,6 +200,59 @@ void dequantize_row(DType type, const void* x, float* y, int64_t n) {
     case DType::Q5_1: return dequantize_unsigned<BlockQ5_1, 0, true, true>(x, y, n);
     case DType::Q8_0: return dequantize_q8_0(x, y, n);
     default: return scalar_kernels().dequantize_row(type, x, y, n);
+  }
+}
+
+// Same results as the scalar table bit for bit (see kernels_scalar.cpp).
+void quantize_q8a(const float* x, BlockQ8A* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const float* xb = x + b * kQuantBlock;
+    const float amax = block_amax(xb);
+    if (!(amax <= FLT_MAX)) {  // an infinity: rare, leave it to the scalar definition
+      scalar_kernels().quantize_q8a(xb, y + b, kQuantBlock);
+      continue;
+    }
+    const float d = amax / 127.0f;
+    const int sum = block_levels(xb, d != 0.0f ? 1.0f / d : 0.0f, y[b].qs);
+    y[b].d = d;
+    y[b].s = d * static_cast<float>(sum);
+  }
+}
+
+// q8_0 byte for byte as runtime/quant's quantize_row (the copies that fill a quantized
+// cross-attention cache); other types go to it.
+void quantize_row(DType type, const float* x, void* y, int64_t n) {
+  if (type != DType::Q8_0) return ::hark::quantize_row(type, x, y, n);
+  auto* out = static_cast<uint8_t*>(y);
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const float* xb = x + b * kQuantBlock;
+    uint8_t* ob = out + b * sizeof(BlockQ8_0);
+    const float amax = block_amax(xb);
+    if (!(amax <= FLT_MAX)) {
+      ::hark::quantize_row(type, xb, ob, kQuantBlock);
+      continue;
+    }
+    const Q8Scale s = q8_scale(amax);
+    block_levels(xb, s.id, ob + offsetof(BlockQ8_0, qs));
+    std::memcpy(ob + offsetof(BlockQ8_0, d), &s.bits, sizeof s.bits);
+  }
+}
+
+// Calls f.template operator()<G>(g) for the outputs g, g + 1, ... of groups of up to 8 (G of
+// them): the multi-output kernels' register tiles, one instantiation per group size.
+template <class F>
+void for_output_groups(int64_t na, F&& f) {
+  for (int64_t g = 0; g < na; g += 8) {
+    switch (na - g < 8 ? na - g : 8) {
+      case 1: f.template operator()<1>(g); break;
+      case 2: f.template operator()<2>(g); break;
+      case 3: f.template operator()<3>(g); break;
+      case 4: f.template operator()<4>(g); break;
+      case 5: f.template operator()<5>(g); break;
+      case 6: f.template operator()<6>(g); break;
+      case 7: f.template operator()<7>(g); break;
+      default: f.template operator()<8>(g); break;
+    }
   }
 }
 
