@@ -1,10 +1,11 @@
 // FlashAttn on the CPU: softmax(Q K^T * scale + mask) V with keys visited in tiles.
 //
-// For each query the keys are visited in tiles of kTile. A tile's scores are computed into
-// scratch, and the query keeps a running maximum M, a running sum S of exp(score - M) and an
-// accumulator acc = sum exp(score - M) * v. When a tile raises M, S and acc are rescaled by
-// exp(M_old - M_new), so the result is exactly softmax-weighted without ever holding the Nq x Nk
-// score matrix: scratch per thread is a fixed few tiles, whatever the sequence lengths.
+// For each query the keys are visited in tiles of kTile (a query alone: of all its scratch). A
+// tile's scores are computed into scratch, and the query keeps a running maximum M, a running sum
+// S of exp(score - M) and an accumulator acc = sum exp(score - M) * v. When a tile raises M, S and
+// acc are rescaled by exp(M_old - M_new), so the result is exactly softmax-weighted without ever
+// holding the Nq x Nk score matrix: scratch per thread is a fixed few tiles, whatever the sequence
+// lengths.
 //
 // Two ways through the same arithmetic:
 //  - few queries (decoder steps): each (query, head) row with its own running softmax, a
@@ -138,6 +139,16 @@ size_t row_floats(int64_t D) {
   return static_cast<size_t>(kRowGroup * (kTile + D + q8a_floats));
 }
 
+// A row alone (a head of the cross cache, op_flash_attn) takes its group's whole scratch: tiles
+// of this many keys (a 30 s window's 1500 in one), so its keys and then its values are each read
+// as one long run, with one softmax pass. (Zen 4, 2 threads, alternated in one process against
+// 256-key tiles, medians: 8 rows on their own windows 2.84 -> 2.65 and 2.28 -> 2.14 ms, q8_0 0.94
+// -> 0.90 and 1.29 -> 1.11; one row over 32 layers 2.29 -> 2.11 and 2.38 -> 2.23.)
+int64_t single_row_tile(int64_t D) {
+  const int64_t q8a_floats = D / kQuantBlock * static_cast<int64_t>(sizeof(BlockQ8A) / sizeof(float));
+  return (static_cast<int64_t>(row_floats(D)) - D - q8a_floats) / 16 * 16;
+}
+
 struct RowState {
   const float* q;
   const uint8_t* kb;
@@ -152,12 +163,14 @@ struct RowState {
 // Rows [r0, r0 + nr) of q (ordered query, head, batch), nr <= kRowGroup.
 void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, float* scratch) {
   const int64_t D = a.D;
+  const int64_t tile = nr == 1 ? single_row_tile(D) : kTile;
+  const int64_t ld = tile + D;  // floats from one row's scratch to the next
   RowState rows[kRowGroup];
   int64_t live_max = 0;
   // q8_0 keys: each row's query quantized once, its blocks at qa + r * qblocks.
   const bool k_q8 = a.k.type == DType::Q8_0;
   const int64_t qblocks = D / kQuantBlock;
-  auto* qa = reinterpret_cast<BlockQ8A*>(scratch + kRowGroup * (kTile + D));
+  auto* qa = reinterpret_cast<BlockQ8A*>(scratch + nr * ld);
   for (int64_t r = 0; r < nr; ++r) {
     RowState& w = rows[r];
     const RowIndex ri = row_index(a.q, r0 + r);
@@ -166,8 +179,8 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
                                          w.h * a.q.nb[2] + w.b * a.q.nb[3]);
     w.kb = a.k_head(w.h, w.b);
     w.vb = a.v_head(w.h, w.b);
-    w.s = scratch + r * (kTile + D);
-    w.acc = w.s + kTile;
+    w.s = scratch + r * ld;
+    w.acc = w.s + tile;
     w.live = a.live(w.i, w.b);
     w.m = kNegInf;
     w.sum = 0.0f;
@@ -176,8 +189,8 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
     if (k_q8) kern.quantize_q8a(w.q, qa + r * qblocks, D);
   }
   const size_t kstride = a.k.nb[1], vstride = a.v.nb[1];
-  for (int64_t j0 = 0; j0 < live_max; j0 += kTile) {
-    const int64_t T = std::min(kTile, live_max - j0);
+  for (int64_t j0 = 0; j0 < live_max; j0 += tile) {
+    const int64_t T = std::min(tile, live_max - j0);
     int64_t n_max = 0;
     for (int64_t r = 0; r < nr; ++r) {
       rows[r].n = std::clamp<int64_t>(rows[r].live - j0, 0, T);
@@ -195,10 +208,10 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
       if (w.n > 0) {
         const uint8_t* kt = w.kb + static_cast<size_t>(j0) * kstride;
         if (k_q8)
-          kern.dot_q_tiles(DType::Q8_0, D, kt, kstride, w.n, qa + r * qblocks, qblocks, e - r, w.s, kTile + D);
+          kern.dot_q_tiles(DType::Q8_0, D, kt, kstride, w.n, qa + r * qblocks, qblocks, e - r, w.s, ld);
         else
           (a.k.type == DType::F16 ? kern.dot_f16_rows : kern.dot_f32_rows)(D, kt, kstride, w.n, w.q,
-                                                                           e - r > 1 ? qs : 0, e - r, w.s, kTile + D);
+                                                                           e - r > 1 ? qs : 0, e - r, w.s, ld);
       }
       r = e;
     }
@@ -222,10 +235,10 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, flo
         if (w.active && w.n > 0) {
           const uint8_t* vt = w.vb + static_cast<size_t>(j0) * vstride;
           if (a.v.type == DType::Q8_0)
-            kern.axpy_q8_0_rows(D, w.n, w.s, kTile + D, e - r, vt, vstride, w.acc, kTile + D);
+            kern.axpy_q8_0_rows(D, w.n, w.s, ld, e - r, vt, vstride, w.acc, ld);
           else
-            kern.axpy_f16_rows(D, w.n, w.s, kTile + D, e - r, reinterpret_cast<const f16_t*>(vt), vstride, w.acc,
-                               kTile + D);
+            kern.axpy_f16_rows(D, w.n, w.s, ld, e - r, reinterpret_cast<const f16_t*>(vt), vstride, w.acc,
+                               ld);
         }
         r = e;
       }
