@@ -139,9 +139,10 @@ size_t row_floats(int64_t D) {
   return static_cast<size_t>(kRowGroup * (kTile + D + q8a_floats));
 }
 
-// A row alone (a head of the cross cache, op_flash_attn) takes its group's whole scratch: tiles
-// of this many keys (a 30 s window's 1500 in one), so its keys and then its values are each read
-// as one long run, with one softmax pass. (Zen 4, 2 threads, alternated in one process against
+// Rows that go one by one (a head of the cross cache, op_flash_attn) take a group's whole
+// scratch: tiles of this many keys (a 30 s window's 1500 in one), so a row's keys and then its
+// values are each read as one long run, with one softmax pass. Chosen by the cache's layout, never
+// by how the rows fell to threads, so a row's result does not depend on the thread count. (Zen 4, 2 threads, alternated in one process against
 // 256-key tiles, medians: 8 rows on their own windows 2.84 -> 2.65 and 2.28 -> 2.14 ms, q8_0 0.94
 // -> 0.90 and 1.29 -> 1.11; one row over 32 layers 2.29 -> 2.11 and 2.38 -> 2.23.)
 int64_t single_row_tile(int64_t D) {
@@ -160,10 +161,10 @@ struct RowState {
   bool active;  // the current tile has weight for this row
 };
 
-// Rows [r0, r0 + nr) of q (ordered query, head, batch), nr <= kRowGroup.
-void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, float* scratch) {
+// Rows [r0, r0 + nr) of q (ordered query, head, batch), nr <= kRowGroup, in tiles of `tile` keys
+// (kTile, or single_row_tile when nr is 1).
+void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, int64_t tile, float* scratch) {
   const int64_t D = a.D;
-  const int64_t tile = nr == 1 ? single_row_tile(D) : kTile;
   const int64_t ld = tile + D;  // floats from one row's scratch to the next
   RowState rows[kRowGroup];
   int64_t live_max = 0;
@@ -452,7 +453,9 @@ void op_flash_attn(const ComputeContext& ctx, Tensor& node) {
     int64_t u0, u1;
     ctx.range(a.q.nrows() / unit, &u0, &u1);
     const int64_t r0 = u0 * unit, r1 = u1 * unit;
-    for (int64_t r = r0; r < r1; r += per_group) attend_rows(*ctx.k, a, r, std::min(per_group, r1 - r), scratch);
+    const int64_t tile = per_group == 1 ? single_row_tile(a.D) : kTile;
+    for (int64_t r = r0; r < r1; r += per_group)
+      attend_rows(*ctx.k, a, r, std::min(per_group, r1 - r), tile, scratch);
     return;
   }
   const int64_t nblocks = (a.nq + kQBlock - 1) / kQBlock;
