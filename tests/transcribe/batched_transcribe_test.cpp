@@ -200,6 +200,33 @@ TEST_F(BatchedTranscribeTest, FallbackAndBeamsGiveTheSameSegmentsAtEveryBatchSiz
   expect_same(ctx->transcribe(audio_, beams), b, "beams, batch 4 vs 2");
 }
 
+// A q8_0 cross-attention cache (ContextParams::cross_kv_type) under the batched pipeline, with
+// beams and word timestamps on top: every chunk's window quantized, and still the same segments
+// and words whichever chunks share a batch.
+TEST_F(BatchedTranscribeTest, QuantizedCrossCacheGivesTheSameSegmentsAtEveryBatchSize) {
+  ContextParams cp;
+  cp.n_threads = 2;
+  cp.cross_kv_type = KvCacheType::Q8_0;
+  const auto ctx = Context::load(file_->path(), cp);
+  TranscribeParams p = batched(2);
+  p.beam_size = 2;
+  p.word_timestamps = true;
+  p.max_tokens_per_window = 16;
+  const Transcript a = ctx->transcribe(audio_, p);
+  ASSERT_FALSE(a.aborted);
+  ASSERT_FALSE(a.segments.empty());
+  p.batch_size = 4;
+  const Transcript b = ctx->transcribe(audio_, p);
+  expect_same(b, a, "q8_0 cross cache, beams and words, batch 4 vs 2");
+  for (size_t i = 0; i < std::min(a.segments.size(), b.segments.size()); ++i) {
+    ASSERT_EQ(a.segments[i].words.size(), b.segments[i].words.size()) << "segment " << i;
+    for (size_t w = 0; w < a.segments[i].words.size(); ++w) {
+      EXPECT_EQ(a.segments[i].words[w].t0, b.segments[i].words[w].t0) << "segment " << i << ", word " << w;
+      EXPECT_EQ(a.segments[i].words[w].t1, b.segments[i].words[w].t1) << "segment " << i << ", word " << w;
+    }
+  }
+}
+
 // Word timestamps: each chunk's words come from its own window, so they do not depend on which
 // chunks share a batch, and they lie inside their segment and their chunk.
 TEST_F(BatchedTranscribeTest, WordTimestampsFromEachChunksOwnWindow) {
