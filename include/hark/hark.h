@@ -149,7 +149,9 @@ typedef struct hark_context_params {
   hark_load_progress_callback load_progress_callback;  /* NULL: none; called during hark_context_load */
   void* load_progress_user_data;
   /* ---- added after the batched pipeline ---- */
-  int64_t cross_kv_type; /* a hark_kv_type. Default HARK_KV_F16 */
+  int64_t cross_kv_type; /* a hark_kv_type (int64_t: the struct ends on a pointer-sized field).
+                            HARK_KV_Q8_0 without flash_attn, or another value, is
+                            HARK_ERR_INVALID_ARGUMENT. Default HARK_KV_F16 */
 } hark_context_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.
@@ -157,8 +159,8 @@ typedef struct hark_context_params {
 HARK_API hark_status hark_context_params_init(hark_context_params* params, size_t params_size);
 
 /* The defaults: n_threads 0, use_gpu true, device NULL, flash_attn true, cross_kv_type
- * HARK_KV_F16. (Inline, so that the
- * size passed is the one of the struct this program was compiled with.) */
+ * HARK_KV_F16. (Inline, so that the size passed is the one of the struct this program was
+ * compiled with.) */
 static inline hark_context_params hark_context_default_params(void) {
   hark_context_params p;
   hark_context_params_init(&p, sizeof p);
