@@ -121,7 +121,7 @@ struct TranscribeOptions {
   std::string device;  // empty: the best device (a GPU when the build has one)
   bool no_gpu = false;
   bool no_flash_attn = false;
-  std::string cross_kv_type = "f16";
+  hark::KvCacheType cross_kv_type = hark::KvCacheType::F16;
   int processors = 1;
   std::vector<std::string> formats;
   std::string output_file;
@@ -146,7 +146,7 @@ int run_transcribe(const TranscribeOptions& o) {
   cp.device = o.device;
   cp.use_gpu = !o.no_gpu;
   cp.flash_attn = !o.no_flash_attn;
-  cp.cross_kv_type = hark::parse_kv_cache_type(o.cross_kv_type);
+  cp.cross_kv_type = o.cross_kv_type;
   const std::unique_ptr<hark::Context> ctx = load_with_progress(o.model, cp, progress_mode_for_terminal(o.quiet));
   if (!o.quiet) std::fprintf(stderr, "hark: loaded %s (%s, %s) in %.0f ms\n", o.model.c_str(),
                              ctx->info().size_name.c_str(), ctx->info().weight_type.c_str(), ctx->info().load_ms);
@@ -253,7 +253,7 @@ int run_transcribe(const TranscribeOptions& o) {
 struct BenchOptions {
   std::string model;
   int threads = 0;
-  std::string cross_kv_type = "f16";
+  hark::KvCacheType cross_kv_type = hark::KvCacheType::F16;
   bool json = false;
 };
 
@@ -261,7 +261,7 @@ struct BenchOptions {
 int run_bench(const BenchOptions& o) {
   hark::ContextParams cp;
   cp.n_threads = o.threads;
-  cp.cross_kv_type = hark::parse_kv_cache_type(o.cross_kv_type);
+  cp.cross_kv_type = o.cross_kv_type;
   const std::unique_ptr<hark::Context> ctx = load_with_progress(o.model, cp, progress_mode_for_terminal(o.json));
   const hark::BenchResult r = ctx->bench(o.threads);
   if (o.json) {

@@ -3,7 +3,8 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
-#include <string>
+#include "hark/hark.hpp"
 
-// --cross-kv-type f16|q8_0 into `type` (hark::parse_kv_cache_type reads it).
-void add_cross_kv_option(CLI::App* cmd, std::string& type);
+// --cross-kv-type f16|q8_0 into `type`: the names hark::parse_kv_cache_type takes, any other a
+// usage error.
+void add_cross_kv_option(CLI::App* cmd, hark::KvCacheType& type);

@@ -80,7 +80,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   cmd->add_flag("--access-log", s.access_log, "Print one JSON line per request on stderr");
   cmd->add_flag("--no-gpu", o.no_gpu, "Compute on the CPU even when a GPU device exists");
   cmd->add_flag("--no-flash-attn", o.no_flash_attn, "Plain attention graph instead of the fused one");
-  add_cross_kv_option(cmd, o.cross_kv_type);
+  add_cross_kv_option(cmd, s.cross_kv_type);
   return cmd;
 }
 
@@ -97,7 +97,6 @@ int run_serve(ServeCommandOptions& o, const std::atomic<bool>& interrupted) {
   if (o.no_fallback) s.decoding.temperature_inc = 0.0f;
   s.use_gpu = !o.no_gpu;
   s.flash_attn = !o.no_flash_attn;
-  s.cross_kv_type = hark::parse_kv_cache_type(o.cross_kv_type);
 
   hark::server::Service service(s);
   hark::server::HttpServer http(service);

@@ -16,7 +16,6 @@ struct ServeCommandOptions {
   std::vector<std::string> models;  // PATH or NAME=PATH
   bool no_fallback = false;
   bool no_gpu = false, no_flash_attn = false;
-  std::string cross_kv_type = "f16";
   hark::server::ServerOptions server;
 };
 

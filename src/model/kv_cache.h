@@ -73,7 +73,6 @@ class KvCache {
   size_t bytes() const { return self_buffer_->size() + cross_buffer_->size(); }
   size_t self_bytes() const { return self_buffer_->size(); }
   bool v_transposed() const { return v_transposed_; }
-  DType cross_dtype() const { return cross_dtype_; }
   int n_seq() const { return n_seq_; }
   int n_windows() const { return n_win_; }
   int n_text_ctx() const { return n_ctx_; }
