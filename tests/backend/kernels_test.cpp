@@ -294,23 +294,24 @@ double q_magnitude(DType type, int64_t n, const uint8_t* w, const BlockQ8A* x) {
 
 TEST_P(KernelsTest, QuantizedDotTilesEveryRowCount) {
   // nw weight rows (an odd byte stride: rows at any address) x nx activation rows (strided), every
-  // tile shape and remainder the kernels have (weight rows in 4s, 2s and a last odd one;
-  // activation rows in groups of up to 8; rows of 16 blocks or more, 17 and 19 here, read in order
-  // four blocks at a time, with a short last group), against the scalar single dots. Each weight row's
+  // tile shape and remainder the kernels have (weight rows in 8s, 4s, 2s and a last odd one;
+  // activation rows in groups of up to 4 or 8, or from 5 rows on in vector lanes of 8 or 16 with
+  // a short last group; rows of 16 blocks or more, 17 and 19 here, read in order four blocks at a
+  // time, with a short last group), against the scalar single dots. Each weight row's
   // outputs must also be bit for bit what that row gives alone (nw = 1): results never depend on
   // which weight rows share a tile (how threads split them).
   for (DType type : kWeightTypes) {
     for (int64_t n : {32, 64, 416, 544, 608}) {
       const int64_t nb = n / kQuantBlock, xs = nb + 1;
       const size_t rb = dtype_row_bytes(type, n), ws = rb + 3;
-      for (int64_t nw : {1, 2, 3, 4, 5, 7}) {
+      for (int64_t nw : {1, 2, 3, 4, 5, 7, 8, 11, 17}) {
         std::vector<uint8_t> w(ws * static_cast<size_t>(nw) + 1);
         for (int64_t r = 0; r < nw; ++r) {
           const auto row = weight_row(type, n, static_cast<uint32_t>(31 * r + n), r % 2 == 1);
           std::memcpy(w.data() + 1 + r * ws, row.data(), rb);
         }
         const uint8_t* w0 = w.data() + 1;
-        for (int64_t nx : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12}) {
+        for (int64_t nx : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 19}) {
           const auto xq = q8a_rows(nx, xs, static_cast<uint32_t>(nx * 5 + nw));
           const int64_t ldy = nw + 2;
           std::vector<float> y(static_cast<size_t>(nx * ldy), -7.0f);

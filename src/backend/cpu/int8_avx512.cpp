@@ -1,6 +1,7 @@
 // int8 products of quantized weights (q4_0 .. q8_0) with q8 activations (BlockQ8A) on AVX-512
-// VNNI: the AVX-512 table's dot_q_tiles (decoder steps: a few activation rows) and gemm_q8
-// (encoder: many rows).
+// VNNI: the AVX-512 table's dot_q_tiles (decoder steps: up to 4 activation rows in weight-row
+// tiles, 5 or more, a batch of chunks or beams, in activation-row lanes) and gemm_q8 (encoder:
+// many rows).
 //
 // Both multiply with vpdpbusd, which takes unsigned bytes times signed bytes. In the GEMM, weights
 // enter as signed levels (level - zero point: q4_0 -8..7, q5_0 -16..15, q8_0 as stored; the _1 types'
@@ -36,7 +37,7 @@ namespace {
 
 inline __m512i bytes_0x80() { return _mm512_set1_epi8(static_cast<char>(0x80)); }
 
-// ---- dot_q_tiles: weight rows in fours x up to 8 activation rows -------------------------------
+// ---- dot_q_tiles, up to 4 activation rows: weight rows in fours -------------------------------
 //
 // Here the roles swap: weights enter as unsigned levels u (q4/q5 levels as stored, q8_0's plus
 // 128) and activations as the signed bytes they are, so sum u x = sum w x + z sum x, where the
@@ -55,6 +56,13 @@ inline __m512i bytes_0x80() { return _mm512_set1_epi8(static_cast<char>(0x80)); 
 
 template <typename T>
 constexpr int kOffset = T::kSigned ? 128 : T::kZero;
+
+// From this many activation rows on, the lanes (below) take the product instead: hot-cache
+// cycles per (weight row, block) on Zen 4 for these tiles / the lanes: 4 rows 8.7 / 8.1, 5 rows
+// 10.3 / 8.1, 8 rows 14.9 / 8.3, 16 rows 29.8 / 13.6 (1 row: 4.4 here). In real decoder steps
+// (bench_kernels decode_chunks) 4 rows came out even and 5 faster.
+constexpr int64_t kLanesMinRows = 5;
+constexpr int64_t kQuadsMaxRows = kLanesMinRows - 1;
 
 // An activation block's share of that correction: -z * (the sum of its bytes 4j..4j+3 and
 // 16+4j..16+4j+3) in dword j, the four partial sums two chained vpdpbusd leave per 128-bit lane.
@@ -259,8 +267,8 @@ void q_rows_g(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const BlockQ8
 // in memory order; the activation rows are rearranged once per call to match (block 4q + j's
 // bytes, start, d and s in lane j). The same operations per four blocks and activation row as the
 // tiles above, plus one horizontal sum per row and activation row, which short rows cannot repay
-// (tiny's 384-value rows: no gain). The path depends on the matrix only, never on the number of
-// activation rows, so a row decoded in a batch still gives the bits it gives alone.
+// (tiny's 384-value rows: no gain). The path depends on the matrix only, so up to 4 activation
+// rows a row decoded with others gives the bits it gives alone.
 // Measured (Zen 4, 2 threads, bench_kernels mul_mat/own, 1 row): large_dec q8_0 0.31-0.35 ->
 // 0.15-0.25 ms, q5_0 0.18-0.26 -> 0.13-0.15; 5 rows q5_0 0.33-0.35 -> 0.28-0.29; small q5_0
 // decoder step 9.8-10.0 -> 6.4-6.9 ms (bench_transcribe).
@@ -362,39 +370,37 @@ template <typename T>
 void q_rows_in_order(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t nx,
                      float* y, int64_t ldy) {
   const int64_t nq = (nb + 3) / 4;
-  auto* xq = reinterpret_cast<XQuad*>(gemm_scratch(static_cast<size_t>(8 * nq) * sizeof(XQuad) / sizeof(float) + 16));
-  for (int64_t m = 0; m < nx; m += 8) {
-    const int64_t g = nx - m < 8 ? nx - m : 8;
+  auto* xq = reinterpret_cast<XQuad*>(
+      gemm_scratch(static_cast<size_t>(kQuadsMaxRows * nq) * sizeof(XQuad) / sizeof(float) + 16));
+  for (int64_t m = 0; m < nx; m += kQuadsMaxRows) {
+    const int64_t g = nx - m < kQuadsMaxRows ? nx - m : kQuadsMaxRows;
     for (int64_t i = 0; i < g; ++i) arrange_x<T>(x + (m + i) * xs, nb, xq + i * nq);
     float* ym = y + m * ldy;
     switch (g) {
       case 1: q_rows_quads_g<T, 1>(nb, w, ws, nw, xq, ym, ldy); break;
       case 2: q_rows_quads_g<T, 2>(nb, w, ws, nw, xq, ym, ldy); break;
       case 3: q_rows_quads_g<T, 3>(nb, w, ws, nw, xq, ym, ldy); break;
-      case 4: q_rows_quads_g<T, 4>(nb, w, ws, nw, xq, ym, ldy); break;
-      case 5: q_rows_quads_g<T, 5>(nb, w, ws, nw, xq, ym, ldy); break;
-      case 6: q_rows_quads_g<T, 6>(nb, w, ws, nw, xq, ym, ldy); break;
-      case 7: q_rows_quads_g<T, 7>(nb, w, ws, nw, xq, ym, ldy); break;
-      default: q_rows_quads_g<T, 8>(nb, w, ws, nw, xq, ym, ldy); break;
+      default: q_rows_quads_g<T, 4>(nb, w, ws, nw, xq, ym, ldy); break;
     }
   }
 }
 
 template <typename T>
-void q_tiles(int64_t n, const void* wv, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t nx, float* y,
-             int64_t ldy) {
+void q_tiles_quads(int64_t n, const void* wv, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t nx,
+                   float* y, int64_t ldy) {
   const auto* w = static_cast<const uint8_t*>(wv);
   const int64_t nb = n / kQuantBlock;
   if (nb >= kInOrderMinBlocks) return q_rows_in_order<T>(nb, w, ws, nw, x, xs, nx, y, ldy);
-  // The activation blocks' corrections for up to 8 rows, -z * (the sum of bytes 4j..4j+3 and
+  // The activation blocks' corrections for a group of rows, -z * (the sum of bytes 4j..4j+3 and
   // 16+4j..16+4j+3) in lane j: in this thread's GEMM scratch (64-byte aligned; no GEMM runs in
   // the thread meanwhile).
   __m128i* start = nullptr;
-  if constexpr (kOffset<T> != 0) start = reinterpret_cast<__m128i*>(gemm_scratch(static_cast<size_t>(8 * nb) * 4));
-  for (int64_t m = 0; m < nx; m += 8) {
+  if constexpr (kOffset<T> != 0)
+    start = reinterpret_cast<__m128i*>(gemm_scratch(static_cast<size_t>(kQuadsMaxRows * nb) * 4));
+  for (int64_t m = 0; m < nx; m += kQuadsMaxRows) {
     const BlockQ8A* xm = x + m * xs;
     float* ym = y + m * ldy;
-    const int64_t g = nx - m < 8 ? nx - m : 8;
+    const int64_t g = nx - m < kQuadsMaxRows ? nx - m : kQuadsMaxRows;
     if constexpr (kOffset<T> != 0)
       for (int64_t i = 0; i < g; ++i)
         for (int64_t b = 0; b < nb; ++b) _mm_store_si128(start + i * nb + b, block_start<T>(xm[i * xs + b]));
@@ -402,12 +408,219 @@ void q_tiles(int64_t n, const void* wv, size_t ws, int64_t nw, const BlockQ8A* x
       case 1: q_rows_g<T, 1>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
       case 2: q_rows_g<T, 2>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
       case 3: q_rows_g<T, 3>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
-      case 4: q_rows_g<T, 4>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
-      case 5: q_rows_g<T, 5>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
-      case 6: q_rows_g<T, 6>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
-      case 7: q_rows_g<T, 7>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
-      default: q_rows_g<T, 8>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
+      default: q_rows_g<T, 4>(nb, w, ws, nw, xm, xs, start, ym, ldy); break;
     }
+  }
+}
+
+// ---- lanes: activation rows in vector lanes, weight bytes broadcast --------------------------
+//
+// Several activation rows (beams, a batch of chunks) make the products above compute-bound, and
+// there each (block, activation row) paid for its f32 conversion, scaling and accumulation on
+// four partial sums of every weight row (the lanes of a 128-bit group): 5 vector operations for
+// 128 products. Here lane g of a register belongs to activation row g instead: the activations
+// are transposed once per call (dword k of a block: bytes 4k..4k+3, for each row in its lane),
+// and the weight block's dword k is broadcast to every lane, so eight vpdpbusd leave each lane
+// the whole block's integer sum, then one conversion, scaling and accumulation serve up to 8
+// (ymm) or 16 (zmm) activation rows. The weights are the unsigned operand: levels + 128 (their
+// signed levels, block_levels, with the top bit flipped), which adds 128 * sum(xq) to a lane's
+// sum; each block's sum starts at -128 * sum(xq), an activation-side constant computed once per
+// call. Per block and activation row the arithmetic is the int8 GEMM's: the exact integer sum,
+// times d, fused-multiplied by dx into the accumulator (plus m * s for the _1 types), block by
+// block in order, so among calls of 5 or more rows a row's result does not depend on which rows
+// share the call; against the tiles of 1 to 4 rows it differs in the summation order only (the
+// tiles keep four partial sums per block), within the products' stated tolerance.
+// Measured (Zen 4, 2 threads, bench_kernels decode_chunks --cross-kv=q8_0, tiles -> lanes):
+// 8 rows tiny q8_0 3.6-3.7 -> 3.1-3.4 ms, base q5_0 6.8 -> 5.7-6.0; 16 rows tiny q8_0 7.5 ->
+// 5.4-5.6, base q5_0 13.6-13.9 -> 10.4-10.8; decode_batch 8 rows base q5_0 6.1-6.3 -> 4.5.
+
+inline int32_t dword_at(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Lane vectors of 8 (AVX-512VL on ymm) or 16 (zmm) int32/f32.
+template <int L>
+struct Lanes;
+template <>
+struct Lanes<8> {
+  using I = __m256i;
+  using F = __m256;
+  static I load(const void* p) { return _mm256_load_si256(static_cast<const __m256i*>(p)); }
+  static F loadf(const float* p) { return _mm256_load_ps(p); }
+  static void store(void* p, I v) { _mm256_store_si256(static_cast<__m256i*>(p), v); }
+  static I bcast(const uint8_t* p) { return _mm256_set1_epi32(dword_at(p)); }
+  static I dot(I acc, I u, I s) { return _mm256_dpbusd_epi32(acc, u, s); }
+  static I izero() { return _mm256_setzero_si256(); }
+  static I add(I a, I b) { return _mm256_add_epi32(a, b); }
+  static F zero() { return _mm256_setzero_ps(); }
+  static F scaled(F acc, I sum, float d, F dx) {
+    return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(d)), dx, acc);
+  }
+  static F fma(float m, F sx, F acc) { return _mm256_fmadd_ps(_mm256_set1_ps(m), sx, acc); }
+  static void storef(float* p, F v) { _mm256_store_ps(p, v); }
+};
+template <>
+struct Lanes<16> {
+  using I = __m512i;
+  using F = __m512;
+  static I load(const void* p) { return _mm512_load_si512(p); }
+  static F loadf(const float* p) { return _mm512_load_ps(p); }
+  static void store(void* p, I v) { _mm512_store_si512(p, v); }
+  static I bcast(const uint8_t* p) { return _mm512_set1_epi32(dword_at(p)); }
+  static I dot(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
+  static I izero() { return _mm512_setzero_si512(); }
+  static I add(I a, I b) { return _mm512_add_epi32(a, b); }
+  static F zero() { return _mm512_setzero_ps(); }
+  static F scaled(F acc, I sum, float d, F dx) {
+    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sum), _mm512_set1_ps(d)), dx, acc);
+  }
+  static F fma(float m, F sx, F acc) { return _mm512_fmadd_ps(_mm512_set1_ps(m), sx, acc); }
+  static void storef(float* p, F v) { _mm512_store_ps(p, v); }
+};
+
+// Dword k of eight activation rows' block (rows past the last are zeros): an 8 x 8 transpose.
+inline void transpose8(const __m256i r[8], __m256i out[8]) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int h = 0; h < 2; ++h) {  // rows 0..3, then 4..7
+    u[4 * h + 0] = _mm256_unpacklo_epi64(t[4 * h], t[4 * h + 2]);
+    u[4 * h + 1] = _mm256_unpackhi_epi64(t[4 * h], t[4 * h + 2]);
+    u[4 * h + 2] = _mm256_unpacklo_epi64(t[4 * h + 1], t[4 * h + 3]);
+    u[4 * h + 3] = _mm256_unpackhi_epi64(t[4 * h + 1], t[4 * h + 3]);
+  }
+  for (int k = 0; k < 4; ++k) {
+    out[k] = _mm256_permute2x128_si256(u[k], u[4 + k], 0x20);
+    out[k + 4] = _mm256_permute2x128_si256(u[k], u[4 + k], 0x31);
+  }
+}
+
+// The activation rows as the lanes need them, per block b: 8 dwords (k) of L lanes, then the
+// block's starting sums (-128 * sum xq), dx and s, each L lanes.
+template <int L>
+struct LaneActs {
+  static constexpr size_t kBlockBytes = (8 + 3) * L * 4;
+  uint8_t* base;
+  const uint8_t* block(int64_t b) const { return base + static_cast<size_t>(b) * kBlockBytes; }
+
+  LaneActs(const BlockQ8A* x, int64_t xs, int64_t g, int64_t nb, uint8_t* scratch) : base(scratch) {
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* pb = base + static_cast<size_t>(b) * kBlockBytes;
+      auto* start = reinterpret_cast<int32_t*>(pb + 8 * L * 4);
+      auto* dx = reinterpret_cast<float*>(start + L);
+      float* sx = dx + L;
+      for (int h = 0; h < L / 8; ++h) {
+        __m256i rows[8], dwords[8];
+        for (int i = 0; i < 8; ++i) {
+          const int64_t row = 8 * h + i;
+          rows[i] = row < g ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[row * xs + b].qs))
+                            : _mm256_setzero_si256();
+        }
+        transpose8(rows, dwords);
+        __m256i sum = _mm256_setzero_si256();
+        for (int k = 0; k < 8; ++k) {
+          _mm256_store_si256(reinterpret_cast<__m256i*>(pb + (k * L + 8 * h) * 4), dwords[k]);
+          sum = _mm256_dpbusd_epi32(sum, _mm256_set1_epi8(1), dwords[k]);
+        }
+        _mm256_store_si256(reinterpret_cast<__m256i*>(start + 8 * h), _mm256_mullo_epi32(sum, _mm256_set1_epi32(-128)));
+        for (int i = 0; i < 8; ++i) {
+          const int64_t row = 8 * h + i;
+          dx[8 * h + i] = row < g ? x[row * xs + b].d : 0.0f;
+          sx[8 * h + i] = row < g ? x[row * xs + b].s : 0.0f;
+        }
+      }
+    }
+  }
+};
+
+// Weight rows[0..R) (a short group repeats its last row) against the activations in the lanes;
+// y[g * ldy + r] for g < G, r < nwrite.
+template <typename T, int L, int R>
+void lane_rows(int64_t nb, const uint8_t* const* rows, const LaneActs<L>& xa, int64_t G, float* y, int64_t ldy,
+               int nwrite) {
+  using V = Lanes<L>;
+  using Block = typename T::Block;
+  typename V::F acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = V::zero();
+  // The unsigned levels go through memory (a broadcast per dword): written a block ahead, so
+  // the broadcasts read settled lines rather than waiting on store forwarding.
+  alignas(32) uint8_t u[2][R][32];
+  float d[2][R], m[2][R];
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  auto unpack = [&](int64_t b, int slot) {
+    const size_t off = static_cast<size_t>(b) * sizeof(Block);
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* blk = rows[r] + off;
+      _mm_prefetch(reinterpret_cast<const char*>(blk) + kPrefetchBytes, _MM_HINT_T0);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(u[slot][r]), _mm256_xor_si256(block_levels<T>(blk), flip));
+      const BlockBytes<Block> wb{blk};
+      d[slot][r] = half(wb.d());
+      if constexpr (T::kHasMin) m[slot][r] = half(wb.m());
+    }
+  };
+  unpack(0, 0);
+  for (int64_t b = 0; b < nb; ++b) {
+    const int cur = static_cast<int>(b & 1);
+    if (b + 1 < nb) unpack(b + 1, cur ^ 1);
+    const uint8_t* pb = xa.block(b);
+    typename V::I sum[R];
+    const typename V::I start = V::load(pb + 8 * L * 4);
+    for (int r = 0; r < R; ++r) sum[r] = start;
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+      const typename V::I xk = V::load(pb + k * L * 4);
+      for (int r = 0; r < R; ++r) sum[r] = V::dot(sum[r], V::bcast(u[cur][r] + 4 * k), xk);
+    }
+    const typename V::F dx = V::loadf(reinterpret_cast<const float*>(pb + 9 * L * 4));
+    for (int r = 0; r < R; ++r) acc[r] = V::scaled(acc[r], sum[r], d[cur][r], dx);
+    if constexpr (T::kHasMin) {
+      const typename V::F sx = V::loadf(reinterpret_cast<const float*>(pb + 10 * L * 4));
+      for (int r = 0; r < R; ++r) acc[r] = V::fma(m[cur][r], sx, acc[r]);
+    }
+  }
+  alignas(64) float out[L];
+  for (int r = 0; r < nwrite; ++r) {
+    V::storef(out, acc[r]);
+    for (int64_t g = 0; g < G; ++g) y[g * ldy + r] = out[g];
+  }
+}
+
+template <typename T, int L>
+void lane_tiles(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t g,
+                float* y, int64_t ldy) {
+  constexpr int R = 8;
+  auto* scratch = reinterpret_cast<uint8_t*>(gemm_scratch(static_cast<size_t>(nb) * LaneActs<L>::kBlockBytes / 4 + 16));
+  const LaneActs<L> xa(x, xs, g, nb, scratch);
+  int64_t r = 0;
+  for (; r + R <= nw; r += R) {
+    const uint8_t* rows[R];
+    for (int i = 0; i < R; ++i) rows[i] = w + (r + i) * ws;
+    lane_rows<T, L, R>(nb, rows, xa, g, y + r, ldy, R);
+  }
+  if (r < nw) {
+    const int left = static_cast<int>(nw - r);
+    const uint8_t* rows[R];
+    for (int i = 0; i < R; ++i) rows[i] = w + (r + (i < left ? i : left - 1)) * ws;
+    lane_rows<T, L, R>(nb, rows, xa, g, y + r, ldy, left);
+  }
+}
+
+template <typename T>
+void q_tiles(int64_t n, const void* wv, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t nx, float* y,
+             int64_t ldy) {
+  if (nx < kLanesMinRows) return q_tiles_quads<T>(n, wv, ws, nw, x, xs, nx, y, ldy);
+  const auto* w = static_cast<const uint8_t*>(wv);
+  const int64_t nb = n / kQuantBlock;
+  for (int64_t m = 0; m < nx; m += 16) {
+    const int64_t g = nx - m < 16 ? nx - m : 16;
+    if (g <= 8)
+      lane_tiles<T, 8>(nb, w, ws, nw, x + m * xs, xs, g, y + m * ldy, ldy);
+    else
+      lane_tiles<T, 16>(nb, w, ws, nw, x + m * xs, xs, g, y + m * ldy, ldy);
   }
 }
 

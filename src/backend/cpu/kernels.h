@@ -50,7 +50,8 @@ struct Kernels {
   // nw quantized weight rows (row r at byte w + r * w_stride) with nx activation rows (row m at
   // x + m * x_stride, in blocks): y[m * ldy + r] = dot of weight row r with activation row m, the
   // same number dot_q* gives up to f32 summation order, and bit for bit the same for any nw (a
-  // weight row's results do not depend on how the rows are split, e.g. over threads). The
+  // weight row's results do not depend on how the rows are split, e.g. over threads). The bits
+  // may depend on nx: a table may change layouts with the number of activation rows. The
   // row-dot path of mul_mat calls this for every quantized product, one activation row or several.
   void (*dot_q_tiles)(DType type, int64_t n, const void* w, size_t w_stride, int64_t nw, const BlockQ8A* x,
                       int64_t x_stride, int64_t nx, float* y, int64_t ldy);
