@@ -11,7 +11,8 @@
 //                                                   process CPU time, for busy machines);
 //                                                   --rows=1,2,5,8 (the default) sets the sizes
 //   bench_kernels --benchmark_filter=flash_attn the encoder's self-attention of one layer (tiny, base)
-//     and a decoder step's cross-attention (tiny, 1 and 8 rows each against its own window)
+//     and a decoder step's cross-attention (tiny, 1 and 8 rows each against its own window) and
+//     self-attention (tiny, 1 and 8 rows each over its own cache slot)
 //   bench_kernels --benchmark_filter=host_row   the host side of one decoder row: rules, argmax
 //                                                or a draw, log-softmax on 51,865 logits
 //   HARK_BENCH_THREADS=1 bench_kernels     one thread, summary in CPU time (busy machines)
@@ -317,6 +318,72 @@ void bench_cross_attn(benchmark::State& state, const CrossShape* s) {
   state.counters["GB/s"] = benchmark::Counter(
       2.0 * static_cast<double>(dtype_row_bytes(s->kv, D)) / static_cast<double>(D) *
           static_cast<double>(s->layers * s->rows * s->S * kAttnPositions) * 1e-9,
+      benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// ---- flash_attn: a decoder step's self-attention over the KV cache slots ----
+// Each batch row's keys and values in its own slot of the layer's cache [S, n_ctx, slots] (f16),
+// a key's heads side by side, read through the step's strided view [D, n_keys, H, B] as the
+// batched step does (decoder.cpp). Four layers, one query per (head, row). Figure: K/V bytes per
+// second.
+// The _cold shapes read 64 MiB between runs (untimed), as a real step's weights and cross K/V
+// leave the caches, so the slots come from memory.
+struct SelfShape {
+  const char* name;
+  int64_t S, H, layers, rows, n_keys;
+  bool cold = false;
+};
+const SelfShape kSelfShapes[] = {{"tiny_self_B1_k65", 384, 6, 4, 1, 65},
+                                 {"tiny_self_B8_k65", 384, 6, 4, 8, 65},
+                                 {"tiny_self_B8_k224", 384, 6, 4, 8, 224},
+                                 {"tiny_self_B1_k65_cold", 384, 6, 4, 1, 65, true},
+                                 {"tiny_self_B8_k65_cold", 384, 6, 4, 8, 65, true},
+                                 {"tiny_self_B8_k224_cold", 384, 6, 4, 8, 224, true}};
+
+void bench_self_attn(benchmark::State& state, const SelfShape* s) {
+  constexpr int64_t kTextCtx = 448;
+  TensorArena arena;
+  Device* dev = Registry::global().find(kCpuDeviceName);
+  auto backend = dev->init_backend({bench_threads()});
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  auto placed = [&](DType t, std::initializer_list<int64_t> ne, uint32_t seed) {
+    Tensor* x = arena.new_tensor(t, ne, "x");
+    buffers.push_back(dev->buffer_type()->alloc(x->nbytes()));
+    buffers.back()->place(*x, 0);
+    const auto v = random_values(x->nelements(), seed);
+    std::vector<uint8_t> bytes(x->nbytes());
+    quantize_rows(t, v.data(), bytes.data(), x->nelements() / x->ne[0], x->ne[0]);
+    tensor_set(*x, bytes.data(), bytes.size());
+    return x;
+  };
+  const int64_t D = s->S / s->H;
+  Tensor* q = placed(DType::F32, {D, 1, s->H, s->rows}, 1);
+  for (int64_t l = 0; l < s->layers; ++l) {
+    Tensor* kc = placed(DType::F16, {s->S, kTextCtx, s->rows}, 2 + static_cast<uint32_t>(l));
+    Tensor* vc = placed(DType::F16, {s->S, kTextCtx, s->rows}, 20 + static_cast<uint32_t>(l));
+    auto heads = [&](Tensor* c) {
+      return ops::view(arena, c, {D, s->n_keys, s->H, s->rows}, {c->nb[1], dtype_row_bytes(c->type, D), c->nb[2]}, 0);
+    };
+    Tensor* out = ops::flash_attn(arena, q, heads(kc), heads(vc), nullptr, 1.0f / std::sqrt(static_cast<float>(D)), false);
+    q = ops::reshape(arena, out, {D, 1, s->H, s->rows});
+  }
+  Graph g;
+  g.build(q);
+  GraphAllocator galloc(dev->buffer_type());
+  galloc.alloc(g);
+  std::vector<uint8_t> evict(s->cold ? size_t{64} << 20 : 0, 1);
+  uint64_t sink = 0;
+  for (auto _ : state) {
+    if (s->cold) {
+      state.PauseTiming();
+      for (size_t i = 0; i < evict.size(); i += 64) sink += evict[i];
+      state.ResumeTiming();
+    }
+    backend->compute(g);
+  }
+  benchmark::DoNotOptimize(sink);
+  state.counters["GB/s"] = benchmark::Counter(
+      2.0 * 2.0 * static_cast<double>(s->layers * s->rows * s->S * s->n_keys) * 1e-9,
       benchmark::Counter::kIsIterationInvariantRate);
 }
 
@@ -702,11 +769,12 @@ int run_decode_chunk_steps(int argc, char** argv) {
     o.own_windows = true;
     o.rows = rows;
     std::printf("  %-4s %-5s", sm.preset.c_str(), dtype_name(sm.type));
-    double one = 0.0, one_ms = 0.0;
+    // The 1-row step is timed as the base even when --rows leaves it out: f.ratio is against it.
+    double one_ms = 0.0;
     for (const BatchStepFigure& f : bench_batch_steps(*st.runner, o)) {
       const double tps = 1000.0 * f.rows / f.min_ms;
-      if (f.rows == 1) one = tps, one_ms = f.min_ms;
-      std::printf(" | B%d %6.2f ms/step %7.1f tok/s (%4.2fx)", f.rows, f.min_ms, tps, one > 0 ? tps / one : 0.0);
+      if (f.ratio > 0) one_ms = f.min_ms / f.ratio;
+      std::printf(" | B%d %6.2f ms/step %7.1f tok/s (%4.2fx)", f.rows, f.min_ms, tps, f.ratio > 0 ? f.rows / f.ratio : 0.0);
     }
     std::printf("\n");
     // The same with the rows at different positions (continuous batching's steps).
@@ -715,7 +783,7 @@ int run_decode_chunk_steps(int argc, char** argv) {
     for (const BatchStepFigure& f : bench_batch_steps(*st.runner, o)) {
       if (f.rows == 1) continue;
       const double tps = 1000.0 * f.rows / f.min_ms;
-      std::printf(" | B%d %6.2f ms/step %7.1f tok/s (%4.2fx)", f.rows, f.min_ms, tps, one > 0 ? tps / one : 0.0);
+      std::printf(" | B%d %6.2f ms/step %7.1f tok/s (%4.2fx)", f.rows, f.min_ms, tps, one_ms > 0 ? tps * one_ms / 1000.0 : 0.0);
     }
     std::printf("\n");
     if (sm.type != DType::F16 && sm.type != DType::F32) continue;  // quantized rows use int8 dots
@@ -774,6 +842,10 @@ int main(int argc, char** argv) {
         ->UseRealTime();
   for (const CrossShape& c : kCrossShapes)
     benchmark::RegisterBenchmark((std::string("flash_attn/") + c.name).c_str(), bench_cross_attn, &c)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  for (const SelfShape& c : kSelfShapes)
+    benchmark::RegisterBenchmark((std::string("flash_attn/") + c.name).c_str(), bench_self_attn, &c)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   benchmark::RegisterBenchmark("memcpy/256MiB/tiny_large", bench_memcpy)->Unit(benchmark::kMillisecond)->UseRealTime();
