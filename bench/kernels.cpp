@@ -268,6 +268,25 @@ void bench_flash_attn(benchmark::State& state, const AttnShape* s) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// A decode-step attention bench's inputs: each tensor in a CPU buffer of its own, seeded values
+// (quantized for a quantized type).
+struct PlacedTensors {
+  TensorArena arena;
+  Device* dev = Registry::global().find(kCpuDeviceName);
+  std::vector<std::unique_ptr<Buffer>> buffers;
+
+  Tensor* make(DType type, std::initializer_list<int64_t> ne, uint32_t seed) {
+    Tensor* x = arena.new_tensor(type, ne, "x");
+    buffers.push_back(dev->buffer_type()->alloc(x->nbytes()));
+    buffers.back()->place(*x, 0);
+    const auto v = random_values(x->nelements(), seed);
+    std::vector<uint8_t> bytes(x->nbytes());
+    quantize_rows(type, v.data(), bytes.data(), x->nelements() / x->ne[0], x->ne[0]);
+    tensor_set(*x, bytes.data(), bytes.size());
+    return x;
+  }
+};
+
 // ---- flash_attn: a decoder step's cross-attention, each batch row against its own window ----
 // The batched pipeline's step: one query per (head, row), each row's own cross K/V (f16, or the
 // opt-in q8_0) [64, 1500, H, B] (head-major, as the cross cache), through the layers in turn
@@ -288,31 +307,19 @@ const CrossShape kCrossShapes[] = {{"tiny_cross_B1", 384, 6, 4, 1},
                                    {"tiny_cross_B1_deep_q8", 384, 6, 32, 1, DType::Q8_0}};
 
 void bench_cross_attn(benchmark::State& state, const CrossShape* s) {
-  TensorArena arena;
-  Device* dev = Registry::global().find(kCpuDeviceName);
-  auto backend = dev->init_backend({bench_threads()});
-  std::vector<std::unique_ptr<Buffer>> buffers;
-  auto placed = [&](DType t, std::initializer_list<int64_t> ne, uint32_t seed) {
-    Tensor* x = arena.new_tensor(t, ne, "x");
-    buffers.push_back(dev->buffer_type()->alloc(x->nbytes()));
-    buffers.back()->place(*x, 0);
-    const auto v = random_values(x->nelements(), seed);
-    std::vector<uint8_t> bytes(x->nbytes());
-    quantize_rows(t, v.data(), bytes.data(), x->nelements() / x->ne[0], x->ne[0]);
-    tensor_set(*x, bytes.data(), bytes.size());
-    return x;
-  };
+  PlacedTensors inputs;
+  auto backend = inputs.dev->init_backend({bench_threads()});
   const int64_t D = s->S / s->H;
-  Tensor* q = placed(DType::F32, {D, 1, s->H, s->rows}, 1);
+  Tensor* q = inputs.make(DType::F32, {D, 1, s->H, s->rows}, 1);
   for (int64_t l = 0; l < s->layers; ++l) {
-    Tensor* k = placed(s->kv, {D, kAttnPositions, s->H, s->rows}, 2 + static_cast<uint32_t>(l));
-    Tensor* v = placed(s->kv, {D, kAttnPositions, s->H, s->rows}, 20 + static_cast<uint32_t>(l));
-    Tensor* out = ops::flash_attn(arena, q, k, v, nullptr, 1.0f / std::sqrt(static_cast<float>(D)), false);
-    q = ops::reshape(arena, out, {D, 1, s->H, s->rows});  // [D, H, 1, B] is [D, 1, H, B] in memory
+    Tensor* k = inputs.make(s->kv, {D, kAttnPositions, s->H, s->rows}, 2 + static_cast<uint32_t>(l));
+    Tensor* v = inputs.make(s->kv, {D, kAttnPositions, s->H, s->rows}, 20 + static_cast<uint32_t>(l));
+    Tensor* out = ops::flash_attn(inputs.arena, q, k, v, nullptr, 1.0f / std::sqrt(static_cast<float>(D)), false);
+    q = ops::reshape(inputs.arena, out, {D, 1, s->H, s->rows});  // [D, H, 1, B] is [D, 1, H, B] in memory
   }
   Graph g;
   g.build(q);
-  GraphAllocator galloc(dev->buffer_type());
+  GraphAllocator galloc(inputs.dev->buffer_type());
   galloc.alloc(g);
   for (auto _ : state) backend->compute(g);
   state.counters["GB/s"] = benchmark::Counter(
@@ -342,34 +349,24 @@ const SelfShape kSelfShapes[] = {{"tiny_self_B1_k65", 384, 6, 4, 1, 65},
 
 void bench_self_attn(benchmark::State& state, const SelfShape* s) {
   constexpr int64_t kTextCtx = 448;
-  TensorArena arena;
-  Device* dev = Registry::global().find(kCpuDeviceName);
-  auto backend = dev->init_backend({bench_threads()});
-  std::vector<std::unique_ptr<Buffer>> buffers;
-  auto placed = [&](DType t, std::initializer_list<int64_t> ne, uint32_t seed) {
-    Tensor* x = arena.new_tensor(t, ne, "x");
-    buffers.push_back(dev->buffer_type()->alloc(x->nbytes()));
-    buffers.back()->place(*x, 0);
-    const auto v = random_values(x->nelements(), seed);
-    std::vector<uint8_t> bytes(x->nbytes());
-    quantize_rows(t, v.data(), bytes.data(), x->nelements() / x->ne[0], x->ne[0]);
-    tensor_set(*x, bytes.data(), bytes.size());
-    return x;
-  };
+  PlacedTensors inputs;
+  auto backend = inputs.dev->init_backend({bench_threads()});
   const int64_t D = s->S / s->H;
-  Tensor* q = placed(DType::F32, {D, 1, s->H, s->rows}, 1);
+  Tensor* q = inputs.make(DType::F32, {D, 1, s->H, s->rows}, 1);
   for (int64_t l = 0; l < s->layers; ++l) {
-    Tensor* kc = placed(DType::F16, {s->S, kTextCtx, s->rows}, 2 + static_cast<uint32_t>(l));
-    Tensor* vc = placed(DType::F16, {s->S, kTextCtx, s->rows}, 20 + static_cast<uint32_t>(l));
+    Tensor* kc = inputs.make(DType::F16, {s->S, kTextCtx, s->rows}, 2 + static_cast<uint32_t>(l));
+    Tensor* vc = inputs.make(DType::F16, {s->S, kTextCtx, s->rows}, 20 + static_cast<uint32_t>(l));
     auto heads = [&](Tensor* c) {
-      return ops::view(arena, c, {D, s->n_keys, s->H, s->rows}, {c->nb[1], dtype_row_bytes(c->type, D), c->nb[2]}, 0);
+      return ops::view(inputs.arena, c, {D, s->n_keys, s->H, s->rows},
+                       {c->nb[1], dtype_row_bytes(c->type, D), c->nb[2]}, 0);
     };
-    Tensor* out = ops::flash_attn(arena, q, heads(kc), heads(vc), nullptr, 1.0f / std::sqrt(static_cast<float>(D)), false);
-    q = ops::reshape(arena, out, {D, 1, s->H, s->rows});
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    Tensor* out = ops::flash_attn(inputs.arena, q, heads(kc), heads(vc), nullptr, scale, false);
+    q = ops::reshape(inputs.arena, out, {D, 1, s->H, s->rows});
   }
   Graph g;
   g.build(q);
-  GraphAllocator galloc(dev->buffer_type());
+  GraphAllocator galloc(inputs.dev->buffer_type());
   galloc.alloc(g);
   std::vector<uint8_t> evict(s->cold ? size_t{64} << 20 : 0, 1);
   uint64_t sink = 0;

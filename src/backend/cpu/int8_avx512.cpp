@@ -440,7 +440,8 @@ inline int32_t dword_at(const uint8_t* p) {
   return v;
 }
 
-// Lane vectors of 8 (AVX-512VL on ymm) or 16 (zmm) int32/f32.
+// Lane vectors of 8 (AVX-512VL on ymm) or 16 (zmm) int32/f32: the operations lane_rows needs,
+// one definition per width.
 template <int L>
 struct Lanes;
 template <>
@@ -449,11 +450,8 @@ struct Lanes<8> {
   using F = __m256;
   static I load(const void* p) { return _mm256_load_si256(static_cast<const __m256i*>(p)); }
   static F loadf(const float* p) { return _mm256_load_ps(p); }
-  static void store(void* p, I v) { _mm256_store_si256(static_cast<__m256i*>(p), v); }
   static I bcast(const uint8_t* p) { return _mm256_set1_epi32(dword_at(p)); }
   static I dot(I acc, I u, I s) { return _mm256_dpbusd_epi32(acc, u, s); }
-  static I izero() { return _mm256_setzero_si256(); }
-  static I add(I a, I b) { return _mm256_add_epi32(a, b); }
   static F zero() { return _mm256_setzero_ps(); }
   static F scaled(F acc, I sum, float d, F dx) {
     return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(d)), dx, acc);
@@ -467,11 +465,8 @@ struct Lanes<16> {
   using F = __m512;
   static I load(const void* p) { return _mm512_load_si512(p); }
   static F loadf(const float* p) { return _mm512_load_ps(p); }
-  static void store(void* p, I v) { _mm512_store_si512(p, v); }
   static I bcast(const uint8_t* p) { return _mm512_set1_epi32(dword_at(p)); }
   static I dot(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
-  static I izero() { return _mm512_setzero_si512(); }
-  static I add(I a, I b) { return _mm512_add_epi32(a, b); }
   static F zero() { return _mm512_setzero_ps(); }
   static F scaled(F acc, I sum, float d, F dx) {
     return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sum), _mm512_set1_ps(d)), dx, acc);
