@@ -63,7 +63,7 @@
 #include "model/model_writer.h"
 #include "model/whisper_runner.h"
 #include "runtime/graph.h"
-#include "runtime/graph_allocator.h"
+#include "backend/graph_allocator.h"
 #include "model/layers.h"
 #include "runtime/ops.h"
 #include "runtime/quant.h"

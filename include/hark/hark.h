@@ -45,30 +45,11 @@
 #include <stdint.h>
 
 #include "hark/export.h"
+#include "hark/hark_common.h" /* hark_status, hark_last_error, hark_abort_callback */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- errors ------------------------------------------------------------------------------- */
-
-typedef enum hark_status {
-  HARK_OK = 0,
-  HARK_ERR_INVALID_ARGUMENT = 1, /* a NULL pointer, a value out of range, an unknown name */
-  HARK_ERR_BAD_HANDLE = 2,       /* NULL, freed, or not a handle of the expected kind */
-  HARK_ERR_IO = 3,               /* a file could not be opened or read */
-  HARK_ERR_MODEL = 4,            /* the model file is not a valid Whisper model */
-  HARK_ERR_AUDIO = 5,            /* the audio could not be decoded or converted */
-  HARK_ERR_OUT_OF_MEMORY = 6,
-  HARK_ERR_FAILED = 7,           /* the library could not do it; the message says why */
-  HARK_ERR_INTERNAL = 8          /* an unexpected failure inside hark: a bug, please report */
-} hark_status;
-
-/* Thread-local: the message of the last call on this thread that failed ("" when none has).
- * Valid until the next failing call on this thread. Any thread. */
-HARK_API const char* hark_last_error(void);
-/* "HARK_OK", "HARK_ERR_BAD_HANDLE", ...; "HARK_ERR_UNKNOWN" for other values. Any thread. */
-HARK_API const char* hark_status_name(hark_status status);
 
 /* ---- library ------------------------------------------------------------------------------ */
 
@@ -238,8 +219,8 @@ typedef void (*hark_new_segments_callback)(const hark_result* new_segments, int 
                                            void* user_data);
 /* Before each 30 s encoder window; return false to stop the job there (as if aborted). */
 typedef bool (*hark_encoder_begin_callback)(void* user_data);
-/* Polled between graph nodes and tokens; return true to stop the job (as if aborted). */
-typedef bool (*hark_abort_callback)(void* user_data);
+/* hark_abort_callback (hark_common.h): polled between graph nodes and tokens; return true to stop
+ * the job (as if aborted). */
 
 typedef struct hark_transcribe_params {
   size_t struct_size;          /* set by hark_transcribe_default_params(); see "Growing" at the top */

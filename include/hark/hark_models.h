@@ -6,7 +6,10 @@
 #ifndef HARK_MODELS_H
 #define HARK_MODELS_H
 
-#include "hark/hark.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hark/hark_common.h"
 
 #ifdef __cplusplus
 extern "C" {

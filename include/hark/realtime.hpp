@@ -20,7 +20,9 @@
 #include <vector>
 
 #include "hark/export.h"
-#include "hark/hark.hpp"  // Context, Segment, TranscribeParams (hark.hpp includes this header at its end)
+#include "hark/context.hpp"  // Context
+#include "hark/params.hpp"   // TranscribeParams
+#include "hark/results.hpp"  // Segment
 
 namespace hark {
 

@@ -9,7 +9,7 @@
 #include "backend/buffer.h"
 #include "backend/device.h"
 #include "runtime/error.h"
-#include "runtime/graph_allocator.h"
+#include "backend/graph_allocator.h"
 #include "runtime/quant.h"
 
 namespace hark {

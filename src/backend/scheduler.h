@@ -27,7 +27,7 @@
 
 #include "backend/backend.h"
 #include "backend/device.h"
-#include "runtime/graph_allocator.h"
+#include "backend/graph_allocator.h"
 
 namespace hark {
 

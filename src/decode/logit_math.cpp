@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "backend/cpu/kernels.h"
+#include "simd/kernels.h"
 
 namespace hark::decode {
 

@@ -10,7 +10,7 @@
 //
 // Everything here has internal linkage (unnamed namespace): the per-ISA kernel files include this
 // header, and an inline function with external linkage compiled there with AVX-512 flags could
-// be the one copy the linker keeps for every caller (see backend/cpu/kernels_internal.h).
+// be the one copy the linker keeps for every caller (see simd/kernels_internal.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>

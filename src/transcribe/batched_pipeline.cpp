@@ -8,9 +8,7 @@
 #include "decode/window_search.h"
 #include "frontend/mel.h"
 #include "runtime/error.h"
-#include "transcribe/language_detect.h"
-#include "transcribe/max_len.h"
-#include "transcribe/word_timing.h"
+#include "transcribe/window_pipeline.h"
 
 namespace hark {
 
@@ -20,25 +18,6 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 constexpr int64_t kUnitSamples = kSampleRate / 100;  // one 10 ms unit
-
-// A chunk's tokens as a whole: when text follows the last timestamp (the model ran out of window
-// before closing its segment), a closing timestamp at the chunk's end is added, so split_window
-// keeps that text instead of leaving it to a next window (chunks have none).
-std::vector<int32_t> closed_at_end(const SpecialTokens& st, std::vector<int32_t> tokens, int64_t frames) {
-  while (!tokens.empty() && tokens.back() == st.eot) tokens.pop_back();
-  bool any_timestamp = false, text_after = false;
-  for (int32_t id : tokens) {
-    if (st.is_timestamp(id)) {
-      any_timestamp = true;
-      text_after = false;
-    } else if (st.is_text(id)) {
-      text_after = true;
-    }
-  }
-  if (any_timestamp && text_after)
-    tokens.push_back(st.timestamp_begin + static_cast<int32_t>(std::min<int64_t>(frames, frontend::kWindowFrames) / 2));
-  return tokens;
-}
 
 }  // namespace
 
@@ -79,27 +58,21 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
   HARK_CHECK(p.batch_size >= 1 && p.batch_size <= kMaxBatchSize,
              "transcribe: batch_size must be in [1, " + std::to_string(kMaxBatchSize) + "], got " + std::to_string(p.batch_size));
 
-  Transcript out = start_transcript(m, req, ctl);
+  Transcript out = empty_transcript(m, req, ctl.job().id());
   Timings& tm = out.timings;
   JobLanguage language(m, req, p, out);
 
   const int64_t n_units = static_cast<int64_t>((req.samples.size() + kUnitSamples - 1) / kUnitSamples);
   const std::vector<AudioChunk> chunks = merge_speech_chunks(speech, n_units, frontend::kWindowFrames);
-  const bool token_timestamps = p.token_timestamps || p.max_len > 0;
   DecodePolicy policy = decode_policy(m, req, p, n_text_ctx);
   decode::WindowRequest& wreq = policy.request;
   // Chunks are independent: the initial prompt (if any) before every one, never earlier text.
   wreq.prompt = req.prompt;
 
-  WordTimer words(m, model, p, req.alignment_heads, req.offset_units);
+  WindowPipeline pipeline(m, model, req, p, policy.thresholds, n_units);
   const int B = std::min<int>(p.batch_size, std::max<int>(1, static_cast<int>(chunks.size())));
   model.reserve_windows(B);
-  int progress = 0;
-  auto report_progress = [&](int pct) {
-    if (pct <= progress) return;
-    progress = pct;
-    if (hooks.on_progress) hooks.on_progress(pct);
-  };
+  JobProgress progress(hooks.on_progress);
   // A lane's slots serve every temperature's search.
   int slots = 1;
   for (float t : policy.temperatures) {
@@ -167,44 +140,16 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
   auto emit = [&](size_t k) {
     const AudioChunk& c = chunks[k];
     const Result& res = results[k];
-    const decode::WindowTokens& w = res.w;
-    const int64_t frames = res.frames;
-    const int64_t offset = req.offset_units + c.t0;
-    out.windows.push_back({offset, offset + frames, false});
-    if (decode::is_silence(policy.thresholds, w.avg_logprob, w.no_speech_prob)) {
-      out.windows.back().skipped_as_silence = true;
-      return true;
-    }
-    const std::vector<int32_t> whole = closed_at_end(st, w.tokens, frames);
-    decode::WindowResult r = decode::split_window(st, whole, offset, frames, req.speaker_turn);
-    if (p.single_segment && !r.segments.empty()) {
-      decode::RawSegment one;
-      one.t0 = r.segments.front().t0;
-      one.t1 = offset + frames;
-      for (const decode::RawSegment& rs : r.segments) {
-        one.tokens.insert(one.tokens.end(), rs.tokens.begin(), rs.tokens.end());
-        one.positions.insert(one.positions.end(), rs.positions.begin(), rs.positions.end());
-        one.speaker_turn_next = one.speaker_turn_next || rs.speaker_turn_next;
-      }
-      r.segments.assign(1, std::move(one));
-    }
-    if (r.speaker_turn_first && !out.segments.empty()) out.segments.back().speaker_turn_next = true;
-    std::vector<Segment> fresh = window_segments(m, w, r.segments, res.ratio, offset, p, token_timestamps);
-    if (p.word_timestamps) {
-      // The chunk's words from its own window; its text is kept whole (as a window that ends on
-      // a single timestamp: no seek to move).
-      auto tw = Clock::now();
-      model.select_window(res.lane);
-      const WordOutcome wo =
-          words.run({c.t0, frames, n_units, c.t1, /*single_timestamp_ending=*/true, language.id(), p.translate}, fresh);
-      tm.decode_ms += ms_since(tw);
-      if (wo.aborted) return false;
-      if (token_timestamps) keep_token_times_inside(fresh);
-    }
-    fresh = wrap_to_max_len(m, std::move(fresh), p);
-    for (const Segment& seg : fresh) out.segments.push_back(seg);
-    if (hooks.on_segments && !fresh.empty()) hooks.on_segments(std::move(fresh));
-    report_progress(static_cast<int>(std::min<int64_t>(99, c.t1 * 100 / std::max<int64_t>(n_units, 1))));
+    // Word timestamps align the chunk against its own window.
+    if (p.word_timestamps) model.select_window(res.lane);
+    WindowSegments ws = pipeline.segments({&res.w, res.ratio, c.t0, res.frames, language.id(), true, c.t1}, &tm.decode_ms);
+    out.windows.push_back(ws.window);
+    if (ws.window.skipped_as_silence) return true;
+    if (ws.speaker_turn_first && !out.segments.empty()) out.segments.back().speaker_turn_next = true;
+    if (ws.aborted) return false;
+    for (const Segment& seg : ws.segments) out.segments.push_back(seg);
+    if (hooks.on_segments && !ws.segments.empty()) hooks.on_segments(std::move(ws.segments));
+    progress.update(c.t1, n_units, 99);
     return true;
   };
 
@@ -255,7 +200,7 @@ Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequ
       for (Lane& l : lanes) l.chunk = -1;
   }
   tm.n_decode_steps += dec.n_steps();
-  if (!out.aborted) report_progress(100);
+  if (!out.aborted) progress.finish();
   tm.total_ms = ms_since(t_start);
   return out;
 }

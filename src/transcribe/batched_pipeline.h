@@ -8,7 +8,8 @@
 // timestamp ends at the chunk's end), times are the chunk's offset plus the model's timestamps, so
 // they are exact on the caller's timeline.
 //
-// The rest follows the long-form loop: its DecodePolicy (rules, suppression, token limit), a chunk
+// It only schedules: each finished chunk goes through the window pipeline the long-form loop uses
+// (window_pipeline.h), and the rest follows that loop too: its DecodePolicy (rules, suppression, token limit), a chunk
 // that fails the fallback checks decoded again on its window at the next temperature, silence
 // skipped, token timestamps, max_len and single_segment, the language detected once on the first
 // chunk, on_encoder_begin before each chunk, segments reported chunk by chunk in audio order,

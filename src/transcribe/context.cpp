@@ -9,6 +9,7 @@
 #include "runtime/error.h"
 #include "transcribe/bench.h"
 #include "transcribe/loaded_model.h"
+#include "transcribe/job_strategies.h"
 #include "transcribe/state.h"
 
 namespace hark {

@@ -5,7 +5,7 @@
 #include "decode/greedy.h"
 #include "frontend/mel.h"
 #include "runtime/error.h"
-#include "transcribe/long_form.h"
+#include "transcribe/job_request.h"
 
 namespace hark {
 

@@ -1,9 +1,9 @@
 // StateImpl: one job's working memory and compute stream (the public hark::State): a backend with
 // its own thread pool, and a WhisperRunner (KV cache + compute buffers) on the shared weights.
 //
-// transcribe_on() is the one place a job runs: it binds the job's stop conditions to the
-// backend (polled between graph nodes), runs the long-form loop, and turns its hooks into the
-// public callbacks (batches of new segments with running totals, progress).
+// run() and run_batched() are where a driver runs on this state: one job at a time, with the job's
+// stop condition bound to the backend (polled between graph nodes). Which driver runs, and how its
+// hooks become the public callbacks, is the job strategies' part (job_strategies.h).
 #pragma once
 #include <memory>
 #include <mutex>
@@ -14,6 +14,7 @@
 #include "model/whisper_runner.h"
 #include "transcribe/job_control.h"
 #include "transcribe/loaded_model.h"
+#include "transcribe/job_request.h"
 #include "transcribe/long_form.h"
 
 namespace hark {
@@ -48,11 +49,5 @@ class StateImpl final : public State {
   std::unique_ptr<WhisperRunner> runner_;
   std::mutex busy_;  // held while a job runs here
 };
-
-// A whole transcription (all of TranscribeParams): the job's control, the public callbacks, and
-// for n_processors > 1 the parts on extra states. `acquire` lends a state for each extra part.
-using StateLender = std::function<std::shared_ptr<StateImpl>(int n_threads)>;
-Transcript transcribe_job(StateImpl& main, const StateLender& acquire, std::span<const float> samples,
-                          const TranscribeParams& p);
 
 }  // namespace hark

@@ -2,7 +2,7 @@
 // and the machine.
 #include <string>
 
-#include "backend/cpu/kernels.h"
+#include "simd/kernels.h"
 #include "backend/registry.h"
 #include "hark/hark.hpp"
 

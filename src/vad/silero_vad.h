@@ -15,7 +15,7 @@
 #include "backend/backend.h"
 #include "backend/buffer.h"
 #include "runtime/graph.h"
-#include "runtime/graph_allocator.h"
+#include "backend/graph_allocator.h"
 #include "vad/silero_file.h"
 
 namespace hark {

@@ -9,7 +9,7 @@
 
 #include "backend/registry.h"
 #include "runtime/error.h"
-#include "runtime/graph_allocator.h"
+#include "backend/graph_allocator.h"
 #include "runtime/ops.h"
 
 namespace hark {

@@ -19,7 +19,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/registry.h"
 #include "runtime/error.h"
-#include "runtime/graph_allocator.h"
+#include "backend/graph_allocator.h"
 #include "runtime/ops.h"
 
 namespace hark {

@@ -30,7 +30,7 @@
 #include "backend/cpu/gemm_config.h"
 #include "backend/registry.h"
 #include "runtime/graph.h"
-#include "runtime/graph_allocator.h"
+#include "backend/graph_allocator.h"
 #include "runtime/ops.h"
 #include "runtime/quant.h"
 

@@ -568,5 +568,46 @@ TEST(AlignmentWords, FindAlignmentFollowsTheAttention) {
   EXPECT_THROW(find_alignment(qk, n_mel, n_sot, three, probs, v.fn(), kEot, "en"), Error);
 }
 
+
+// A spike of two frames in one row's attention, just past the end of that row's block: the default
+// median filter (width 7, OpenAI's medfilt_width) removes it, so the word ends where its block
+// does; without the filter (width 1) the path follows the spike and the word ends a frame later.
+TEST(AlignmentWords, TheMedianFilterRemovesAShortSpike) {
+  ToyVocab v;
+  v.bytes[21] = " one";
+  v.bytes[22] = " two";
+  v.bytes[23] = " three";
+  v.bytes[24] = " four";
+  const std::vector<int32_t> text = {21, 22, 23, 24};
+  const int n_sot = 3;
+  const int n_tokens = n_sot + 1 + 4 + 1;
+  const int n_mel = 80;  // 40 audio positions
+  const int block_start[5] = {0, 10, 20, 28, 34};
+  const int block_end[5] = {10, 20, 28, 34, 40};
+  const int spike = 20;  // in row 1 (the row that predicts " two"), just past its block
+  HeadWeights qk(2, n_tokens, 40);
+  for (int h = 0; h < 2; ++h)
+    for (int t = 0; t < n_tokens; ++t)
+      for (int f = 0; f < 40; ++f) {
+        float v0 = 0.0f;
+        const int k = t - n_sot;
+        if (k >= 0 && k < 5 && f >= block_start[k] && f < block_end[k]) v0 = 8.0f;
+        if (k == 1 && (f == spike || f == spike + 1)) v0 = 14.0f;
+        qk.at(h, t, f) = v0;
+      }
+  const std::vector<float> probs = {0.9f, 0.8f, 0.7f, 0.6f};
+  const double frame = 1.0 / 50.0;  // an audio position, 20 ms
+
+  const auto filtered = find_alignment(qk, n_mel, n_sot, text, probs, v.fn(), kEot, "en");
+  ASSERT_EQ(filtered.size(), 4u);
+  EXPECT_NEAR(filtered[1].end, block_start[2] * frame, frame / 2) << "the default filter kept the spike";
+
+  AlignmentOptions unfiltered;
+  unfiltered.medfilt_width = 1;
+  const auto raw = find_alignment(qk, n_mel, n_sot, text, probs, v.fn(), kEot, "en", unfiltered);
+  ASSERT_EQ(raw.size(), 4u);
+  EXPECT_GE(raw[1].end, (spike + 1) * frame - 1e-9) << "without the filter the word runs on into the spike";
+}
+
 }  // namespace
 }  // namespace hark::decode

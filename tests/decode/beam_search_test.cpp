@@ -342,6 +342,49 @@ TEST(BeamSearch, ForksOnlyWhatChangesSlot) {
   EXPECT_LT(forks, rows);  // copy on fork, not every beam's history every step
 }
 
+// Hand-made logits where the two ways to finish differ in length: after [] A (0.6) or B (0.4);
+// [A] can only end; [B] is followed by C twice and then ends. [A, eot] has the higher log-prob sum
+// (log 0.6 against log 0.4) but the lower length-normalised score (log 0.6 / 1 against
+// log 0.4 / 3): the search must rank by the score (OpenAI's sum_logprobs / length), not the sum.
+// Every other token is allowed but e^-30 less likely; such an unlikely sequence goes on with D
+// and never ends, so it cannot fill the list of finished candidates (beam search keeps beam_size
+// live sequences, however unlikely).
+std::vector<float> length_logits(const SpecialTokens& st, const std::vector<int32_t>& sampled) {
+  std::vector<float> l(static_cast<size_t>(st.n_vocab), -30.0f);
+  constexpr int32_t A = 0, B = 1, C = 2, D = 3;
+  if (sampled.empty()) {
+    l[A] = std::log(0.6f);
+    l[B] = std::log(0.4f);
+  } else if (sampled == std::vector<int32_t>{B} || sampled == std::vector<int32_t>{B, C}) {
+    l[C] = 0.0f;
+  } else if (sampled == std::vector<int32_t>{A} || sampled == std::vector<int32_t>{B, C, C}) {
+    l[static_cast<size_t>(st.eot)] = 0.0f;
+  } else {
+    l[D] = 0.0f;
+  }
+  return l;
+}
+
+TEST(CandidateRanking, TheLongerCandidateWinsByItsLengthNormalisedScore) {
+  const SpecialTokens st = tiny_tokens();
+  auto script = [&](const ScriptedModel::Call& c) { return length_logits(st, sampled_of(st, c.context)); };
+  const std::vector<int32_t> longer = {1, 2, 2, st.eot};
+  // Beam search: both finish ([A, eot] first), and the longer is chosen.
+  decode::WindowRequest req = tiny_request(st, 2, 8);
+  ScriptedModel beams(448, script);
+  EXPECT_EQ(decode::decode_window(beams, st, req).tokens, longer);
+  // Best-of at T > 0: 16 draws take both ways (all A would be 0.6^16 = 3e-4), and the longer wins.
+  for (bool lockstep : {true, false}) {
+    decode::WindowRequest bo = tiny_request(st, 1, 8);
+    bo.temperature = 1.0f;
+    bo.best_of = 16;
+    bo.seed = 5;
+    bo.batch_candidates = lockstep;
+    ScriptedModel sampled(448, script);
+    EXPECT_EQ(decode::decode_window(sampled, st, bo).tokens, longer) << "lockstep " << lockstep;
+  }
+}
+
 // ---- best-of in lockstep ----
 
 TEST(BestOfBatched, SameCandidatesAsOneByOne) {

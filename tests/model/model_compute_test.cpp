@@ -10,7 +10,7 @@
 #include "model/model_writer.h"
 #include "model_test_util.h"
 #include "runtime/graph.h"
-#include "runtime/graph_allocator.h"
+#include "backend/graph_allocator.h"
 #include "runtime/ops.h"
 
 namespace hark {

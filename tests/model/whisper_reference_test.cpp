@@ -51,7 +51,7 @@
 #include "model_test_util.h"
 #include "runtime/dtype.h"
 #include "runtime/graph.h"
-#include "runtime/graph_allocator.h"
+#include "backend/graph_allocator.h"
 #include "runtime/quant.h"
 
 namespace hark {

@@ -22,7 +22,7 @@
 #include "model/model_writer.h"
 #include "model/whisper_runner.h"
 #include "model_test_util.h"
-#include "runtime/graph_allocator.h"
+#include "backend/graph_allocator.h"
 
 namespace hark {
 namespace {

@@ -15,6 +15,7 @@
 
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/thread_pool.h"
+#include "backend/host_memory.h"
 #include "backend/registry.h"
 #include "runtime/error.h"
 
@@ -127,20 +128,7 @@ std::string CpuDevice::description() const {
          simd_level_name(best_simd_level()) + " kernels)";
 }
 
-void read_host_memory(size_t* free, size_t* total) {
-  *free = 0;
-  *total = 0;
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  size_t kb;
-  std::string unit;
-  while (in >> key >> kb >> unit) {
-    if (key == "MemTotal:") *total = kb * 1024;
-    if (key == "MemAvailable:") *free = kb * 1024;
-  }
-}
-
-void CpuDevice::memory(size_t* free, size_t* total) const { read_host_memory(free, total); }
+void CpuDevice::memory(size_t* free, size_t* total) const { hark::read_host_memory(free, total); }
 
 bool CpuDevice::supports_op(const Tensor& node) const { return supports(node); }
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "backend/cpu/kernels.h"
+#include "simd/kernels.h"
 #include "backend/device.h"
 
 namespace hark::cpu {
@@ -72,7 +72,5 @@ bool cpu_is_small_node(const Tensor& node);
 
 // Hardware threads available to this process.
 int hardware_threads();
-// Host RAM available and total, from /proc/meminfo (0 when unknown).
-void read_host_memory(size_t* free, size_t* total);
 
 }  // namespace hark::cpu

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <cstddef>
 
-#include "backend/cpu/kernels.h"
+#include "simd/kernels.h"
 #include "runtime/tensor.h"
 
 namespace hark::cpu {

@@ -1,6 +1,6 @@
 #include "backend/reference/reference_backend.h"
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/host_memory.h"
 #include "backend/registry.h"
 #include "runtime/error.h"
 
@@ -47,7 +47,7 @@ ReferenceDevice::ReferenceDevice() : buffer_type_("cpu-ref") {}
 
 const char* ReferenceDevice::name() const { return kReferenceDeviceName; }
 
-void ReferenceDevice::memory(size_t* free, size_t* total) const { cpu::read_host_memory(free, total); }
+void ReferenceDevice::memory(size_t* free, size_t* total) const { read_host_memory(free, total); }
 
 bool ReferenceDevice::supports_op(const Tensor& node) const { return supports(node); }
 

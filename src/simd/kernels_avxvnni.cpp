@@ -4,4 +4,4 @@
 // seen AVX2, FMA, F16C and AVX-VNNI; everything in it is internal to this translation unit, like
 // the plain AVX2 table's copy.
 #define HARK_KERNELS_AVX_VNNI 1
-#include "backend/cpu/kernels_avx2.cpp"  // NOLINT(bugprone-suspicious-include): one source, two ISA builds
+#include "simd/kernels_avx2.cpp"  // NOLINT(bugprone-suspicious-include): one source, two ISA builds

@@ -1,4 +1,4 @@
-#include "runtime/graph_allocator.h"
+#include "backend/graph_allocator.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

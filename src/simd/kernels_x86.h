@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "backend/cpu/kernels.h"
-#include "backend/cpu/kernels_internal.h"
+#include "simd/kernels.h"
+#include "simd/kernels_internal.h"
 #include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "backend/cpu/kernels_internal.h"
+#include "simd/kernels_internal.h"
 #include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {

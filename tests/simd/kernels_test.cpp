@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/kernels.h"
-#include "backend/cpu/kernels_internal.h"
+#include "simd/kernels.h"
+#include "simd/kernels_internal.h"
 #include "runtime/dtype.h"
 #include "runtime/quant.h"
 

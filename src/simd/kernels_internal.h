@@ -9,7 +9,7 @@
 #pragma once
 #include <cstddef>
 
-#include "backend/cpu/kernels.h"
+#include "simd/kernels.h"
 
 namespace hark::cpu::detail {
 

@@ -9,8 +9,8 @@
 #include <unistd.h>
 #endif
 
-#include "backend/cpu/kernels.h"
-#include "backend/cpu/kernels_internal.h"
+#include "simd/kernels.h"
+#include "simd/kernels_internal.h"
 
 namespace hark::cpu {
 

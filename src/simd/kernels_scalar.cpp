@@ -8,9 +8,9 @@
 #include <memory>
 #include <new>
 
-#include "backend/cpu/gemm_blocked.h"
-#include "backend/cpu/kernels.h"
-#include "backend/cpu/kernels_internal.h"
+#include "simd/gemm_blocked.h"
+#include "simd/kernels.h"
+#include "simd/kernels_internal.h"
 #include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {

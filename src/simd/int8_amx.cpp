@@ -29,9 +29,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "backend/cpu/int8_levels_avx512.h"
-#include "backend/cpu/kernels.h"
-#include "backend/cpu/kernels_internal.h"
+#include "simd/int8_levels_avx512.h"
+#include "simd/kernels.h"
+#include "simd/kernels_internal.h"
 
 namespace hark::cpu::detail {
 namespace {

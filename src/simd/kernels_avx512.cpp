@@ -19,10 +19,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "backend/cpu/gemm_blocked.h"
-#include "backend/cpu/kernels.h"
-#include "backend/cpu/kernels_internal.h"
-#include "backend/cpu/kernels_x86.h"
+#include "simd/gemm_blocked.h"
+#include "simd/kernels.h"
+#include "simd/kernels_internal.h"
+#include "simd/kernels_x86.h"
 #include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {

@@ -1,0 +1,25 @@
+#include "transcribe/job_language.h"
+
+#include "model/hparams.h"
+#include "transcribe/language_detect.h"
+
+namespace hark {
+
+JobLanguage::JobLanguage(const LoadedModel& m, const JobRequest& req, const TranscribeParams& p, Transcript& out)
+    : m_(m), p_(p), out_(out), lang_(req.lang), known_(!req.auto_language),
+      start_(m.start_sequence(req.lang, p.translate, p.timestamps)) {}
+
+bool JobLanguage::settle(decode::Model& model) {
+  if (known_) return true;
+  const LanguageGuess g = guess_language(m_.file->vocab().special(), model);
+  if (g.aborted) return false;
+  ++out_.timings.n_decode_steps;
+  lang_ = g.id;
+  out_.language = language_code(lang_);
+  out_.language_prob = g.probs[static_cast<size_t>(lang_)];
+  start_ = m_.start_sequence(lang_, p_.translate, p_.timestamps);
+  known_ = true;
+  return true;
+}
+
+}  // namespace hark
