@@ -22,6 +22,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <vector>
 
 #include "decode/model.h"
@@ -64,9 +65,9 @@ class ScriptedModel final : public decode::Model {
     context_.insert(context_.end(), tokens.begin(), tokens.end());
     EXPECT_LE(static_cast<int>(context_.size()), n_text_ctx_) << "text context overflow";
     Call c{win, passes_[win], {tokens.begin(), tokens.end()}, n_past, context_};
-    *logits = script_(c);
+    const bool scripted = run_script(c, logits);
     calls.push_back(std::move(c));
-    return ComputeStatus::Ok;
+    return scripted ? ComputeStatus::Ok : ComputeStatus::Aborted;
   }
   // Rows last to first: a search that depended on the order its rows are worked on would differ
   // from the real model's, whose threads take rows in any order.
@@ -126,6 +127,29 @@ class ScriptedModel final : public decode::Model {
   int n_row_steps = 0;  // decode_rows calls
 
  private:
+  // The script's logits for one call. A step the script has none for (it throws, e.g. an
+  // out-of-range .at(), or returns a row of another size than the first one) is a test failure,
+  // and the call then reports Aborted, so the decoding stops cleanly instead of reading past
+  // what the script gave.
+  bool run_script(const Call& c, std::vector<float>* row) {
+    try {
+      *row = script_(c);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "the script has no step for window " << c.window << ", pass " << c.pass << ", position "
+                    << c.n_past << ": " << e.what();
+      row->clear();
+      return false;
+    }
+    if (n_vocab_ == 0) n_vocab_ = row->size();
+    if (row->empty() || row->size() != n_vocab_) {
+      ADD_FAILURE() << "the script gave " << row->size() << " logits for window " << c.window << ", position "
+                    << c.n_past << " (its first step gave " << n_vocab_ << ")";
+      row->assign(n_vocab_, 0.0f);
+      return false;
+    }
+    return true;
+  }
+
   ComputeStatus rows(std::span<const int32_t> tokens, std::span<const int> seqs, std::span<const int> windows,
                      std::span<const int> positions, std::vector<float>* logits) {
     EXPECT_EQ(tokens.size(), seqs.size());
@@ -144,9 +168,11 @@ class ScriptedModel final : public decode::Model {
       const int win = filled_.at(static_cast<size_t>(windows[b]));
       if (n_past == 0) ++passes_[win];
       Call c{win, passes_[win], {tokens[b]}, n_past, ctx, s, static_cast<int>(tokens.size())};
-      const std::vector<float> row = script_(c);
+      std::vector<float> row;
+      const bool scripted = run_script(c, &row);
       logits->insert(logits->end(), row.begin(), row.end());
       calls.push_back(std::move(c));
+      if (!scripted) return ComputeStatus::Aborted;
     }
     ++n_batch_steps;
     return ComputeStatus::Ok;
@@ -170,6 +196,7 @@ class ScriptedModel final : public decode::Model {
  private:
   int n_text_ctx_;
   Script script_;
+  size_t n_vocab_ = 0;  // the size of the script's first row: every row must have it
   int window_ = -1;                  // encode() calls so far - 1
   int selected_ = 0;                 // select_window
   std::vector<int> filled_ = {-1};   // per window: the encode() call that filled it
