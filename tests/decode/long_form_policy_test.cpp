@@ -646,7 +646,7 @@ TEST_F(Policy, FallbackOnLowLogprob) {
   r = run_plans(p, {unsure});
   EXPECT_EQ(r.model->pass_starts(0).size(), 1u);
   EXPECT_EQ(r.t.n_fallback_windows, 0);
-  ASSERT_EQ(r.t.segments.size(), 1u);
+  ASSERT_FALSE(r.t.segments.empty());
   EXPECT_LT(r.t.segments[0].avg_logprob, -1.0);
 }
 
