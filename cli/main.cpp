@@ -66,6 +66,46 @@ std::string trimmed(const std::string& s) {
 }
 
 void print_error(const std::string& msg) { std::fprintf(stderr, "hark: error: %s\n", msg.c_str()); }
+// The library's errors end with their code ("[invalid_argument]", "[not_found]"...), the word the
+// C API, the server and the Node binding give for the same failure.
+std::string with_code(const std::exception& e, const std::string& msg) {
+  const auto* he = dynamic_cast<const hark::Error*>(&e);
+  return he ? msg + " [" + hark::error_code_name(he->code()) + "]" : msg;
+}
+
+// An option's value the library refused: the CLI only parses, the library checks every value once
+// and names the option's field (TranscribeParams, VadOptions). Such an error is the same for
+// every input file, so it ends the run as a usage error.
+const hark::Error* option_error(const std::exception& e) {
+  const auto* he = dynamic_cast<const hark::Error*>(&e);
+  if (!he || he->code() != hark::ErrorCode::InvalidArgument || he->field().empty()) return nullptr;
+  const std::string& f = he->field();
+  const bool is_name = f != "samples" && f.find_first_not_of("abcdefghijklmnopqrstuvwxyz_.") == std::string::npos;
+  return is_name ? he : nullptr;
+}
+
+// The flag of `cmd` that sets a library field, "" when it has none.
+std::string flag_for(const CLI::App* cmd, std::string field) {
+  static const std::pair<const char*, const char*> kRenamed[] = {
+      {"n_threads", "--threads"},          {"n_processors", "--processors"},
+      {"thold_pt", "--word-thold"},        {"max_tokens_per_window", "--max-tokens"},
+      {"tdrz_enable", "--tinydiarize"},    {"compression_ratio_threshold", "--compression-ratio-thold"},
+      {"logprob_threshold", "--logprob-thold"}, {"no_speech_threshold", "--no-speech-thold"},
+      {"max_initial_timestamp", "--max-initial-ts"}, {"dtw_preset", "--dtw"},
+      {"min_speech_duration_ms", "--min-speech-ms"}, {"min_silence_duration_ms", "--min-silence-ms"},
+      {"max_speech_duration_s", "--max-speech-s"}, {"speech_pad_ms", "--pad-ms"},
+      {"samples_overlap", "--overlap"}};
+  std::string flag;
+  for (const auto& [f, name] : kRenamed)
+    if (field == f) flag = name;
+  const std::string vad = "vad_params.";
+  if (flag.empty() && field.compare(0, vad.size(), vad) == 0) field = "vad_" + field.substr(vad.size());
+  if (flag.empty()) {
+    flag = "--" + field;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+  }
+  return cmd && cmd->get_option_no_throw(flag) ? flag : "";
+}
 
 // Writes `data` to `path` through a temporary file in the same folder, renamed into place once
 // complete: a run that fails or is killed midway never leaves a truncated transcript behind, and an
@@ -227,7 +267,7 @@ int run_transcribe(const TranscribeOptions& o) {
       } catch (const hark::Error& e) {
         // Messages from the engine speak of samples and windows; say which file they are about.
         const std::string msg = e.what();
-        throw hark::Error(msg.find(file) == std::string::npos ? file + ": " + msg : msg);
+        throw hark::Error(e.code(), msg.find(file) == std::string::npos ? file + ": " + msg : msg, e.field());
       }
       if (g_interrupted.load()) {
         std::fprintf(stderr, "hark: interrupted; no files written for %s\n", file.c_str());
@@ -241,9 +281,10 @@ int run_transcribe(const TranscribeOptions& o) {
       }
       if (!o.quiet) std::fprintf(stderr, "%s\n", timings_line(file, t.timings).c_str());
     } catch (const std::exception& e) {
+      if (option_error(e)) throw;  // the same for every file: a usage error (main)
       // One bad file does not stop the others; the exit code still says something failed.
       const std::string msg = e.what();
-      print_error(msg.find(file) == std::string::npos ? file + ": " + msg : msg);
+      print_error(with_code(e, msg.find(file) == std::string::npos ? file + ": " + msg : msg));
       status = kExitError;
     }
   }
@@ -339,10 +380,8 @@ int main(int argc, char** argv) {
   transcribe->add_flag("--output-lrc", topt.output_lrc, "Also write an LRC lyrics file (-olrc; as -o lrc)");
   transcribe->add_option("--output-file", topt.output_file,
                          "Output path without extension (default: the input path; '.srt' etc. is appended)");
-  transcribe->add_option("--offset-ms", topt.offset_ms, "Start this far into the audio")
-      ->check(CLI::NonNegativeNumber);
-  transcribe->add_option("--duration-ms", topt.duration_ms, "Transcribe only this much (0: to the end)")
-      ->check(CLI::NonNegativeNumber);
+  transcribe->add_option("--offset-ms", topt.offset_ms, "Start this far into the audio");
+  transcribe->add_option("--duration-ms", topt.duration_ms, "Transcribe only this much (0: to the end)");
   transcribe->add_flag("--no-timestamps", topt.no_timestamps, "Plain text, no timestamps");
   transcribe->add_flag("--detect-language", topt.detect_language,
                        "Only detect each file's spoken language (-dl; from --offset-ms) and print it");
@@ -350,7 +389,6 @@ int main(int argc, char** argv) {
   transcribe->add_option("--prompt", topt.prompt, "Text the model sees as what came before");
   transcribe->add_option("-p,--processors", topt.processors,
                          "Cut the audio into this many parts decoded in parallel (each on its own state)")
-      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   transcribe->add_flag("--no-gpu", topt.no_gpu, "Compute on the CPU even when a GPU device exists");
   transcribe->add_flag("--no-flash-attn", topt.no_flash_attn, "Plain attention graph instead of the fused one");
@@ -361,23 +399,18 @@ int main(int argc, char** argv) {
   // -nth --prompt --carry-initial-prompt --suppress-regex), OpenAI's meanings and defaults.
   hark::TranscribeParams& dp = topt.decoding;
   transcribe->add_option("--temperature", dp.temperature, "Sampling temperature of the first pass (-tp; 0: greedy)")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   transcribe->add_option("--temperature-inc", dp.temperature_inc,
                          "Fallback step up to 1.0 when a window's text is repetitive or unsure (-tpi; 0: none)")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   transcribe->add_flag("--no-fallback", topt.no_fallback, "No temperature fallback (-nf; as --temperature-inc 0)");
   transcribe->add_option("--best-of", dp.best_of, "Candidates sampled at temperature > 0, the best kept (-bo)")
-      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   transcribe->add_option("--beam-size", dp.beam_size,
                          "Beams of the beam search at temperature 0 (-bs; 1: greedy; whisper.cpp's CLI uses 5)")
-      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   transcribe->add_option("--patience", dp.patience,
                          "Beam search: gather round(beam size x patience) finished candidates (OpenAI's patience)")
-      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   transcribe->add_option("--length-penalty", dp.length_penalty,
                          "Ranking of candidates: < 0 divides by length, else alpha of ((5 + len) / 6)^alpha")
@@ -406,14 +439,12 @@ int main(int argc, char** argv) {
   transcribe->add_flag("--no-context", dp.no_context, "Do not use the previous text as prompt");
   transcribe->add_option("--max-context", dp.max_context,
                          "Tokens of previous text kept as prompt (-mc; -1: the model's limit; 0: none)")
-      ->check(CLI::Range(-1, 1 << 20))
       ->capture_default_str();
   transcribe->add_option("--max-initial-ts", dp.max_initial_timestamp,
                          "A window's first timestamp is at most this many seconds (< 0: no limit)")
       ->capture_default_str();
   transcribe->add_flag("--single-segment", dp.single_segment, "One segment per 30 s window");
   transcribe->add_option("--max-tokens", dp.max_tokens_per_window, "Tokens per window at most (-mt; 0: the model's)")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   // Token timestamps, segment length, speaker turns: whisper.cpp's -ml -sow -wt -tdrz. whisper.cpp's
   // CLI has no flag of its own for token timestamps (-ml, -ojf and -owts turn them on);
@@ -422,12 +453,10 @@ int main(int argc, char** argv) {
                        "Time every token from the timestamp probabilities (json: tokens' t0, t1)");
   transcribe->add_option("--max-len", dp.max_len,
                          "Segments of at most this many bytes of text (-ml; 0: no limit; turns token timestamps on)")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   transcribe->add_flag("--split-on-word", dp.split_on_word, "With --max-len, cut only between words (-sow)");
   transcribe->add_option("--word-thold", dp.thold_pt,
                          "A token's timestamp is trusted above this probability (-wt; whisper.rn's wordThold)")
-      ->check(CLI::Range(0.0f, 1.0f))
       ->capture_default_str();
   transcribe->add_flag("--tinydiarize", dp.tdrz_enable,
                        "Speaker turns with a tinydiarize (tdrz) model: segments end at a turn, marked [SPEAKER_TURN] (-tdrz)");
@@ -456,7 +485,6 @@ int main(int argc, char** argv) {
   transcribe->add_option("--batch-size", dp.batch_size,
                          "Batched long-audio pipeline: the VAD (--vad-model) cuts the audio at pauses into chunks of "
                          "up to 30 s, decoded this many at a time in one step (1: sequential)")
-      ->check(CLI::Range(1, hark::kMaxBatchSize))
       ->capture_default_str();
   // whisper.cpp's spellings; the short ones (-vt, -vspd, -vsd, -vmsd, -vp, -vo) are renamed above.
   add_vad_options(transcribe, dp.vad_params,
@@ -518,7 +546,17 @@ int main(int argc, char** argv) {
     if (serve->parsed()) return run_serve(serve_opt, g_interrupted);
     return run_info(info_model);
   } catch (const std::exception& e) {
-    print_error(e.what());
+    if (const hark::Error* oe = option_error(e)) {
+      CLI::App* cmd = nullptr;
+      for (CLI::App* c : {transcribe, bench, vad, stream, quantize, download, serve})
+        if (c->parsed()) cmd = c;
+      const std::string flag = flag_for(cmd, oe->field());
+      if (!flag.empty()) {
+        print_error(with_code(e, std::string(e.what()) + " (" + flag + ")"));
+        return kExitUsage;
+      }
+    }
+    print_error(with_code(e, e.what()));
     return kExitError;
   }
 }

@@ -55,22 +55,16 @@ std::string to_json(const std::string& file, const hark::VadResult& r, bool prob
 
 }  // namespace
 
+// Parsed only: the library checks the values (and names the option when one is out of range).
 void add_vad_options(CLI::App* cmd, hark::VadOptions& v, const VadOptionNames& n) {
   cmd->add_option(n.threshold, v.threshold, "Speech probability at or above which a frame starts speech")
-      ->check(CLI::Range(0.0f, 1.0f))
       ->capture_default_str();
-  cmd->add_option(n.min_speech, v.min_speech_duration_ms, "Shorter segments are dropped")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  cmd->add_option(n.min_speech, v.min_speech_duration_ms, "Shorter segments are dropped")->capture_default_str();
   cmd->add_option(n.min_silence, v.min_silence_duration_ms, "A pause must last this long to end speech")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option(n.max_speech, v.max_speech_duration_s, "Longer speech is cut (default: no limit)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option(n.pad, v.speech_pad_ms, "Added on both sides of each segment")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option(n.overlap, v.samples_overlap, n.overlap_help)->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option(n.max_speech, v.max_speech_duration_s, "Longer speech is cut (default: no limit)");
+  cmd->add_option(n.pad, v.speech_pad_ms, "Added on both sides of each segment")->capture_default_str();
+  cmd->add_option(n.overlap, v.samples_overlap, n.overlap_help)->capture_default_str();
 }
 
 CLI::App* add_vad_command(CLI::App& app, VadCommandOptions& o) {

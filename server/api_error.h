@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "hark/error.hpp"
+
 namespace hark::server {
 
 struct ApiError : std::runtime_error {
@@ -26,6 +28,30 @@ struct ApiError : std::runtime_error {
 // A 400 naming the field.
 inline ApiError bad_field(const std::string& field, const std::string& message) {
   return ApiError(400, message, "invalid_request_error", field, "invalid_value");
+}
+
+// What the library's error means to a client, by its code: the request's fault (400: a bad or
+// unsupported value, named as the library names the option), something that does not exist
+// (404), the server's own fault (500: its files, I/O, a bug) or its limits (503). Corrupt data
+// in a transcription is the server's (its model and VAD files); the upload's audio is answered
+// where it is decoded (415/413).
+inline ApiError api_error_of(const Error& e) {
+  const std::string code = error_code_name(e.code());
+  switch (e.code()) {
+    case ErrorCode::InvalidArgument:
+    case ErrorCode::Unsupported: return ApiError(400, e.what(), "invalid_request_error", e.field(), code);
+    case ErrorCode::NotFound: return ApiError(404, e.what(), "invalid_request_error", e.field(), code);
+    case ErrorCode::ResourceExhausted:
+    case ErrorCode::Aborted: {
+      ApiError a(503, e.what(), "server_error", "", code);
+      a.retry_after_s = 1;
+      return a;
+    }
+    case ErrorCode::CorruptData:
+    case ErrorCode::Io:
+    case ErrorCode::Internal: break;
+  }
+  return ApiError(500, e.what(), "server_error", "", code);
 }
 
 }  // namespace hark::server

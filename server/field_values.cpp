@@ -43,12 +43,11 @@ bool boolean(const std::string& field, const std::string& v) {
 }
 
 // A language code ("de"), OpenAI's name of one ("german"), or "auto".
-std::string language_of(const std::string& field, const std::string& v) {
+std::string language_of(const std::string& /*field*/, const std::string& v) {
   const std::string l = lower(v);
-  if (l == "auto" || language_id(l) >= 0) return l;
   for (int i = 0; i < language_count(); ++i)
     if (l == language_name_at(i)) return language_code_at(i);
-  throw bad_field(field, field + ": " + shown(v) + " is not a language Whisper knows (ISO-639-1 code, e.g. 'en')");
+  return l;  // a code, "auto", or what the library refuses (naming the language)
 }
 
 }  // namespace hark::server

@@ -13,7 +13,8 @@ double number(const std::string& field, const std::string& v, double lo, double 
 int integer(const std::string& field, const std::string& v, int lo, int hi);
 // true/1/yes/on or false/0/no/off/"".
 bool boolean(const std::string& field, const std::string& v);
-// A language code ("de"), OpenAI's name of one ("german"), or "auto"; returns the code.
+// A language code ("de"), OpenAI's name of one ("german"), or "auto"; returns the code. Anything
+// else is passed on as it is: the library refuses an unknown language, naming it.
 std::string language_of(const std::string& field, const std::string& v);
 
 }  // namespace hark::server

@@ -266,8 +266,11 @@ class Session {
     try {
       rt_ = RealtimeTranscriber::start(lease_->state(), source_, o, sink);
     } catch (const Error& e) {
-      send(error_event(ApiError(400, std::string("the session's options do not work: ") + e.what(),
-                                "invalid_request_error", "", "invalid_session")));
+      ApiError a = api_error_of(e);
+      if (a.status == 400)
+        a = ApiError(400, std::string("the session's options do not work: ") + e.what(), "invalid_request_error",
+                     e.field(), "invalid_session");
+      send(error_event(a));
       stopping_ = true;
       end_session({});
       return false;

@@ -19,6 +19,11 @@ const std::string* Form::get(const std::string& name) const {
 
 namespace {
 
+// The widest values the fields' C++ types take: the front end parses, the library checks ranges.
+constexpr double kHuge = std::numeric_limits<float>::max();
+constexpr int kIntMin = std::numeric_limits<int>::min();
+constexpr int kIntMax = std::numeric_limits<int>::max();
+
 Format format_of(const std::string& v) {
   if (v == "json") return Format::Json;
   if (v == "text") return Format::Text;
@@ -41,11 +46,11 @@ TranscriptionRequest common(const Form& form, const TranscribeParams& defaults) 
   if (const auto* v = form.get("prompt")) r.params.initial_prompt = *v;
   if (const auto* v = form.get("response_format"); v && !v->empty()) r.format = format_of(*v);
   if (const auto* v = form.get("temperature"); v && !v->empty())
-    r.params.temperature = static_cast<float>(number("temperature", *v, 0.0, 1.0));
+    r.params.temperature = static_cast<float>(number("temperature", *v, -kHuge, kHuge));
   // Not OpenAI's, but what a long upload gains most from (faster-whisper's batched pipeline); the
   // server's limit (--max-batch-size) and VAD model are checked when the request is admitted.
   if (const auto* v = form.get("batch_size"); v && !v->empty())
-    r.params.batch_size = integer("batch_size", *v, 1, kMaxBatchSize);
+    r.params.batch_size = integer("batch_size", *v, kIntMin, kIntMax);
   return r;
 }
 
@@ -86,27 +91,28 @@ TranscriptionRequest parse_inference_form(const Form& form, const TranscribePara
   TranscriptionRequest r = common(form, defaults);
   r.api = Api::WhisperCpp;
   TranscribeParams& p = r.params;
-  constexpr double kBig = std::numeric_limits<int>::max();
-  auto num = [&](const char* f, double lo, double hi, auto apply) {
-    if (const auto* v = form.get(f); v && !v->empty()) apply(number(f, *v, lo, hi));
+  // Only parsed here (a number, an integer that fits); the library checks every value's range
+  // once, and its message names the option (TranscribeParams' name for it).
+  auto num = [&](const char* f, auto apply) {
+    if (const auto* v = form.get(f); v && !v->empty()) apply(number(f, *v, -kHuge, kHuge));
   };
-  auto whole = [&](const char* f, int lo, int hi, auto apply) {
-    if (const auto* v = form.get(f); v && !v->empty()) apply(integer(f, *v, lo, hi));
+  auto whole = [&](const char* f, auto apply) {
+    if (const auto* v = form.get(f); v && !v->empty()) apply(integer(f, *v, kIntMin, kIntMax));
   };
   auto flag = [&](const char* f, auto apply) {
     if (const auto* v = form.get(f)) apply(boolean(f, *v));
   };
-  num("temperature_inc", 0.0, 1.0, [&](double x) { p.temperature_inc = static_cast<float>(x); });
-  whole("offset_t", 0, static_cast<int>(kBig), [&](int x) { p.offset_ms = x; });
-  whole("duration", 0, static_cast<int>(kBig), [&](int x) { p.duration_ms = x; });
-  whole("max_context", -1, 1 << 20, [&](int x) { p.max_context = x; });
-  whole("max_len", 0, 1 << 20, [&](int x) { p.max_len = x; });
+  num("temperature_inc", [&](double x) { p.temperature_inc = static_cast<float>(x); });
+  whole("offset_t", [&](int x) { p.offset_ms = x; });
+  whole("duration", [&](int x) { p.duration_ms = x; });
+  whole("max_context", [&](int x) { p.max_context = x; });
+  whole("max_len", [&](int x) { p.max_len = x; });
   // whisper.cpp's beam_size -1 means "greedy".
-  whole("beam_size", -1, 64, [&](int x) { p.beam_size = x < 1 ? 1 : x; });
-  whole("best_of", 1, 64, [&](int x) { p.best_of = x; });
-  num("word_thold", 0.0, 1.0, [&](double x) { p.thold_pt = static_cast<float>(x); });
-  num("logprob_thold", -1e9, 1e9, [&](double x) { p.logprob_threshold = static_cast<float>(x); });
-  num("no_speech_thold", 0.0, 1.0, [&](double x) { p.no_speech_threshold = static_cast<float>(x); });
+  whole("beam_size", [&](int x) { p.beam_size = x == -1 ? 1 : x; });
+  whole("best_of", [&](int x) { p.best_of = x; });
+  num("word_thold", [&](double x) { p.thold_pt = static_cast<float>(x); });
+  num("logprob_thold", [&](double x) { p.logprob_threshold = static_cast<float>(x); });
+  num("no_speech_thold", [&](double x) { p.no_speech_threshold = static_cast<float>(x); });
   flag("translate", [&](bool b) { p.translate = b; });
   flag("tinydiarize", [&](bool b) { p.tdrz_enable = b; });
   flag("split_on_word", [&](bool b) { p.split_on_word = b; });
@@ -121,12 +127,12 @@ TranscriptionRequest parse_inference_form(const Form& form, const TranscribePara
   flag("suppress_nst", [&](bool b) { p.suppress_nst = b; });
   // VAD: the model is the server's (--vad-model); a request only switches it on and tunes it.
   flag("vad", [&](bool b) { p.vad = b; });
-  num("vad_threshold", 0.0, 1.0, [&](double x) { p.vad_params.threshold = static_cast<float>(x); });
-  whole("vad_min_speech_duration_ms", 0, 1 << 30, [&](int x) { p.vad_params.min_speech_duration_ms = x; });
-  whole("vad_min_silence_duration_ms", 0, 1 << 30, [&](int x) { p.vad_params.min_silence_duration_ms = x; });
-  num("vad_max_speech_duration_s", 0.0, 1e9, [&](double x) { p.vad_params.max_speech_duration_s = static_cast<float>(x); });
-  whole("vad_speech_pad_ms", 0, 1 << 30, [&](int x) { p.vad_params.speech_pad_ms = x; });
-  num("vad_samples_overlap", 0.0, 1e3, [&](double x) { p.vad_params.samples_overlap = static_cast<float>(x); });
+  num("vad_threshold", [&](double x) { p.vad_params.threshold = static_cast<float>(x); });
+  whole("vad_min_speech_duration_ms", [&](int x) { p.vad_params.min_speech_duration_ms = x; });
+  whole("vad_min_silence_duration_ms", [&](int x) { p.vad_params.min_silence_duration_ms = x; });
+  num("vad_max_speech_duration_s", [&](double x) { p.vad_params.max_speech_duration_s = static_cast<float>(x); });
+  whole("vad_speech_pad_ms", [&](int x) { p.vad_params.speech_pad_ms = x; });
+  num("vad_samples_overlap", [&](double x) { p.vad_params.samples_overlap = static_cast<float>(x); });
   return r;
 }
 

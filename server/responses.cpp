@@ -105,7 +105,11 @@ std::string openai_error_json(const ApiError& e) {
   return dump(json{{"error", err}});
 }
 
-std::string whisper_cpp_error_json(const ApiError& e) { return dump(json{{"error", e.what()}}); }
+std::string whisper_cpp_error_json(const ApiError& e) {
+  json j{{"error", e.what()}};
+  if (!e.code.empty()) j["code"] = e.code;  // beyond whisper.cpp's form: what kind of failure it is
+  return dump(j);
+}
 
 std::string sse_delta(const std::string& delta) {
   return event("transcript.text.delta", {{"type", "transcript.text.delta"}, {"delta", delta}});

@@ -64,6 +64,9 @@ Prepared Service::prepare(TranscriptionRequest r, Clock::time_point deadline, st
   try {
     p.samples = decode_audio(r.audio.data(), r.audio.size());
   } catch (const Error& e) {
+    if (e.code() == ErrorCode::ResourceExhausted)  // longer than the library's limit
+      throw ApiError(413, std::string("file: ") + e.what(), "invalid_request_error", "file", "audio_too_long");
+    if (e.code() == ErrorCode::Internal) throw api_error_of(e);
     // 415 Unsupported Media Type: the upload is no audio hark can read (the contract;
     // OpenAI itself answers 400 with the same error code, which its SDKs read the same way).
     throw ApiError(415, std::string("file: the audio could not be decoded (WAV, FLAC, OGG Vorbis/Opus or MP3): ") +
@@ -164,8 +167,8 @@ Transcript Service::run(Prepared& p, Clock::time_point deadline, std::function<b
   try {
     t = p.lease->state().transcribe(p.samples, params);
   } catch (const Error& e) {
-    // What the request asked for did not fit the model or the options (a check before compute).
-    throw ApiError(400, e.what(), "invalid_request_error");
+    // By what it is: a value the request got wrong (400), or the server's own failure (5xx).
+    throw api_error_of(e);
   }
   if (t.aborted) {
     const int why = me.why.load();
@@ -224,6 +227,8 @@ std::string Service::load(const std::string& model) {
     pool = std::make_shared<ModelPool>(model_name_from_path(want.string()), want.string(), opt_.parallel,
                                        threads_of(opt_), context_params(opt_));
   } catch (const Error& e) {
+    // The operator allowed the file: one that is no model is the request's choice of it (400).
+    if (e.code() == ErrorCode::Internal || e.code() == ErrorCode::ResourceExhausted) throw api_error_of(e);
     throw ApiError(400, std::string("model: ") + e.what(), "invalid_request_error", "model", "invalid_model");
   }
   const std::string name = pool->name();

@@ -281,3 +281,11 @@ export declare const isCoreMLAllowFallback: boolean
 export declare const systemInfo: string
 /** hark: whether microphone capture is built in. */
 export declare const captureSupported: boolean
+
+/** hark: what a rejected promise carries when the library refused or failed: `code` is
+ * `ERR_HARK_` and the category (INVALID_ARGUMENT, NOT_FOUND, UNSUPPORTED, CORRUPT_DATA, IO,
+ * RESOURCE_EXHAUSTED, ABORTED, INTERNAL); `field` the library's name of the option it is about. */
+export interface HarkError extends Error {
+  code?: string
+  field?: string
+}

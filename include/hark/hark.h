@@ -517,7 +517,8 @@ HARK_API hark_status hark_bench(hark_context* ctx, int n_threads, hark_bench_res
  * lang_id gets the most likely language (hark_language_code(*lang_id) names it), probability (may
  * be NULL) its probability; probs (NULL when n_probs is 0) gets n_probs values by language id,
  * 0 for ids the model does not have (hark_language_count() values hold them all).
- * HARK_ERR_FAILED for an English-only model. Any thread; runs on a state from the context's pool. */
+ * HARK_ERR_INVALID_ARGUMENT for an English-only model (hark_last_error_code() "unsupported"). Any
+ * thread; runs on a state from the context's pool. */
 HARK_API hark_status hark_detect_language(hark_context* ctx, const float* samples, size_t n_samples, int64_t offset_ms,
                                           int n_threads, int* lang_id, float* probability, float* probs, int n_probs);
 
@@ -702,9 +703,9 @@ HARK_API hark_status hark_stream_free(hark_stream* stream);
 /* Rewrites a Whisper model file with its weight matrices in `type` ("f32", "f16", "q4_0", "q4_1",
  * "q5_0", "q5_1", "q8_0"), in whisper.cpp's layout (see hark/quantize.hpp for what changes). The
  * output is written under a temporary name and renamed at the end: on failure there is no output
- * file. HARK_ERR_INVALID_ARGUMENT: NULL or empty paths, an unknown type; HARK_ERR_MODEL: the
- * input is not a valid model, the output is the input, or it cannot be written (the message
- * names the file). `progress` (may be NULL) gets the bytes converted after each tensor; `out`
+ * file. HARK_ERR_INVALID_ARGUMENT: NULL or empty paths, an unknown type, the output is the input;
+ * HARK_ERR_MODEL: the input is not a valid model; HARK_ERR_IO: a file cannot be opened, read or
+ * written (the message names the file). `progress` (may be NULL) gets the bytes converted after each tensor; `out`
  * (may be NULL) the sizes. Any thread. */
 typedef void (*hark_quantize_progress_callback)(uint64_t done_bytes, uint64_t total_bytes, void* user_data);
 typedef struct hark_quantize_result {

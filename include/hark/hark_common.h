@@ -28,6 +28,12 @@ typedef enum hark_status {
 /* Thread-local: the message of the last call on this thread that failed ("" when none has).
  * Valid until the next failing call on this thread. Any thread. */
 HARK_API const char* hark_last_error(void);
+/* Thread-local: what kind of failure the last failing call on this thread was, in the words every
+ * front end uses (hark::ErrorCode's names): "invalid_argument", "not_found", "unsupported",
+ * "corrupt_data", "io", "resource_exhausted", "aborted", "internal"; "" when none has failed. A
+ * status says what the caller can do; this says more finely what went wrong (a file that does not
+ * exist is HARK_ERR_IO and "not_found"). Static string. Any thread. */
+HARK_API const char* hark_last_error_code(void);
 /* "HARK_OK", "HARK_ERR_BAD_HANDLE", ...; "HARK_ERR_UNKNOWN" for other values. Any thread. */
 HARK_API const char* hark_status_name(hark_status status);
 

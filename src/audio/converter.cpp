@@ -109,7 +109,7 @@ Converter::~Converter() = default;
 void Converter::push(const float* in, size_t n_frames, std::vector<float>* out) {
   HARK_CHECK(!finished_, name_ + ": audio pushed after finish()");
   if (n_frames == 0) return;
-  HARK_CHECK(frames_in_ + int64_t(n_frames) <= kMaxSeconds * rate_,
+  HARK_CHECK_AS(ResourceExhausted, "", frames_in_ + int64_t(n_frames) <= kMaxSeconds * rate_,
              name_ + ": longer than the " + std::to_string(kMaxSeconds / 3600) +
                  " hour limit hark accepts; split the audio first");
   // Validate before anything is resampled, so the index we report is the caller's own.
@@ -157,7 +157,7 @@ void Converter::finish(std::vector<float>* out) {
 std::vector<float> resample(const float* mono, size_t n, int in_rate, int out_rate) {
   check_format("resample", in_rate, 1);
   check_format("resample", out_rate, 1);
-  HARK_CHECK(int64_t(n) <= kMaxSeconds * in_rate,
+  HARK_CHECK_AS(ResourceExhausted, "", int64_t(n) <= kMaxSeconds * in_rate,
              "resample: " + std::to_string(n) + " samples at " + std::to_string(in_rate) +
                  " Hz is longer than the " + std::to_string(kMaxSeconds / 3600) +
                  " hour limit hark accepts");

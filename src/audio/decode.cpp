@@ -39,11 +39,14 @@ class FileSource final : public ByteSource {
  public:
   explicit FileSource(const std::string& path) {
     struct stat st {};
-    HARK_CHECK(::stat(path.c_str(), &st) == 0,
-               path + ": cannot open audio file: " + std::strerror(errno));
-    HARK_CHECK(!S_ISDIR(st.st_mode), path + ": is a directory, not an audio file");
+    if (::stat(path.c_str(), &st) != 0) {
+      const int err = errno;
+      throw Error(err == ENOENT || err == ENOTDIR ? ErrorCode::NotFound : ErrorCode::Io,
+                  path + ": cannot open audio file: " + std::strerror(err), path);
+    }
+    HARK_CHECK_AS(InvalidArgument, path, !S_ISDIR(st.st_mode), path + ": is a directory, not an audio file");
     file_ = std::fopen(path.c_str(), "rb");
-    HARK_CHECK(file_ != nullptr, path + ": cannot open audio file: " + std::strerror(errno));
+    HARK_CHECK_AS(Io, path, file_ != nullptr, path + ": cannot open audio file: " + std::strerror(errno));
     size_ = st.st_size;
     // Pipes and devices report no size; libsndfile needs one, so measure by seeking.
     if (!S_ISREG(st.st_mode)) {
@@ -166,7 +169,7 @@ std::vector<float> decode_sndfile(SNDFILE* f, const SF_INFO& info, const std::st
   Converter conv(info.samplerate, info.channels, name);
   // A header's frame count is a claim, not a fact, but refusing early spares hours of decoding.
   if (info.frames > 0 && info.frames != SF_COUNT_MAX) {
-    HARK_CHECK(info.frames / info.samplerate <= kMaxSeconds,
+    HARK_CHECK_AS(ResourceExhausted, name, info.frames / info.samplerate <= kMaxSeconds,
                name + ": header says " + std::to_string(info.frames / info.samplerate) +
                    " s of audio, more than the " + std::to_string(kMaxSeconds / 3600) +
                    " hour limit hark accepts; split the audio first");
@@ -299,8 +302,16 @@ bool decode_mpg123(ByteSource& src, const std::string& name, std::vector<float>*
 
 // ---- dispatch ------------------------------------------------------------------------------
 
+// Every failure to decode is the data's (CorruptData), but for formats no decoder knows
+// (Unsupported) and lengths past the limit (ResourceExhausted).
+std::vector<float> decode_classified(ByteSource& src, const std::string& name);
+
 std::vector<float> decode(ByteSource& src, const std::string& name) {
-  HARK_CHECK(src.size() > 0, name + ": file is empty (0 bytes)");
+  return classified(ErrorCode::CorruptData, name, [&] { return decode_classified(src, name); });
+}
+
+std::vector<float> decode_classified(ByteSource& src, const std::string& name) {
+  HARK_CHECK_AS(CorruptData, name, src.size() > 0, name + ": file is empty (0 bytes)");
   std::vector<float> out;
   const std::string ext = lower_extension(name);
   const bool mpeg_name = ext == "mp3" || ext == "mp2" || ext == "mp1" || ext == "mpga";
@@ -325,7 +336,7 @@ std::vector<float> decode(ByteSource& src, const std::string& name) {
       decoded = decode_mpg123(src, name, &out);
     }
   }
-  HARK_CHECK(decoded || !unknown, name + ": not a recognised audio format (" + why + ")");
+  HARK_CHECK_AS(Unsupported, name, decoded || !unknown, name + ": not a recognised audio format (" + why + ")");
   HARK_CHECK(decoded, name + ": broken or unsupported audio file header (" + why + ")");
   HARK_CHECK(!out.empty(), name + ": contains no audio samples");
   return out;
@@ -343,7 +354,7 @@ std::vector<float> from_interleaved(const T* samples, size_t n_samples, int samp
                  std::to_string(channels) + "-channel frames");
   const size_t n_frames = n_samples / size_t(channels);
   // Checked here as well as in push() so the reserve below is bounded.
-  HARK_CHECK(int64_t(n_frames) <= kMaxSeconds * sample_rate,
+  HARK_CHECK_AS(ResourceExhausted, "", int64_t(n_frames) <= kMaxSeconds * sample_rate,
              name + ": " + std::to_string(n_frames / size_t(sample_rate)) +
                  " s is longer than the " + std::to_string(kMaxSeconds / 3600) +
                  " hour limit hark accepts; split the audio first");

@@ -66,12 +66,13 @@ class HostBuffer : public Buffer {
 }  // namespace
 
 std::unique_ptr<Buffer> HostBufferType::alloc(size_t size) {
-  HARK_CHECK(size <= max_size(), std::string("buffer '") + name_ + "': " + std::to_string(size) +
-                                     " bytes is more than the maximum " + std::to_string(max_size()));
+  HARK_CHECK_AS(ResourceExhausted, "", size <= max_size(),
+                std::string("buffer '") + name_ + "': " + std::to_string(size) + " bytes is more than the maximum " +
+                    std::to_string(max_size()));
   const size_t rounded = (std::max<size_t>(size, 1) + alignment_ - 1) / alignment_ * alignment_;
   void* mem = std::aligned_alloc(alignment_, rounded);
-  HARK_CHECK(mem != nullptr, std::string("buffer '") + name_ + "': out of memory allocating " +
-                                 std::to_string(size) + " bytes");
+  HARK_CHECK_AS(ResourceExhausted, "", mem != nullptr,
+                std::string("buffer '") + name_ + "': out of memory allocating " + std::to_string(size) + " bytes");
   return std::make_unique<HostBuffer>(this, mem, size, true, nullptr);
 }
 

@@ -416,7 +416,10 @@ ComputeStatus Scheduler::compute(Graph& g) {
     }
     for (const Split::Copy& c : sp.copies) copy_tensor_bytes(*c.from, *c.to);
     ComputeStatus st = ComputeStatus::Ok;
-    with_rewires([&sp](bool on) { rewire(sp.rewires, on); }, [&] { st = be.compute(sp.graph); });
+    // A graph that was planned and allocated has no input left to refuse: whatever fails while
+    // it runs (a kernel's check, a backend's error) is hark's own failure.
+    with_rewires([&sp](bool on) { rewire(sp.rewires, on); },
+                 [&] { st = classified(ErrorCode::Internal, "", [&] { return be.compute(sp.graph); }); });
     m.events[sp.backend]->record(be);
     m.ran[sp.backend] = 1;
     if (st == ComputeStatus::Aborted) {

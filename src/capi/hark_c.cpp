@@ -52,7 +52,6 @@ struct hark_context {
 
 struct hark_state {
   std::unique_ptr<hark::State> impl;
-  bool multilingual = false;  // the model's, for checking params (a State has no info())
   hark::capi::Activity activity;
   // The stream the state is lent to (hark_stream_create_on_state), under activity.mu: live until
   // that stream is freed. The handle only names it (t_in_callback_of); it is never followed.
@@ -81,13 +80,18 @@ using hark::capi::Kind;
 
 thread_local std::string t_last_error;
 
-// An error this layer finds itself (a bad argument or handle), with its status.
+// An error this layer finds itself (a bad argument or handle), with its status, or one of a
+// phase of a call that reads data (phase()), with the code it had.
 struct CallError {
   hark_status status;
   std::string message;
+  hark::ErrorCode code = hark::ErrorCode::InvalidArgument;
 };
 
-[[noreturn]] void raise(hark_status status, std::string message) { throw CallError{status, std::move(message)}; }
+[[noreturn]] void raise(hark_status status, std::string message,
+                        hark::ErrorCode code = hark::ErrorCode::InvalidArgument) {
+  throw CallError{status, std::move(message), code};
+}
 
 void require(bool ok, const std::string& message) {
   if (!ok) raise(HARK_ERR_INVALID_ARGUMENT, message);
@@ -102,36 +106,64 @@ hark_status set_error(hark_status status, const char* fn, const char* message) n
   return status;
 }
 
-// Runs body and turns whatever it throws into a status and hark_last_error(). `library_status`
-// is the status for a hark::Error, which the C++ API throws for every kind of failure: each call
-// site knows which kind its own failures are (a model that does not load, audio that does not
-// decode, ...).
+// The status of a hark::Error, by its code. Corrupt data is the data the call reads: a model
+// file (HARK_ERR_MODEL), audio (HARK_ERR_AUDIO), or a file the run opens itself, such as the VAD
+// model of a transcription (HARK_ERR_FAILED): `data_status`.
+hark_status status_of(const hark::Error& e, hark_status data_status) {
+  switch (e.code()) {
+    case hark::ErrorCode::InvalidArgument:
+    case hark::ErrorCode::Unsupported: return HARK_ERR_INVALID_ARGUMENT;
+    case hark::ErrorCode::NotFound:
+    case hark::ErrorCode::Io: return HARK_ERR_IO;
+    case hark::ErrorCode::CorruptData: return data_status;
+    case hark::ErrorCode::ResourceExhausted: return HARK_ERR_OUT_OF_MEMORY;
+    case hark::ErrorCode::Aborted: return HARK_ERR_FAILED;
+    case hark::ErrorCode::Internal: return HARK_ERR_INTERNAL;
+  }
+  return HARK_ERR_FAILED;
+}
+
+// The code of the last failing call on this thread, for hark_last_error_code().
+thread_local const char* t_last_code = "";
+
+// Runs body and turns whatever it throws into a status and hark_last_error(): a hark::Error by
+// its code (status_of, with `data_status` for corrupt data), what this layer finds itself
+// (CallError) by its own status.
 template <typename F>
-hark_status guarded(const char* fn, hark_status library_status, F&& body) noexcept {
+hark_status guarded(const char* fn, hark_status data_status, F&& body) noexcept {
   try {
     body();
     return HARK_OK;
   } catch (const CallError& e) {
+    t_last_code = e.status == HARK_ERR_BAD_HANDLE ? "invalid_argument" : hark::error_code_name(e.code);
     return set_error(e.status, fn, e.message.c_str());
   } catch (const hark::Error& e) {
-    return set_error(library_status, fn, e.what());
+    t_last_code = hark::error_code_name(e.code());
+    return set_error(status_of(e, data_status), fn, e.what());
   } catch (const std::bad_alloc&) {
+    t_last_code = hark::error_code_name(hark::ErrorCode::ResourceExhausted);
     return set_error(HARK_ERR_OUT_OF_MEMORY, fn, "out of memory");
   } catch (const std::exception& e) {
+    t_last_code = hark::error_code_name(hark::ErrorCode::Internal);
     return set_error(HARK_ERR_INTERNAL, fn, (std::string("internal error: ") + e.what()).c_str());
   } catch (...) {
+    t_last_code = hark::error_code_name(hark::ErrorCode::Internal);
     return set_error(HARK_ERR_INTERNAL, fn, "internal error: unknown exception");
   }
 }
 
-// Runs one phase of a call (decoding audio, loading the model) so that a hark::Error from it is
-// reported with that phase's status.
+// Runs one phase of a call that reads data (decoding audio, finding the model) so that a
+// hark::Error about that data is reported with the phase's status: a file that cannot be read is
+// HARK_ERR_IO, anything else wrong with it (corrupt, of a format hark does not know, too long) is
+// `status`; a failure of hark itself stays HARK_ERR_INTERNAL.
 template <typename F>
 auto phase(hark_status status, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const hark::Error& e) {
-    raise(status, e.what());
+    const hark::ErrorCode c = e.code();
+    const bool io = c == hark::ErrorCode::NotFound || c == hark::ErrorCode::Io;
+    raise(io ? HARK_ERR_IO : c == hark::ErrorCode::Internal ? HARK_ERR_INTERNAL : status, e.what(), c);
   }
 }
 
@@ -402,103 +434,24 @@ hark::VadOptions vad_options(float threshold, int min_speech_ms, int min_silence
 
 // ---- transcription ----------------------------------------------------------------------------
 
-// Checks what the C++ API would refuse, so the caller gets HARK_ERR_INVALID_ARGUMENT and the
-// field's name; whatever the C++ API still throws is then a failure of the run itself.
-void check_params(const hark_transcribe_params& p, bool multilingual) {
-  const bool auto_language = !p.language || !*p.language || std::strcmp(p.language, "auto") == 0;
-  if (!auto_language) {
-    const int id = hark::language_id(p.language);
-    require(id >= 0, std::string("params->language: unknown language '") + p.language +
-                         "' (use a code such as en, de, zh, or auto)");
-    require(multilingual || id == 0, std::string("params->language: '") + p.language +
-                                         "' with an English-only model (use en or auto)");
-  }
-  require(!p.translate || multilingual, "params->translate: needs a multilingual model");
-  require(p.n_threads >= 0, "params->n_threads must be >= 0 (0: the default), got " + std::to_string(p.n_threads));
-  require(p.n_processors >= 1 && p.n_processors <= 64,
-          "params->n_processors must be in [1, 64], got " + std::to_string(p.n_processors));
-  require(p.offset_ms >= 0, "params->offset_ms must be >= 0, got " + std::to_string(p.offset_ms));
-  require(p.duration_ms >= 0, "params->duration_ms must be >= 0, got " + std::to_string(p.duration_ms));
-  require(p.max_tokens_per_window >= 0,
-          "params->max_tokens_per_window must be >= 0 (0: the model's limit), got " +
-              std::to_string(p.max_tokens_per_window));
+// What only the C form of the params can get wrong: a NULL array with a count, a job id that is
+// no id, numbers wider than the C++ fields. Every option's value and range is checked once, by the
+// library (TranscribeParams), whose messages name the field.
+void check_c_params(const hark_transcribe_params& p) {
   require(p.job_id >= 0, "params->job_id must be 0 (a new job) or an id from hark_job_new(), got " +
                              std::to_string(p.job_id));
-  require(std::isfinite(p.temperature) && p.temperature >= 0.0f,
-          "params->temperature must be finite and >= 0, got " + std::to_string(p.temperature));
-  require(std::isfinite(p.temperature_inc) && p.temperature_inc >= 0.0f,
-          "params->temperature_inc must be finite and >= 0 (0: no fallback), got " + std::to_string(p.temperature_inc));
-  require(p.best_of >= 1 && p.best_of <= 64, "params->best_of must be in [1, 64], got " + std::to_string(p.best_of));
-  require(std::isfinite(p.length_penalty), "params->length_penalty must be finite (< 0: none)");
-  require(p.beam_size >= 1 && p.beam_size <= 64,
-          "params->beam_size must be in [1, 64] (1: greedy), got " + std::to_string(p.beam_size));
-  require(std::isfinite(p.patience) && p.patience > 0.0f, "params->patience must be finite and > 0");
-  require(!std::isnan(p.compression_ratio_threshold) && !std::isnan(p.logprob_threshold) &&
-              !std::isnan(p.no_speech_threshold) && !std::isnan(p.max_initial_timestamp),
-          "params: compression_ratio_threshold, logprob_threshold, no_speech_threshold and max_initial_timestamp "
-          "must not be NaN");
-  require(p.max_context >= -1, "params->max_context must be >= -1 (-1: the model's limit, 0: none), got " +
-                                   std::to_string(p.max_context));
   require(p.n_suppress_tokens == 0 || p.suppress_tokens != nullptr,
           "params->suppress_tokens is NULL but n_suppress_tokens is " + std::to_string(p.n_suppress_tokens));
-  for (size_t k = 0; k < p.n_suppress_tokens; ++k)
-    require(p.suppress_tokens[k] >= 0, "params->suppress_tokens[" + std::to_string(k) + "] is " +
-                                           std::to_string(p.suppress_tokens[k]) + ", not a token id");
-  require(!std::isnan(p.hallucination_silence_threshold),
-          "params->hallucination_silence_threshold must not be NaN (<= 0: off)");
-  require(p.batch_size >= 1 && p.batch_size <= hark::kMaxBatchSize,
-          "params->batch_size must be in [1, " + std::to_string(hark::kMaxBatchSize) + "] (1: sequential), got " +
-              std::to_string(p.batch_size));
-  if (p.batch_size > 1) {
-    require(p.vad_model_path && *p.vad_model_path,
-            "params->vad_model_path is NULL or empty but batch_size > 1 needs it (chunks are cut at the VAD's pauses)");
-    require(!(p.word_timestamps && p.hallucination_silence_threshold > 0.0f),
-            "params->hallucination_silence_threshold is not supported with batch_size > 1");
-    require(p.n_processors == 1, "params->batch_size > 1 and n_processors > 1 cannot be combined");
-  }
-  if (p.vad || p.batch_size > 1) {
-    require(p.vad_model_path && *p.vad_model_path, "params->vad_model_path is NULL or empty but vad is on");
-    require(p.vad_threshold >= 0.0f && p.vad_threshold <= 1.0f,
-            "params->vad_threshold must be in [0, 1], got " + std::to_string(p.vad_threshold));
-    require(p.vad_min_speech_duration_ms >= 0, "params->vad_min_speech_duration_ms must be >= 0, got " +
-                                                   std::to_string(p.vad_min_speech_duration_ms));
-    require(p.vad_min_silence_duration_ms >= 0, "params->vad_min_silence_duration_ms must be >= 0, got " +
-                                                    std::to_string(p.vad_min_silence_duration_ms));
-    require(p.vad_speech_pad_ms >= 0, "params->vad_speech_pad_ms must be >= 0, got " + std::to_string(p.vad_speech_pad_ms));
-    require(std::isfinite(p.vad_samples_overlap) && p.vad_samples_overlap >= 0.0f,
-            "params->vad_samples_overlap must be finite and >= 0, got " + std::to_string(p.vad_samples_overlap));
-    require(p.vad_max_speech_duration_s > 0.0, "params->vad_max_speech_duration_s must be > 0, got " +
-                                                   std::to_string(p.vad_max_speech_duration_s));
-  }
-  require(p.thold_pt >= 0.0f && p.thold_pt <= 1.0f, "params->thold_pt must be in [0, 1], got " + std::to_string(p.thold_pt));
-  require(p.thold_ptsum >= 0.0f && p.thold_ptsum <= 1.0f,
-          "params->thold_ptsum must be in [0, 1], got " + std::to_string(p.thold_ptsum));
-  require(p.max_len >= 0 && p.max_len <= INT32_MAX,
-          "params->max_len must be in [0, 2^31) (0: no limit), got " + std::to_string(p.max_len));
-  if (p.suppress_regex && *p.suppress_regex) {
-    try {
-      std::regex re(p.suppress_regex, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      raise(HARK_ERR_INVALID_ARGUMENT, std::string("params->suppress_regex '") + p.suppress_regex +
-                                           "' does not compile: " + e.what());
-    }
-  }
+  require(p.max_len >= INT32_MIN && p.max_len <= INT32_MAX,
+          "params->max_len must fit in 32 bits, got " + std::to_string(p.max_len));
+  require(p.batch_size >= INT32_MIN && p.batch_size <= INT32_MAX,
+          "params->batch_size must fit in 32 bits, got " + std::to_string(p.batch_size));
 }
 
-// offset_name: how the caller spelled the offset ("params->offset_ms", "offset_ms").
-void check_samples(const float* samples, size_t n, int64_t offset_ms, const char* offset_name) {
+// The C arguments of the audio: the library checks the samples themselves (offset, NaN).
+void check_samples(const float* samples, size_t n) {
   require(samples != nullptr, "samples is NULL");
   require(n > 0, "n_samples is 0: no audio");
-  require(offset_ms >= 0, std::string(offset_name) + " must be >= 0, got " + std::to_string(offset_ms));
-  // The offset's first sample must exist: offset_ms * 16 < n.
-  constexpr size_t kPerMs = hark::kSampleRate / 1000;
-  require(static_cast<uint64_t>(offset_ms) <= (n - 1) / kPerMs,
-          std::string(offset_name) + " " + std::to_string(offset_ms) + " is past the end of the " +
-              std::to_string(n / kPerMs) + " ms of audio");
-  for (size_t i = 0; i < n; ++i)
-    if (!std::isfinite(samples[i]))
-      raise(HARK_ERR_INVALID_ARGUMENT, "samples[" + std::to_string(i) + "] is " +
-                                           (std::isnan(samples[i]) ? "NaN" : "infinite") + "; audio must be finite");
 }
 
 hark_result* publish(hark::Transcript&& t) {
@@ -613,16 +566,14 @@ struct CallJob {
   CallJob& operator=(const CallJob&) = delete;
 };
 
-void check_file_readable(const char* path, const char* arg);
 
 // The common end of every transcribe call: owner already leased, params read and checked.
 template <typename Run>
 void run_job(Lease& lease, const void* owner, const hark_transcribe_params& p, const float* samples, size_t n,
              hark_result** out, Run&& run) {
-  check_samples(samples, n, p.offset_ms, "params->offset_ms");
+  check_samples(samples, n);
   // A VAD model that cannot be opened is HARK_ERR_IO, as for hark_vad_context_load; one that is
-  // not a VAD model fails in the run (HARK_ERR_FAILED, the loader's message), before any compute.
-  if (p.vad || p.batch_size > 1) check_file_readable(p.vad_model_path, "params->vad_model_path");
+  // not a VAD model is HARK_ERR_FAILED (the loader's message); both before any compute.
   CallJob job(p.job_id);
   hark::TranscribeParams c = to_cpp(p, owner, job.job->id());
   c.job = job.job;
@@ -631,8 +582,14 @@ void run_job(Lease& lease, const void* owner, const hark_transcribe_params& p, c
   *out = publish(std::move(t));
 }
 
-bool multilingual_of(const hark_context* c) { return c->impl->info().multilingual; }
-bool multilingual_of(const hark_state* s) { return s->multilingual; }
+
+// The hark_transcribe_params field of a TranscribeParams field an error names, when it is spelled
+// differently ("vad_params.threshold" is vad_threshold); "" when it is the same or no option.
+std::string c_param_name(const std::string& field) {
+  const std::string vad = "vad_params.";
+  if (field.compare(0, vad.size(), vad) == 0) return "vad_" + field.substr(vad.size());
+  return "";
+}
 
 // A state lent to a stream runs nothing else until the stream is freed.
 void require_not_lent(hark_context*) {}
@@ -655,11 +612,18 @@ hark_status transcribe_on(const char* fn, Handle* h, Kind k, const char* arg, co
     require_not_lent(h);
     const hark_transcribe_params p = read_params(params, kTranscribeParamsV1, transcribe_defaults(),
                                                  "hark_transcribe_default_params");
-    check_params(p, multilingual_of(h));
+    check_c_params(p);
     std::vector<float> storage;
     const auto [samples, n] = audio(storage);
-    run_job(*l, h, p, samples, n, out,
-            [&](std::span<const float> s, const hark::TranscribeParams& c) { return h->impl->transcribe(s, c); });
+    try {
+      run_job(*l, h, p, samples, n, out,
+              [&](std::span<const float> s, const hark::TranscribeParams& c) { return h->impl->transcribe(s, c); });
+    } catch (const hark::Error& e) {
+      // The library names the C++ field; say the C one too where its name differs.
+      const std::string c_field = c_param_name(e.field());
+      if (c_field.empty()) throw;
+      throw hark::Error(e.code(), std::string(e.what()) + " (params->" + c_field + ")", e.field());
+    }
   });
 }
 
@@ -674,12 +638,10 @@ hark_status transcribe_on_context(const char* fn, hark_context* ctx, const hark_
   });
 }
 
-void check_file_readable(const char* path, const char* arg) {
+// A path argument: the library opens the file and says why it cannot (HARK_ERR_IO).
+void check_path(const char* path, const char* arg) {
   require(path != nullptr, std::string(arg) + " is NULL");
   require(*path != '\0', std::string(arg) + " is empty");
-  std::FILE* f = std::fopen(path, "rb");
-  if (!f) raise(HARK_ERR_IO, std::string("cannot open ") + path + ": " + std::strerror(errno));
-  std::fclose(f);
 }
 
 void check_pcm(const void* samples, size_t n_values, int sample_rate, int channels) {
@@ -698,7 +660,7 @@ hark_status audio_call(const char* fn, float** out, size_t* n_out, MakeAudio&& m
     require_out(out);
     require(n_out != nullptr, "n_out is NULL");
     *n_out = 0;
-    const std::vector<float> audio = make_audio();
+    const std::vector<float> audio = phase(HARK_ERR_AUDIO, make_audio);
     auto buf = std::make_unique<float[]>(std::max<size_t>(audio.size(), 1));  // never a 0-byte (shared) address
     std::copy(audio.begin(), audio.end(), buf.get());
     handles().add(buf.get(), Kind::Samples);
@@ -756,6 +718,8 @@ hark_device_info device_info(const hark::DeviceChoice& d) {
 extern "C" {
 
 const char* hark_last_error(void) { return t_last_error.c_str(); }
+
+const char* hark_last_error_code(void) { return t_last_code; }
 
 const char* hark_status_name(hark_status status) {
   switch (enum_value(status)) {
@@ -867,38 +831,25 @@ hark_status hark_context_params_init(hark_context_params* params, size_t params_
 hark_status hark_context_load(const char* model_path, const hark_context_params* params, hark_context** out) {
   return guarded("hark_context_load", HARK_ERR_MODEL, [&] {
     require_out(out);
+    require(model_path != nullptr, "model_path is NULL");
     const hark_context_params p = read_params(params, kContextParamsV1, context_defaults(), "hark_context_default_params");
-    require(p.n_threads >= 0, "params->n_threads must be >= 0 (0: automatic), got " + std::to_string(p.n_threads));
+    // The enum read as its bytes (any int may come from C); the library checks the rest.
+    require(p.cross_kv_type == HARK_KV_F16 || p.cross_kv_type == HARK_KV_Q8_0,
+            "params->cross_kv_type must be HARK_KV_F16 (0) or HARK_KV_Q8_0 (1), got " + std::to_string(p.cross_kv_type));
     hark::ContextParams cp;
     cp.n_threads = p.n_threads;
     cp.use_gpu = p.use_gpu;
     cp.flash_attn = p.flash_attn;
-    require(p.cross_kv_type == HARK_KV_F16 || p.cross_kv_type == HARK_KV_Q8_0,
-            "params->cross_kv_type must be HARK_KV_F16 (0) or HARK_KV_Q8_0 (1), got " + std::to_string(p.cross_kv_type));
-    require(p.cross_kv_type == HARK_KV_F16 || p.flash_attn,
-            "params->cross_kv_type HARK_KV_Q8_0 needs flash_attn (the plain attention path reads an f16 cache)");
     cp.cross_kv_type = p.cross_kv_type == HARK_KV_Q8_0 ? hark::KvCacheType::Q8_0 : hark::KvCacheType::F16;
-    if (p.device && *p.device) {
-      std::string names;
-      bool known = false;
-      for (const auto& d : all_devices()) {
-        known |= d.name == p.device;
-        names += (names.empty() ? "" : ", ") + d.name;
-      }
-      require(known, std::string("params->device: unknown device '") + p.device + "' (available: " + names + ")");
-      cp.device = p.device;
-    }
+    if (p.device) cp.device = p.device;
     if (p.load_progress_callback)
       cp.on_load_progress = [&p](uint64_t done, uint64_t total) {
         p.load_progress_callback(done, total, p.load_progress_user_data);
       };
-    // A bare name that is no file here is a model in the models folder; not found: HARK_ERR_IO.
-    std::string path = model_path ? model_path : "";
-    if (!path.empty() && path.find('/') == std::string::npos && ::access(model_path, F_OK) != 0)
-      path = phase(HARK_ERR_IO, [&] { return hark::find_model(model_path); });
-    check_file_readable(model_path ? path.c_str() : nullptr, "model_path");
+    // A bare name that is no file here is found in the models folder (not there: HARK_ERR_IO); a
+    // file that is not a model is HARK_ERR_MODEL.
     auto ctx = std::make_unique<hark_context>();
-    ctx->impl = hark::Context::load(path, cp);  // hark::Error: HARK_ERR_MODEL
+    ctx->impl = hark::Context::load(model_path, cp);
     ctx->describe = ctx->impl->info().describe();
     handles().add(ctx.get(), Kind::Context);
     *out = ctx.release();
@@ -1020,7 +971,7 @@ hark_status hark_transcribe_with_state(hark_state* state, const float* samples, 
 hark_status hark_transcribe_file(hark_context* ctx, const char* path, const hark_transcribe_params* params,
                                  hark_result** out) {
   return transcribe_on_context("hark_transcribe_file", ctx, params, out, [&] {
-    check_file_readable(path, "path");
+    check_path(path, "path");
     return hark::load_audio(path);
   });
 }
@@ -1060,7 +1011,6 @@ hark_status hark_state_new(hark_context* ctx, int n_threads, hark_state** out) {
     require(n_threads >= 0, "n_threads must be >= 0 (0: the context's), got " + std::to_string(n_threads));
     auto state = std::make_unique<hark_state>();
     state->impl = ctx->impl->new_state(n_threads);
-    state->multilingual = ctx->impl->info().multilingual;
     handles().add(state.get(), Kind::State);
     *out = state.release();
   });
@@ -1105,7 +1055,7 @@ hark_status hark_state_bytes(const hark_state* state, size_t* out) {
 
 hark_status hark_audio_load_file(const char* path, float** out, size_t* n_out) {
   return audio_call("hark_audio_load_file", out, n_out, [&] {
-    check_file_readable(path, "path");
+    check_path(path, "path");
     return hark::load_audio(path);
   });
 }
@@ -1374,7 +1324,7 @@ hark_status hark_detect_language(hark_context* ctx, const float* samples, size_t
     require(n_threads >= 0, "n_threads must be >= 0 (0: the context's), got " + std::to_string(n_threads));
     require(probs != nullptr || n_probs == 0, "probs is NULL but n_probs is " + std::to_string(n_probs));
     require(n_probs >= 0, "n_probs must be >= 0, got " + std::to_string(n_probs));
-    check_samples(samples, n_samples, offset_ms, "offset_ms");
+    check_samples(samples, n_samples);
     hark::DetectLanguageParams dp;
     dp.offset_ms = offset_ms;
     dp.n_threads = n_threads;
@@ -1496,7 +1446,7 @@ hark_status hark_vad_context_load(const char* model_path, const hark_vad_context
     if (p.device) mp.device = p.device;
     require(mp.device.empty() || mp.device == "cpu" || mp.device == "cpu-ref",
             "params->device: unknown device '" + mp.device + "' (the VAD runs on cpu or cpu-ref)");
-    check_file_readable(model_path, "model_path");
+    check_path(model_path, "model_path");
     auto ctx = std::make_unique<hark_vad_context>();
     ctx->impl = hark::VadModel::load(model_path, mp);  // hark::Error: HARK_ERR_MODEL
     handles().add(ctx.get(), Kind::VadContext);

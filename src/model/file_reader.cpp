@@ -56,20 +56,24 @@ TensorRecord read_tensor_record(Reader& r, const std::string& label, size_t inde
 
 Mapping map_file(const std::string& path, bool populate, const char* kind) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open " + std::string(kind) + ": " + std::strerror(errno));
+  if (fd < 0) {
+    const int err = errno;
+    throw Error(err == ENOENT || err == ENOTDIR ? ErrorCode::NotFound : ErrorCode::Io,
+                path + ": cannot open " + std::string(kind) + ": " + std::strerror(err), path);
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    throw Error(path + ": cannot stat " + std::string(kind) + ": " + std::strerror(err));
+    throw Error(ErrorCode::Io, path + ": cannot stat " + std::string(kind) + ": " + std::strerror(err), path);
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error(path + ": not a regular file");
+    throw Error(ErrorCode::InvalidArgument, path + ": not a regular file", path);
   }
   if (st.st_size == 0) {
     ::close(fd);
-    throw Error(path + ": the " + std::string(kind) + " is empty (0 bytes)");
+    throw Error(ErrorCode::CorruptData, path + ": the " + std::string(kind) + " is empty (0 bytes)", path);
   }
   const size_t size = static_cast<size_t>(st.st_size);
   // MAP_PRIVATE + PROT_READ: the model is never written through, and a file changed on disk
@@ -77,7 +81,10 @@ Mapping map_file(const std::string& path, bool populate, const char* kind) {
   void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
   const int err = errno;
   ::close(fd);  // the mapping keeps its own reference to the file
-  if (p == MAP_FAILED) throw Error(path + ": cannot map " + std::string(kind) + " of " + std::to_string(size) + " bytes: " + std::strerror(err));
+  if (p == MAP_FAILED)
+    throw Error(err == ENOMEM ? ErrorCode::ResourceExhausted : ErrorCode::Io,
+                path + ": cannot map " + std::string(kind) + " of " + std::to_string(size) + " bytes: " + std::strerror(err),
+                path);
   Mapping m;
   m.data = static_cast<const uint8_t*>(p);
   m.size = size;

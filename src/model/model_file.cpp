@@ -172,7 +172,7 @@ std::vector<TensorEntry> parse_model_tensors(const uint8_t* data, size_t size, c
 
 ModelHeader ModelFile::read_header(const std::string& path) {
   const Mapping m = map_file(path, /*populate=*/false);
-  return parse_model_header(m.data, m.size, path);
+  return classified(ErrorCode::CorruptData, path, [&] { return parse_model_header(m.data, m.size, path); });
 }
 
 std::unique_ptr<ModelFile> ModelFile::open(const std::string& path, const LoadOptions& options) {
@@ -183,8 +183,11 @@ std::unique_ptr<ModelFile> ModelFile::open(const std::string& path, const LoadOp
   Mapping m = map_file(path, options.populate && !stepwise);
   if (stepwise) file_io::populate(m, options.on_progress);
   mf->file_bytes_ = m.size;
-  mf->header_ = parse_model_header(m.data, m.size, path);
-  mf->entries_ = parse_model_tensors(m.data, m.size, mf->header_, path);
+  // Every check of the file's bytes is the file's fault, not the caller's.
+  classified(ErrorCode::CorruptData, path, [&] {
+    mf->header_ = parse_model_header(m.data, m.size, path);
+    mf->entries_ = parse_model_tensors(m.data, m.size, mf->header_, path);
+  });
 
   for (const TensorEntry& e : mf->entries_) {
     Tensor* t = mf->arena_.new_tensor(e.type, e.ne, e.name);
@@ -225,7 +228,8 @@ std::unique_ptr<ModelFile> ModelFile::open(const std::string& path, const LoadOp
   }
 
   const HParams hp = mf->header_.hparams;
-  mf->weights_ = bind_whisper_weights(hp, [&](const std::string& n) { return mf->tensor(n); });
+  mf->weights_ = classified(ErrorCode::CorruptData, path,
+                            [&] { return bind_whisper_weights(hp, [&](const std::string& n) { return mf->tensor(n); }); });
   mf->load_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   return mf;
 }

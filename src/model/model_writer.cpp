@@ -280,7 +280,7 @@ std::vector<std::string> synthetic_vocab(const HParams& hp) {
 void write_model_file(const std::string& path, const std::function<void(ModelWriter&)>& write) {
   const std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(tmp + ": cannot create: " + std::strerror(errno));
+  if (!f) throw Error(ErrorCode::Io, tmp + ": cannot create: " + std::strerror(errno), path);
   bool failed = false;
   int err = 0;
   ModelWriter w([&](const void* data, size_t size) {
@@ -302,12 +302,12 @@ void write_model_file(const std::string& path, const std::function<void(ModelWri
   }
   if (failed) {
     std::remove(tmp.c_str());
-    throw Error(tmp + ": write failed: " + std::strerror(err));
+    throw Error(ErrorCode::Io, tmp + ": write failed: " + std::strerror(err), path);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
     std::remove(tmp.c_str());
-    throw Error(path + ": cannot rename " + tmp + " into place: " + std::strerror(e));
+    throw Error(ErrorCode::Io, path + ": cannot rename " + tmp + " into place: " + std::strerror(e), path);
   }
 }
 

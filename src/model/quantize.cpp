@@ -46,8 +46,8 @@ DType output_type(const TensorEntry& e, DType to) {
 std::vector<uint8_t> read_prefix(const std::string& path, uint64_t n) {
   std::vector<uint8_t> bytes(n);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) throw Error(path + ": cannot open: " + std::strerror(errno));
-  if (std::fread(bytes.data(), 1, n, f.get()) != n) throw Error(path + ": cannot read its header");
+  if (!f) throw Error(ErrorCode::Io, path + ": cannot open: " + std::strerror(errno), path);
+  if (std::fread(bytes.data(), 1, n, f.get()) != n) throw Error(ErrorCode::Io, path + ": cannot read its header", path);
   return bytes;
 }
 
@@ -78,7 +78,8 @@ QuantizeResult quantize_model(const std::string& input_path, const std::string& 
   HARK_CHECK(!output_path.empty(), "quantize: the output path is empty");
   std::error_code ec;
   if (std::filesystem::exists(output_path, ec) && std::filesystem::equivalent(input_path, output_path, ec))
-    throw Error("quantize: the output " + output_path + " is the input file; write to another path");
+    throw Error(ErrorCode::InvalidArgument, "quantize: the output " + output_path + " is the input file; write to another path",
+                "output_path");
 
   const std::unique_ptr<ModelFile> mf = ModelFile::open(input_path);
   HARK_CHECK(mf->mapped(), "quantize: " + input_path + ": the weights are not mapped");

@@ -15,15 +15,19 @@ std::vector<float> decode_audio(const void* data, size_t size) { return audio::d
 
 std::vector<float> decode_audio_data_uri(std::string_view uri) {
   // data:[<media type>][;base64],<data> (RFC 2397); audio is binary, so only base64 makes sense.
+  // A URI that is not one, or base64 that does not decode, is data that is not what it claims.
   const std::string name = "<data URI>";
-  HARK_CHECK(uri.substr(0, 5) == "data:", name + ": does not start with 'data:'");
-  const size_t comma = uri.find(',');
-  HARK_CHECK(comma != std::string_view::npos, name + ": no ',' between the header and the data");
-  const std::string_view header = uri.substr(5, comma - 5);
-  HARK_CHECK(header.size() >= 7 && header.substr(header.size() - 7) == ";base64",
-             name + ": header '" + std::string(header) + "' does not end with ';base64' (only base64 data is supported)");
-  const std::vector<uint8_t> bytes = audio::base64_decode(uri.substr(comma + 1), name);
-  HARK_CHECK(!bytes.empty(), name + ": no data after the header");
+  const std::vector<uint8_t> bytes = classified(ErrorCode::CorruptData, name, [&] {
+    HARK_CHECK(uri.substr(0, 5) == "data:", name + ": does not start with 'data:'");
+    const size_t comma = uri.find(',');
+    HARK_CHECK(comma != std::string_view::npos, name + ": no ',' between the header and the data");
+    const std::string_view header = uri.substr(5, comma - 5);
+    HARK_CHECK(header.size() >= 7 && header.substr(header.size() - 7) == ";base64",
+               name + ": header '" + std::string(header) + "' does not end with ';base64' (only base64 data is supported)");
+    std::vector<uint8_t> b = audio::base64_decode(uri.substr(comma + 1), name);
+    HARK_CHECK(!b.empty(), name + ": no data after the header");
+    return b;
+  });
   return audio::decode_memory(bytes.data(), bytes.size(), name);
 }
 

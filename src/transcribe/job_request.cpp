@@ -18,37 +18,48 @@ namespace {
 
 std::string num(double v) { return std::to_string(v); }
 
+// A bad option: InvalidArgument, about that field of TranscribeParams. Each front end names the
+// field in its own spelling; the message is the same through all of them.
+#define CHECK_OPTION(field, cond, msg) HARK_CHECK_AS(InvalidArgument, field, cond, "transcribe: " + std::string(field) + msg)
+// A valid option this model or these other options cannot do.
+#define CHECK_SUPPORTED(field, cond, msg) HARK_CHECK_AS(Unsupported, field, cond, "transcribe: " msg)
+
 void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest* r) {
   const SpecialTokens& st = m.file->vocab().special();
-  HARK_CHECK(std::isfinite(p.temperature) && p.temperature >= 0.0f,
-             "transcribe: temperature must be finite and >= 0, got " + num(p.temperature));
-  HARK_CHECK(std::isfinite(p.temperature_inc) && p.temperature_inc >= 0.0f,
-             "transcribe: temperature_inc must be finite and >= 0 (0: no fallback), got " + num(p.temperature_inc));
-  HARK_CHECK(p.best_of >= 1 && p.best_of <= 64, "transcribe: best_of must be in [1, 64], got " + std::to_string(p.best_of));
-  HARK_CHECK(std::isfinite(p.length_penalty), "transcribe: length_penalty must be finite (< 0: none), got " + num(p.length_penalty));
-  HARK_CHECK(p.beam_size >= 1 && p.beam_size <= 64,
-             "transcribe: beam_size must be in [1, 64] (1: greedy), got " + std::to_string(p.beam_size));
-  HARK_CHECK(std::isfinite(p.patience) && p.patience > 0.0f, "transcribe: patience must be finite and > 0, got " + num(p.patience));
-  HARK_CHECK(!std::isnan(p.compression_ratio_threshold) && !std::isnan(p.logprob_threshold) &&
-                 !std::isnan(p.no_speech_threshold),
-             "transcribe: compression_ratio_threshold, logprob_threshold and no_speech_threshold must not be NaN");
-  HARK_CHECK(!std::isnan(p.max_initial_timestamp), "transcribe: max_initial_timestamp must not be NaN (< 0: no limit)");
-  HARK_CHECK(p.max_context >= -1, "transcribe: max_context must be >= -1 (-1: the model's limit, 0: no previous text), got " +
-                                      std::to_string(p.max_context));
-  HARK_CHECK(p.thold_pt >= 0.0f && p.thold_pt <= 1.0f, "transcribe: thold_pt must be in [0, 1], got " + num(p.thold_pt));
-  HARK_CHECK(p.thold_ptsum >= 0.0f && p.thold_ptsum <= 1.0f,
-             "transcribe: thold_ptsum must be in [0, 1], got " + num(p.thold_ptsum));
-  HARK_CHECK(p.max_len >= 0, "transcribe: max_len must be >= 0 (0: no limit), got " + std::to_string(p.max_len));
+  CHECK_OPTION("temperature", std::isfinite(p.temperature) && p.temperature >= 0.0f,
+               " must be finite and >= 0, got " + num(p.temperature));
+  CHECK_OPTION("temperature_inc", std::isfinite(p.temperature_inc) && p.temperature_inc >= 0.0f,
+               " must be finite and >= 0 (0: no fallback), got " + num(p.temperature_inc));
+  CHECK_OPTION("best_of", p.best_of >= 1 && p.best_of <= 64, " must be in [1, 64], got " + std::to_string(p.best_of));
+  CHECK_OPTION("length_penalty", std::isfinite(p.length_penalty),
+               " must be finite (< 0: none), got " + num(p.length_penalty));
+  CHECK_OPTION("beam_size", p.beam_size >= 1 && p.beam_size <= 64,
+               " must be in [1, 64] (1: greedy), got " + std::to_string(p.beam_size));
+  CHECK_OPTION("patience", std::isfinite(p.patience) && p.patience > 0.0f,
+               " must be finite and > 0, got " + num(p.patience));
+  CHECK_OPTION("compression_ratio_threshold", !std::isnan(p.compression_ratio_threshold), " must not be NaN");
+  CHECK_OPTION("logprob_threshold", !std::isnan(p.logprob_threshold), " must not be NaN");
+  CHECK_OPTION("no_speech_threshold", !std::isnan(p.no_speech_threshold), " must not be NaN");
+  CHECK_OPTION("max_initial_timestamp", !std::isnan(p.max_initial_timestamp), " must not be NaN (< 0: no limit)");
+  CHECK_OPTION("max_context", p.max_context >= -1,
+               " must be >= -1 (-1: the model's limit, 0: no previous text), got " + std::to_string(p.max_context));
+  CHECK_OPTION("thold_pt", p.thold_pt >= 0.0f && p.thold_pt <= 1.0f, " must be in [0, 1], got " + num(p.thold_pt));
+  CHECK_OPTION("thold_ptsum", p.thold_ptsum >= 0.0f && p.thold_ptsum <= 1.0f,
+               " must be in [0, 1], got " + num(p.thold_ptsum));
+  CHECK_OPTION("max_len", p.max_len >= 0, " must be >= 0 (0: no limit), got " + std::to_string(p.max_len));
   r->speaker_turn = -1;
   if (p.tdrz_enable) {
     r->speaker_turn = decode::speaker_turn_token(st, m.file->vocab().n_file_tokens());
-    HARK_CHECK(r->speaker_turn >= 0, "transcribe: tdrz_enable needs a model with a speaker-turn token "
-                                     "(<|startoflm|>, as tinydiarize models have); this vocabulary has none");
+    CHECK_SUPPORTED("tdrz_enable", r->speaker_turn >= 0,
+                    "tdrz_enable needs a model with a speaker-turn token (<|startoflm|>, as tinydiarize models have); "
+                    "this vocabulary has none");
   }
   r->suppress = p.suppress_nst ? m.suppress : decode::default_suppressed(st);
-  for (int32_t id : p.suppress_tokens) {
-    HARK_CHECK(id >= 0 && id < st.n_vocab, "transcribe: suppress_tokens holds " + std::to_string(id) +
-                                               ", outside the model's vocabulary [0, " + std::to_string(st.n_vocab) + ")");
+  for (size_t k = 0; k < p.suppress_tokens.size(); ++k) {
+    const int32_t id = p.suppress_tokens[k];
+    CHECK_OPTION("suppress_tokens", id >= 0 && id < st.n_vocab,
+                 "[" + std::to_string(k) + "] is " + std::to_string(id) + ", outside the model's vocabulary [0, " +
+                     std::to_string(st.n_vocab) + ")");
     r->suppress.push_back(id);
   }
   if (!p.suppress_regex.empty()) {
@@ -56,7 +67,8 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
     try {
       re = std::regex(p.suppress_regex, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      throw Error("transcribe: suppress_regex '" + p.suppress_regex + "' does not compile: " + e.what());
+      throw Error(ErrorCode::InvalidArgument,
+                  "transcribe: suppress_regex '" + p.suppress_regex + "' does not compile: " + e.what(), "suppress_regex");
     }
     // Ordinary text tokens only: end-of-text, timestamps and the other special tokens keep their rules.
     for (int32_t id = 0; id < st.eot; ++id) {
@@ -71,71 +83,91 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
   r->suppress.erase(std::unique(r->suppress.begin(), r->suppress.end()), r->suppress.end());
 }
 
+// The VAD's own checks name VadOptions' fields; in a request they are TranscribeParams::vad_params'.
+void check_vad_params(const VadOptions& o) {
+  try {
+    vad::check_segment_options(o);
+  } catch (const Error& e) {
+    throw Error(e.code(), e.what(), "vad_params." + e.field());
+  }
+}
+
 }  // namespace
 
 std::span<const float> checked_audio(std::span<const float> samples, int64_t offset_ms, int64_t duration_ms,
                                      const char* what) {
   const std::string w = what;
-  HARK_CHECK(!samples.empty(), w + ": no audio (0 samples)");
-  HARK_CHECK(offset_ms >= 0 && duration_ms >= 0, w + ": offset_ms and duration_ms must be >= 0, got " +
-                                                     std::to_string(offset_ms) + " and " + std::to_string(duration_ms));
+  HARK_CHECK_AS(InvalidArgument, "samples", !samples.empty(), w + ": no audio (0 samples)");
+  HARK_CHECK_AS(InvalidArgument, "offset_ms", offset_ms >= 0, w + ": offset_ms must be >= 0, got " + std::to_string(offset_ms));
+  HARK_CHECK_AS(InvalidArgument, "duration_ms", duration_ms >= 0,
+                w + ": duration_ms must be >= 0, got " + std::to_string(duration_ms));
   const size_t offset = static_cast<size_t>(offset_ms) * kSampleRate / 1000;
-  HARK_CHECK(offset < samples.size(), w + ": offset " + std::to_string(offset_ms) + " ms is past the end of the " +
-                                          std::to_string(samples.size() * 1000 / kSampleRate) + " ms of audio");
+  // About this audio, not the option's value alone: no field (front ends treat a field's error as
+  // a bad option, the same for every input).
+  HARK_CHECK_AS(InvalidArgument, "", offset < samples.size(),
+                w + ": offset " + std::to_string(offset_ms) + " ms is past the end of the " +
+                    std::to_string(samples.size() * 1000 / kSampleRate) + " ms of audio");
   size_t n = samples.size() - offset;
   if (duration_ms > 0) n = std::min(n, static_cast<size_t>(duration_ms) * kSampleRate / 1000);
   // NaN or Inf would poison the spectrogram of a whole window: name the first one.
   for (size_t i = offset; i < offset + n; ++i)
-    HARK_CHECK(std::isfinite(samples[i]), w + ": sample " + std::to_string(i) + " is " +
-                                              (std::isnan(samples[i]) ? "NaN" : "infinite") + "; audio must be finite");
+    HARK_CHECK_AS(InvalidArgument, "samples", std::isfinite(samples[i]),
+                  w + ": samples[" + std::to_string(i) + "] is " + (std::isnan(samples[i]) ? "NaN" : "infinite") +
+                      "; audio must be finite");
   return samples.subspan(offset, n);
 }
 
 JobRequest check_request(const LoadedModel& m, std::span<const float> samples, const TranscribeParams& p) {
   const SpecialTokens& st = m.file->vocab().special();
-  HARK_CHECK(p.n_threads >= 0, "transcribe: n_threads must be >= 0, got " + std::to_string(p.n_threads));
-  HARK_CHECK(p.n_processors >= 1 && p.n_processors <= 64,
-             "transcribe: n_processors must be in [1, 64], got " + std::to_string(p.n_processors));
-  HARK_CHECK(p.max_tokens_per_window >= 0,
-             "transcribe: max_tokens_per_window must be >= 0, got " + std::to_string(p.max_tokens_per_window));
+  CHECK_OPTION("n_threads", p.n_threads >= 0, " must be >= 0 (0: the default), got " + std::to_string(p.n_threads));
+  CHECK_OPTION("n_processors", p.n_processors >= 1 && p.n_processors <= 64,
+               " must be in [1, 64], got " + std::to_string(p.n_processors));
+  CHECK_OPTION("max_tokens_per_window", p.max_tokens_per_window >= 0,
+               " must be >= 0 (0: the model's limit), got " + std::to_string(p.max_tokens_per_window));
   JobRequest r;
   r.samples = checked_audio(samples, p.offset_ms, p.duration_ms, "transcribe");
   r.offset_units = p.offset_ms / 10;
   r.auto_language = (p.language == "auto" || p.language.empty()) && st.n_languages > 0;
   if (!(p.language == "auto" || p.language.empty())) {
     r.lang = language_index(p.language);
-    HARK_CHECK(r.lang >= 0, "transcribe: unknown language '" + p.language + "' (use a code such as en, de, zh, or auto)");
-    HARK_CHECK(st.n_languages > 0 ? r.lang < st.n_languages : r.lang == 0,
-               "transcribe: language '" + p.language + "' is not supported by this " +
-                   (st.n_languages ? "model" : "English-only model"));
+    HARK_CHECK_AS(InvalidArgument, "language", r.lang >= 0,
+                  "transcribe: unknown language '" + p.language + "' (use a code such as en, de, zh, or auto)");
+    CHECK_SUPPORTED("language", st.n_languages > 0 ? r.lang < st.n_languages : r.lang == 0,
+                    "language '" + p.language + "' is not supported by this " +
+                        (st.n_languages ? "model" : "English-only model (use en or auto)"));
   }
-  HARK_CHECK(!p.translate || st.n_languages > 0, "transcribe: translate needs a multilingual model");
+  CHECK_SUPPORTED("translate", !p.translate || st.n_languages > 0, "translate needs a multilingual model");
   check_decoding(m, p, &r);
   if (p.vad) {
-    HARK_CHECK(!p.vad_model_path.empty(), "transcribe: vad needs vad_model_path, a Silero VAD model in whisper.cpp's "
-                                          "format (e.g. ggml-silero-v6.2.0.bin)");
-    vad::check_segment_options(p.vad_params);
-    HARK_CHECK(std::isfinite(p.vad_params.samples_overlap),
-               "transcribe: vad samples_overlap must be finite, got " + num(p.vad_params.samples_overlap));
+    CHECK_OPTION("vad_model_path", !p.vad_model_path.empty(),
+                 " is empty but vad needs it: a Silero VAD model in whisper.cpp's format (e.g. ggml-silero-v6.2.0.bin)");
+    check_vad_params(p.vad_params);
+    HARK_CHECK_AS(InvalidArgument, "vad_params.samples_overlap", std::isfinite(p.vad_params.samples_overlap),
+                  "transcribe: vad samples_overlap must be finite, got " + num(p.vad_params.samples_overlap));
   }
-  HARK_CHECK(p.batch_size >= 1 && p.batch_size <= kMaxBatchSize,
-             "transcribe: batch_size must be in [1, " + std::to_string(kMaxBatchSize) + "] (1: sequential), got " +
-                 std::to_string(p.batch_size));
+  CHECK_OPTION("batch_size", p.batch_size >= 1 && p.batch_size <= kMaxBatchSize,
+               " must be in [1, " + std::to_string(kMaxBatchSize) + "] (1: sequential), got " +
+                   std::to_string(p.batch_size));
   if (p.batch_size > 1) {
-    HARK_CHECK(!p.vad_model_path.empty(), "transcribe: batch_size > 1 needs vad_model_path, a Silero VAD model "
-                                          "(the chunks are cut at the pauses it finds; e.g. ggml-silero-v6.2.0.bin)");
-    HARK_CHECK(!(p.word_timestamps && p.hallucination_silence_threshold > 0.0f),
-               "transcribe: hallucination_silence_threshold is not supported with batch_size > 1 (it decodes again "
-               "from a new seek; batched chunks are decoded whole): use batch_size 1");
-    HARK_CHECK(p.n_processors == 1, "transcribe: batch_size > 1 and n_processors > 1 cannot be combined (got n_processors " +
-                                        std::to_string(p.n_processors) + ")");
-    vad::check_segment_options(p.vad_params);
+    CHECK_OPTION("vad_model_path", !p.vad_model_path.empty(),
+                 " is empty but batch_size > 1 needs it: a Silero VAD model (the chunks are cut at the pauses it "
+                 "finds; e.g. ggml-silero-v6.2.0.bin)");
+    CHECK_SUPPORTED("hallucination_silence_threshold", !(p.word_timestamps && p.hallucination_silence_threshold > 0.0f),
+                    "hallucination_silence_threshold is not supported with batch_size > 1 (it decodes again from a new "
+                    "seek; batched chunks are decoded whole): use batch_size 1");
+    CHECK_SUPPORTED("n_processors", p.n_processors == 1,
+                    "batch_size > 1 and n_processors > 1 cannot be combined (got n_processors " +
+                        std::to_string(p.n_processors) + ")");
+    check_vad_params(p.vad_params);
   }
   r.alignment_heads = resolve_alignment_heads(m, p);
   if (!p.initial_prompt.empty()) r.prompt = m.tokenizer->encode(" " + p.initial_prompt);
   r.n_threads = p.n_threads > 0 ? p.n_threads : m.n_threads;
   return r;
 }
+
+#undef CHECK_OPTION
+#undef CHECK_SUPPORTED
 
 Transcript empty_transcript(const LoadedModel& m, const JobRequest& req, int job_id) {
   Transcript out;

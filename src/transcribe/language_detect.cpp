@@ -23,9 +23,10 @@ LanguageGuess guess_language(const SpecialTokens& st, decode::Model& model) {
 LanguageDetection detect_language_on(const LoadedModel& m, decode::Model& model, std::span<const float> samples,
                                      const DetectLanguageParams& p, const std::function<bool()>& stop) {
   const SpecialTokens& st = m.file->vocab().special();
-  HARK_CHECK(st.n_languages > 0,
-             "detect_language: the model is English-only (it has no language tokens); load a multilingual model");
-  HARK_CHECK(p.n_threads >= 0, "detect_language: n_threads must be >= 0, got " + std::to_string(p.n_threads));
+  HARK_CHECK_AS(Unsupported, "", st.n_languages > 0,
+                "detect_language: the model is English-only (it has no language tokens); load a multilingual model");
+  HARK_CHECK_AS(InvalidArgument, "n_threads", p.n_threads >= 0,
+                "detect_language: n_threads must be >= 0, got " + std::to_string(p.n_threads));
   // The window transcribe() would see first with the same offset: the audio is cut at the offset,
   // as check_request cuts it, and its log-mel is taken whole (its floor is relative to the
   // loudest frame of all of it, so a 30 s cut would shift the values a little).

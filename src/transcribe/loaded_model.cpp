@@ -56,7 +56,9 @@ Device* choose_device(const ContextParams& p, DeviceChoice* choice) {
   Device* dev = nullptr;
   if (!p.device.empty()) {
     dev = reg.find(p.device);
-    if (!dev) throw Error("unknown device '" + p.device + "' (available: " + device_names() + ")");
+    if (!dev)
+      throw Error(ErrorCode::InvalidArgument, "unknown device '" + p.device + "' (available: " + device_names() + ")",
+                  "device");
     if (p.use_gpu && !is_gpu(dev)) choice->reason_no_gpu = "device '" + p.device + "' was asked for by name";
   } else if (p.use_gpu) {
     dev = reg.best();
@@ -66,7 +68,7 @@ Device* choose_device(const ContextParams& p, DeviceChoice* choice) {
   } else {
     dev = reg.find(kCpuDeviceName);
   }
-  HARK_CHECK(dev != nullptr, "no compute device is registered");
+  HARK_CHECK_AS(Internal, "", dev != nullptr, "no compute device is registered");
   choice->name = dev->name();
   choice->description = dev->description();
   choice->gpu = is_gpu(dev);
@@ -80,7 +82,8 @@ const char* kv_cache_type_name(KvCacheType t) { return t == KvCacheType::Q8_0 ? 
 KvCacheType parse_kv_cache_type(std::string_view name) {
   for (KvCacheType t : {KvCacheType::F16, KvCacheType::Q8_0})
     if (name == kv_cache_type_name(t)) return t;
-  throw Error("unknown KV cache type '" + std::string(name) + "' (expected f16 or q8_0)");
+  throw Error(ErrorCode::InvalidArgument, "unknown KV cache type '" + std::string(name) + "' (expected f16 or q8_0)",
+              "cross_kv_type");
 }
 
 int default_threads() {
@@ -89,13 +92,13 @@ int default_threads() {
 }
 
 std::shared_ptr<const LoadedModel> LoadedModel::load(const std::string& path, const ContextParams& params) {
-  HARK_CHECK(params.n_threads >= 0,
-             "n_threads must be >= 0 (0 = automatic), got " + std::to_string(params.n_threads));
+  HARK_CHECK_AS(InvalidArgument, "n_threads", params.n_threads >= 0,
+                "n_threads must be >= 0 (0 = automatic), got " + std::to_string(params.n_threads));
   auto m = std::make_shared<LoadedModel>();
   m->device = choose_device(params, &m->device_choice);
   m->flash_attn = params.flash_attn;
-  HARK_CHECK(params.cross_kv_type == KvCacheType::F16 || params.flash_attn,
-             "cross_kv_type q8_0 needs flash_attn (the plain attention path reads an f16 cache)");
+  HARK_CHECK_AS(Unsupported, "cross_kv_type", params.cross_kv_type == KvCacheType::F16 || params.flash_attn,
+                "cross_kv_type q8_0 needs flash_attn (the plain attention path reads an f16 cache)");
   m->cross_kv_type = params.cross_kv_type == KvCacheType::Q8_0 ? DType::Q8_0 : DType::F16;
   m->n_threads = params.n_threads > 0 ? params.n_threads : default_threads();
   LoadOptions lo;
@@ -106,7 +109,7 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(const std::string& path, co
   std::error_code ec;
   const bool by_name = path.find('/') == std::string::npos && !std::filesystem::exists(path, ec);
   m->file = ModelFile::open(by_name ? find_model(path) : path, lo);
-  m->tokenizer = std::make_unique<Tokenizer>(m->file->vocab());
+  m->tokenizer = classified(ErrorCode::CorruptData, path, [&] { return std::make_unique<Tokenizer>(m->file->vocab()); });
   m->suppress = decode::non_speech_tokens(*m->tokenizer);
   for (int32_t id : decode::default_suppressed(m->file->vocab().special())) m->suppress.push_back(id);
   m->blank = decode::blank_tokens(*m->tokenizer);

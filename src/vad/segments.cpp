@@ -93,16 +93,18 @@ class Tracker {
 }  // namespace
 
 void check_segment_options(const SegmentOptions& o) {
-  HARK_CHECK(o.threshold >= 0.0f && o.threshold <= 1.0f,
-             "vad: threshold must be in [0, 1], got " + std::to_string(o.threshold));
-  HARK_CHECK(o.min_speech_duration_ms >= 0,
-             "vad: min_speech_duration_ms must be >= 0, got " + std::to_string(o.min_speech_duration_ms));
-  HARK_CHECK(o.min_silence_duration_ms >= 0,
-             "vad: min_silence_duration_ms must be >= 0, got " + std::to_string(o.min_silence_duration_ms));
-  HARK_CHECK(o.max_speech_duration_s > 0.0f,
-             "vad: max_speech_duration_s must be > 0, got " + std::to_string(o.max_speech_duration_s));
-  HARK_CHECK(o.speech_pad_ms >= 0, "vad: speech_pad_ms must be >= 0, got " + std::to_string(o.speech_pad_ms));
-  HARK_CHECK(o.samples_overlap >= 0.0f, "vad: samples_overlap must be >= 0, got " + std::to_string(o.samples_overlap));
+  HARK_CHECK_AS(InvalidArgument, "threshold", o.threshold >= 0.0f && o.threshold <= 1.0f,
+                "vad: threshold must be in [0, 1], got " + std::to_string(o.threshold));
+  HARK_CHECK_AS(InvalidArgument, "min_speech_duration_ms", o.min_speech_duration_ms >= 0,
+                "vad: min_speech_duration_ms must be >= 0, got " + std::to_string(o.min_speech_duration_ms));
+  HARK_CHECK_AS(InvalidArgument, "min_silence_duration_ms", o.min_silence_duration_ms >= 0,
+                "vad: min_silence_duration_ms must be >= 0, got " + std::to_string(o.min_silence_duration_ms));
+  HARK_CHECK_AS(InvalidArgument, "max_speech_duration_s", o.max_speech_duration_s > 0.0f,
+                "vad: max_speech_duration_s must be > 0, got " + std::to_string(o.max_speech_duration_s));
+  HARK_CHECK_AS(InvalidArgument, "speech_pad_ms", o.speech_pad_ms >= 0,
+                "vad: speech_pad_ms must be >= 0, got " + std::to_string(o.speech_pad_ms));
+  HARK_CHECK_AS(InvalidArgument, "samples_overlap", o.samples_overlap >= 0.0f,
+                "vad: samples_overlap must be >= 0, got " + std::to_string(o.samples_overlap));
 }
 
 std::vector<SampleRange> speech_ranges(const std::vector<float>& probs, int n_window, int sample_rate,

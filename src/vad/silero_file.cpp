@@ -197,8 +197,11 @@ std::unique_ptr<SileroFile> SileroFile::open(const std::string& path) {
   f->path_ = path;
   file_io::Mapping m = file_io::map_file(path, /*populate=*/false, "VAD model file");
   f->file_bytes_ = m.size;
-  f->hp_ = parse_silero_header(m.data, m.size, path);
-  f->entries_ = parse_silero_tensors(m.data, m.size, f->hp_, path);
+  // Every check of the file's bytes is the file's fault, not the caller's.
+  classified(ErrorCode::CorruptData, path, [&] {
+    f->hp_ = parse_silero_header(m.data, m.size, path);
+    f->entries_ = parse_silero_tensors(m.data, m.size, f->hp_, path);
+  });
 
   // The pages stay read-only: weights are never written, and the CPU backend reads them in place.
   f->buffer_ = cpu_buffer_type().wrap(const_cast<uint8_t*>(m.data), m.size, m.keepalive);

@@ -614,3 +614,44 @@ TEST_F(SchedulerTest, CpuBackendAbortStopsTheRemainingSplits) {
 
 }  // namespace
 }  // namespace hark
+
+namespace hark {
+namespace {
+
+// A graph that was planned has no input left to refuse: whatever fails while it runs (here a
+// kernel's check of a row id) reaches the caller as Internal, hark's own failure, with the
+// kernel's message, and the scheduler still runs a good graph afterwards.
+TEST(SchedulerErrors, AFailureWhileAGraphRunsIsInternal) {
+  Device* dev = Registry::global().find(kCpuDeviceName);
+  ASSERT_NE(dev, nullptr);
+  std::unique_ptr<Backend> cpu = dev->init_backend({1});
+  TensorArena arena;
+  Tensor* table = arena.new_tensor(DType::F32, {4, 8}, "table");
+  Tensor* ids = arena.new_tensor(DType::I32, {2}, "ids");
+  table->flags |= kFlagInput;
+  ids->flags |= kFlagInput;
+  Tensor* rows = ops::scale(arena, ops::get_rows(arena, table, ids), 2.0f);
+  Graph g;
+  g.build(rows);
+  Scheduler sched({cpu.get()});
+  sched.alloc_graph(g);
+  std::vector<float> t(32, 1.0f);
+  tensor_set(*table, t.data(), t.size() * sizeof(float));
+  const int32_t bad[2] = {0, 99};
+  tensor_set(*ids, bad, sizeof bad);
+  try {
+    sched.compute(g);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Internal) << e.what();
+    EXPECT_NE(std::string(e.what()).find("outside"), std::string::npos) << e.what();
+  }
+  const int32_t good[2] = {0, 7};
+  sched.alloc_graph(g);
+  tensor_set(*table, t.data(), t.size() * sizeof(float));
+  tensor_set(*ids, good, sizeof good);
+  EXPECT_EQ(sched.compute(g), ComputeStatus::Ok);
+}
+
+}  // namespace
+}  // namespace hark

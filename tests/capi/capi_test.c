@@ -801,10 +801,10 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
   CHECK_ERR(hark_transcribe(ctx, audio, n, &p, &r), HARK_ERR_INVALID_ARGUMENT, "hallucination_silence_threshold");
   p.hallucination_silence_threshold = 0.0f;
   p.dtw_preset = "huge";
-  CHECK_ERR(hark_transcribe(ctx, audio, n, &p, &r), HARK_ERR_FAILED, "unknown preset 'huge'");
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &p, &r), HARK_ERR_INVALID_ARGUMENT, "unknown preset 'huge'");
   p.dtw_preset = "custom";
   p.dtw_heads = "0,0 99,0";
-  CHECK_ERR(hark_transcribe(ctx, audio, n, &p, &r), HARK_ERR_FAILED, "(99,0)");
+  CHECK_ERR(hark_transcribe(ctx, audio, n, &p, &r), HARK_ERR_INVALID_ARGUMENT, "(99,0)");
   /* Token timestamps, max_len and speaker turns (whisper.cpp's defaults); CSV and LRC. */
   p = quick_params();
   CHECK(!p.token_timestamps && p.thold_pt == 0.01f && p.thold_ptsum == 0.01f && p.max_len == 0 &&
@@ -1592,7 +1592,8 @@ static void test_quantize(const char* model, const char* not_a_model) {
   CHECK_ERR(hark_quantize_model(model, out, "q5_0", NULL, NULL, &r, 4), HARK_ERR_INVALID_ARGUMENT, "out_size");
   CHECK_ERR(hark_quantize_model(not_a_model, out, "q5_0", NULL, NULL, NULL, 0), HARK_ERR_MODEL, not_a_model);
   CHECK(fopen(out, "rb") == NULL);
-  CHECK_ERR(hark_quantize_model(model, model, "q5_0", NULL, NULL, NULL, 0), HARK_ERR_MODEL, "is the input");
+  CHECK_ERR(hark_quantize_model(model, model, "q5_0", NULL, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "is the input");
+  CHECK(strcmp(hark_last_error_code(), "invalid_argument") == 0);
 }
 
 int main(int argc, char** argv) {

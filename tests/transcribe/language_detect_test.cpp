@@ -81,7 +81,7 @@ TEST_F(LanguageDetect, BadInputIsAClearError) {
   expect_error([&] { ctx->detect_language(audio, threads); }, "n_threads");
   std::vector<float> nan = audio;
   nan[1234] = std::nanf("");
-  expect_error([&] { ctx->detect_language(nan, {}); }, "sample 1234 is NaN");
+  expect_error([&] { ctx->detect_language(nan, {}); }, "samples[1234] is NaN");
 }
 
 TEST(LanguageDetectEnglishOnly, IsAClearError) {

@@ -1,10 +1,13 @@
 // JsThreadQueue and run_off_js_thread (see the header).
 #include "js_thread_queue.h"
 
+#include <cctype>
 #include <exception>
 #include <new>
 #include <stdexcept>
 #include <thread>
+
+#include "hark/error.hpp"
 
 namespace hark_node {
 
@@ -53,22 +56,45 @@ std::string current_exception_message() {
   }
 }
 
+CaughtError current_error() {
+  CaughtError c;
+  try {
+    throw;
+  } catch (const hark::Error& e) {
+    c.message = e.what();
+    std::string code = hark::error_code_name(e.code());
+    for (char& ch : code) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    c.code = "ERR_HARK_" + code;
+    c.field = e.field();
+  } catch (...) {
+    c.message = current_exception_message();
+  }
+  if (c.message.empty()) c.message = "failed";
+  return c;
+}
+
+Napi::Error js_error(Napi::Env env, const CaughtError& e) {
+  Napi::Error err = Napi::Error::New(env, e.message);
+  if (!e.code.empty()) err.Set("code", Napi::String::New(env, e.code));
+  if (!e.field.empty()) err.Set("field", Napi::String::New(env, e.field));
+  return err;
+}
+
 Napi::Promise run_off_js_thread(Napi::Env env, const char* name, std::function<ValueBuilder()> work,
                                 std::shared_ptr<JsThreadQueue> queue) {
   auto deferred = Napi::Promise::Deferred::New(env);
   if (!queue) queue = JsThreadQueue::create(env, name);
   std::thread([work = std::move(work), queue, deferred]() mutable {
     ValueBuilder build;
-    std::string error;
+    CaughtError error;
     try {
       build = work();
     } catch (...) {
-      error = current_exception_message();
-      if (error.empty()) error = "failed";
+      error = current_error();
     }
     queue->post([deferred, build = std::move(build), error](Napi::Env env) {
       if (!error.empty()) {
-        deferred.Reject(Napi::Error::New(env, error).Value());
+        deferred.Reject(js_error(env, error).Value());
         return;
       }
       try {

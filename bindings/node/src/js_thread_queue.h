@@ -54,4 +54,17 @@ Napi::Promise run_off_js_thread(Napi::Env env, const char* name, std::function<V
 // The message of the exception being handled (inside a catch block).
 std::string current_exception_message();
 
+// The exception being handled, as a JS Error will carry it: the message, and for hark's errors
+// the code ("ERR_HARK_INVALID_ARGUMENT": hark::ErrorCode's name, the word the C API, the CLI and
+// the server use too) and the option it is about ("temperature"), both "" otherwise.
+struct CaughtError {
+  std::string message;
+  std::string code;
+  std::string field;
+  bool empty() const { return message.empty(); }
+};
+CaughtError current_error();
+// A JS Error of it (code and field set when known).
+Napi::Error js_error(Napi::Env env, const CaughtError& e);
+
 }  // namespace hark_node

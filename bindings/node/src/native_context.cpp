@@ -145,19 +145,21 @@ Napi::Value NativeContext::transcribe(const Napi::CallbackInfo& info) {
   std::thread([this, ctx, input = std::move(input), params = std::move(params), queue, callbacks, deferred, job_id,
                job]() mutable {
     std::shared_ptr<hark::Transcript> result;
-    std::string error;
+    CaughtError error;
     try {
       const std::vector<float> samples = decode_audio_input(input);
       result = std::make_shared<hark::Transcript>(ctx->transcribe(samples, params));
     } catch (...) {
-      error = current_exception_message();
+      error = current_error();
+      // The library names the C++ field; say this API's name for it too.
+      if (const std::string js = js_option_name(error.field); !js.empty()) error.message += " (option '" + js + "')";
     }
     hark::jobs::remove(job_id);
     params = hark::TranscribeParams{};  // drops the callbacks' copies on this thread
     ctx.reset();
     queue->post([this, callbacks, deferred, job_id, result, error](Napi::Env env) {
       if (result) deferred.Resolve(transcript_to_js(env, *result, callbacks->shape));
-      else deferred.Reject(Napi::Error::New(env, error).Value());
+      else deferred.Reject(js_error(env, error).Value());
       callbacks->on_progress.Reset();
       callbacks->on_new_segments.Reset();
       job_finished(job_id);
@@ -206,16 +208,16 @@ Napi::Value NativeContext::bench(const Napi::CallbackInfo& info) {
   auto queue = JsThreadQueue::create(env, "hark.bench");
   std::thread([this, ctx, n_threads, deferred, queue, id]() mutable {
     std::shared_ptr<hark::BenchResult> result;
-    std::string error;
+    CaughtError error;
     try {
       result = std::make_shared<hark::BenchResult>(ctx->bench(n_threads));
     } catch (...) {
-      error = current_exception_message();
+      error = current_error();
     }
     ctx.reset();
     queue->post([this, deferred, result, error, id](Napi::Env env) {
       if (result) deferred.Resolve(bench_to_js(env, *result));
-      else deferred.Reject(Napi::Error::New(env, error).Value());
+      else deferred.Reject(js_error(env, error).Value());
       job_finished(id);
     });
     queue->close();

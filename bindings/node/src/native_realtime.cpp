@@ -152,7 +152,9 @@ NativeRealtime::NativeRealtime(const Napi::CallbackInfo& info) : Napi::ObjectWra
     });
   } catch (...) {
     s->queue->close();
-    throw Napi::Error::New(env, "transcribeRealtime: " + current_exception_message());
+    CaughtError e = current_error();
+    e.message = "transcribeRealtime: " + e.message;
+    throw js_error(env, e);
   }
   job_id_ = s->rt->job_id();
   info.This().As<Napi::Object>().Set("jobId", Napi::Number::New(env, job_id_));

@@ -10,8 +10,13 @@
 
 namespace hark_node {
 
-// Throws Napi::TypeError naming an option of the wrong type or out of range.
+// Throws Napi::TypeError naming an option of the wrong type or of a number that does not fit its
+// field; the values' ranges are the library's to check (its error names the C++ field).
 hark::TranscribeParams transcribe_params_from_js(const Napi::Object& options);
+
+// The TranscribeOptions name of a TranscribeParams field an error names ("beam_size" is
+// 'beamSize', "thold_pt" 'wordThold'); "" for none.
+std::string js_option_name(const std::string& field);
 
 // whisper.rn's default thread count: 2 on a 4-core machine, else the cores up to 4.
 int default_max_threads();

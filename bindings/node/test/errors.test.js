@@ -32,7 +32,7 @@ test('transcribe / transcribeData: wrong types, missing file, bad audio, bad opt
     [() => ctx.transcribe(speechWav(), 'fast'), /options must be an object, got a string/],
     [() => ctx.transcribe(speechWav(), { onProgress: 3 }), /onProgress/],
     [() => ctx.transcribe(speechWav(), { language: 'xx' }), /xx/],
-    [() => ctx.transcribe(speechWav(), { beamSize: 0 }), /option 'beamSize' must be an integer in \[1, 64\]/],
+    [() => ctx.transcribe(speechWav(), { beamSize: 0 }), /beam_size must be in \[1, 64\].*\(option 'beamSize'\)/],
     [() => ctx.transcribe(speechWav(), { temperature: NaN }), /option 'temperature'/],
     [() => ctx.transcribe(speechWav(), { maxThreads: 1.5 }), /option 'maxThreads' must be an integer/],
     [() => ctx.transcribe(speechWav(), { vad: true }), /option 'vad' needs 'vadModelPath'/],
