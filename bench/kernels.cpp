@@ -55,11 +55,11 @@
 #include "backend/buffer.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/gemm_config.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "decode/greedy.h"
 #include "decode/sampling.h"
 #include "model/model_file.h"
-#include "model/bench.h"
+#include "model/runner_bench.h"
 #include "model/model_writer.h"
 #include "model/whisper_runner.h"
 #include "runtime/graph.h"
@@ -649,7 +649,7 @@ bool parse_step_args(int argc, char** argv, std::vector<StepModel>* models, std:
   return !rows->empty();
 }
 
-// `bench_kernels decode_batch [preset:type ...]`: model/bench.h's bench_batch_steps.
+// `bench_kernels decode_batch [preset:type ...]`: model/runner_bench.h's bench_batch_steps.
 int run_decode_batch_steps(int argc, char** argv) {
   std::vector<int> rows = {1, 2, 5, 8};
   std::vector<StepModel> models;

@@ -6,7 +6,7 @@
 
 #include "model_options.h"
 #include "server/http_server.h"
-#include "server/models.h"
+#include "server/model_pools.h"
 #include "server/service.h"
 
 CLI::App* add_serve_command(CLI::App& app, ServeCommandOptions& o) {

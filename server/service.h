@@ -14,10 +14,10 @@
 
 #include "hark/hark.hpp"
 #include "metrics.h"
-#include "models.h"
+#include "model_pools.h"
 #include "options.h"
 #include "request.h"
-#include "scheduler.h"
+#include "admission.h"
 
 namespace hark::server {
 
@@ -69,8 +69,8 @@ class Service {
   Health health() const;
   std::string metrics_text() const;
   Metrics& metrics() { return metrics_; }
-  ModelRegistry& models() { return models_; }
-  Scheduler& scheduler() { return sched_; }
+  ModelPools& models() { return models_; }
+  Admission& admission() { return sched_; }
 
   // Graceful stop: refuse new work, let running jobs finish until `grace` passes, abort the rest
   // and wait for them (bounded by the abort latency). Returns the number of jobs aborted.
@@ -86,8 +86,8 @@ class Service {
   void watch();  // the watchdog thread: every 20 ms, aborts jobs past deadline or without client
 
   ServerOptions opt_;
-  ModelRegistry models_;
-  Scheduler sched_;
+  ModelPools models_;
+  Admission sched_;
   Metrics metrics_;
   std::mutex load_mu_;  // one /load at a time
 

@@ -55,7 +55,7 @@ struct BatchDecoder::Job {
   size_t first_row = 0, n_rows = 0;  // this step's rows
 };
 
-BatchDecoder::BatchDecoder(Model& model, const SpecialTokens& st, int n_lanes, int slots_per_lane)
+BatchDecoder::BatchDecoder(SearchModel& model, const SpecialTokens& st, int n_lanes, int slots_per_lane)
     : model_(model), st_(st), k_(slots_per_lane) {
   HARK_CHECK(n_lanes >= 1, "decode batched: no windows");
   HARK_CHECK(slots_per_lane >= 1, "decode batched: best_of and beam_size must be >= 1");
@@ -176,7 +176,7 @@ ComputeStatus BatchDecoder::step() {
   return ComputeStatus::Ok;
 }
 
-BatchedWindows decode_windows_batched(Model& model, const SpecialTokens& st, const WindowRequest& req,
+BatchedWindows decode_windows_batched(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
                                       std::span<const int> windows, std::span<const uint64_t> seeds) {
   const bool sampling = req.temperature > 0.0f;
   HARK_CHECK(!windows.empty(), "decode batched: no windows");

@@ -29,7 +29,7 @@ class WindowSearch;
 class BatchDecoder {
  public:
   // n_lanes lanes of slots_per_lane slots each (reserved here).
-  BatchDecoder(Model& model, const SpecialTokens& st, int n_lanes, int slots_per_lane);
+  BatchDecoder(SearchModel& model, const SpecialTokens& st, int n_lanes, int slots_per_lane);
   ~BatchDecoder();
 
   // Starts a search of req on lane `lane` (which must be idle) against model window `window`
@@ -46,7 +46,7 @@ class BatchDecoder {
 
  private:
   struct Job;
-  Model& model_;
+  SearchModel& model_;
   const SpecialTokens& st_;
   int k_;
   std::vector<std::unique_ptr<Job>> jobs_;  // per lane; a Job's address is stable (searches keep its request)
@@ -68,7 +68,7 @@ struct BatchedWindows {
 // windows[b]: the model window search b reads (the model needs the windows reserved; slots are
 // reserved here). seeds[b]: window b's sampling seed (T > 0; may be empty at T = 0). Throws
 // hark::Error on inconsistent input.
-BatchedWindows decode_windows_batched(Model& model, const SpecialTokens& st, const WindowRequest& req,
+BatchedWindows decode_windows_batched(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
                                       std::span<const int> windows, std::span<const uint64_t> seeds);
 
 }  // namespace hark::decode

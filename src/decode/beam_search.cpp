@@ -38,7 +38,7 @@ void top_tokens(std::span<const float> lp, int k, std::vector<int32_t>& top) {
 
 class BeamStepper final : public WindowSearch {
  public:
-  BeamStepper(Model& model, const SpecialTokens& st, const WindowRequest& req, int base_slot)
+  BeamStepper(SearchModel& model, const SpecialTokens& st, const WindowRequest& req, int base_slot)
       : model_(model), st_(st), req_(req), base_(base_slot), n_beams_(req.beam_size), n_ctx_(model.n_text_ctx()),
         max_finished_(static_cast<size_t>(beam_max_candidates(req.beam_size, req.patience))) {}
 
@@ -181,7 +181,7 @@ class BeamStepper final : public WindowSearch {
     std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return beams_[a].slot < beams_[b].slot; });
   }
 
-  Model& model_;
+  SearchModel& model_;
   const SpecialTokens& st_;
   const WindowRequest& req_;
   const int base_;
@@ -213,7 +213,7 @@ int beam_max_candidates(int beam_size, float patience) {
   return std::max(1, static_cast<int>(std::nearbyint(x)));  // the default rounding mode: half to even
 }
 
-std::unique_ptr<WindowSearch> make_beam_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
+std::unique_ptr<WindowSearch> make_beam_search(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
                                                 int base_slot) {
   return std::make_unique<BeamStepper>(model, st, req, base_slot);
 }

@@ -24,7 +24,7 @@
 namespace hark::decode {
 
 // The beams in slots [base_slot, base_slot + beam_size) (reserved by the caller).
-std::unique_ptr<WindowSearch> make_beam_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
+std::unique_ptr<WindowSearch> make_beam_search(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
                                                 int base_slot);
 
 // round(beam_size * patience) as Python rounds (half to even), at least 1.

@@ -17,7 +17,7 @@ namespace {
 // end-of-text, at the token cap, or when the text context has no room for its last token.
 class CandidatesSearch final : public WindowSearch {
  public:
-  CandidatesSearch(Model& model, const SpecialTokens& st, const WindowRequest& req, int base_slot, uint64_t seed)
+  CandidatesSearch(SearchModel& model, const SpecialTokens& st, const WindowRequest& req, int base_slot, uint64_t seed)
       : model_(model), st_(st), req_(req), base_(base_slot), n_ctx_(model.n_text_ctx()),
         sampling_(req.temperature > 0.0f), cands_(static_cast<size_t>(sampling_ ? req.best_of : 1)) {
     for (size_t c = 0; c < cands_.size(); ++c) {
@@ -87,7 +87,7 @@ class CandidatesSearch final : public WindowSearch {
     c.running = tok != st_.eot && static_cast<int>(c.w.tokens.size()) < req_.max_tokens && pos_ + 1 <= n_ctx_;
   }
 
-  Model& model_;
+  SearchModel& model_;
   const SpecialTokens& st_;
   const WindowRequest& req_;
   const int base_;
@@ -102,7 +102,7 @@ class CandidatesSearch final : public WindowSearch {
 
 }  // namespace
 
-std::unique_ptr<WindowSearch> make_candidates_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
+std::unique_ptr<WindowSearch> make_candidates_search(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
                                                      int base_slot, uint64_t seed) {
   return std::make_unique<CandidatesSearch>(model, st, req, base_slot, seed);
 }

@@ -14,7 +14,7 @@ namespace hark::decode {
 namespace {
 
 // One candidate from the logits after the prefix.
-WindowTokens run_candidate(Model& model, const SpecialTokens& st, const WindowRequest& req,
+WindowTokens run_candidate(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
                            std::vector<float> logits, int n_past, Rng* rng) {
   const int n_ctx = model.n_text_ctx();
   WindowTokens out;
@@ -98,7 +98,7 @@ WindowTokens take_best_candidate(std::vector<WindowTokens>& candidates, int32_t 
   return r;
 }
 
-WindowTokens decode_window(Model& model, const SpecialTokens& st, const WindowRequest& req) {
+WindowTokens decode_window(SearchModel& model, const SpecialTokens& st, const WindowRequest& req) {
   const int n_ctx = model.n_text_ctx();
   HARK_CHECK(!req.start.empty() && req.start[0] == st.sot,
              "decode: the start sequence must begin with <|startoftranscript|>");

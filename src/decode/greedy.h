@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "decode/logit_math.h"
-#include "decode/model.h"
+#include "decode/search_model.h"
 #include "decode/timestamp_rules.h"
 #include "decode/token_timestamps.h"
 
@@ -50,7 +50,7 @@ struct WindowTokens {
 };
 
 // The model must have encoded the window. Throws hark::Error on inconsistent input.
-WindowTokens decode_window(Model& model, const SpecialTokens& st, const WindowRequest& req);
+WindowTokens decode_window(SearchModel& model, const SpecialTokens& st, const WindowRequest& req);
 
 // Appends `token` to w with its log-probability from `logprobs` (the step's rule-filtered
 // log-softmax, n_vocab values): the one place a chosen token's per-token outputs are recorded.

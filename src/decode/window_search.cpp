@@ -17,7 +17,7 @@ int search_slots(const WindowRequest& req) {
 
 bool is_beam_search(const WindowRequest& req) { return req.temperature <= 0.0f && req.beam_size > 1; }
 
-std::unique_ptr<WindowSearch> make_window_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
+std::unique_ptr<WindowSearch> make_window_search(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
                                                  int base_slot, uint64_t seed) {
   HARK_CHECK(req.best_of >= 1, "decode: best_of must be >= 1, got " + std::to_string(req.best_of));
   HARK_CHECK(req.beam_size >= 1, "decode: beam_size must be >= 1, got " + std::to_string(req.beam_size));
@@ -25,7 +25,7 @@ std::unique_ptr<WindowSearch> make_window_search(Model& model, const SpecialToke
   return make_candidates_search(model, st, req, base_slot, seed);
 }
 
-WindowTokens run_window_search(Model& model, WindowSearch& search, std::span<const float> logits, int n_past) {
+WindowTokens run_window_search(SearchModel& model, WindowSearch& search, std::span<const float> logits, int n_past) {
   search.start(logits, n_past);
   std::vector<int32_t> tokens;
   std::vector<int> slots;

@@ -39,7 +39,7 @@ class WindowSearch {
 // Runs one window's search from the prefix's last logits (the search's base slot holds the prefix
 // at [0, n_past)), each step one decode_batch of its rows. n_steps counts those steps; on an
 // abort the result is empty with `aborted` set.
-WindowTokens run_window_search(Model& model, WindowSearch& search, std::span<const float> logits, int n_past);
+WindowTokens run_window_search(SearchModel& model, WindowSearch& search, std::span<const float> logits, int n_past);
 
 // KV slots a search of `req` uses: beam_size at T = 0, best_of at T > 0.
 int search_slots(const WindowRequest& req);
@@ -49,7 +49,7 @@ bool is_beam_search(const WindowRequest& req);
 
 // The search `req` asks for, in slots [base_slot, base_slot + search_slots(req)) of `model`
 // (reserved by the caller). seed: the window's sampling seed (T > 0).
-std::unique_ptr<WindowSearch> make_window_search(Model& model, const SpecialTokens& st, const WindowRequest& req,
+std::unique_ptr<WindowSearch> make_window_search(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
                                                  int base_slot, uint64_t seed);
 
 }  // namespace hark::decode

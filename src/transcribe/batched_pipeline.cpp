@@ -50,7 +50,7 @@ std::vector<AudioChunk> merge_speech_chunks(std::span<const VadSegment> speech, 
   return out;
 }
 
-Transcript run_batched(const LoadedModel& m, decode::Model& model, const JobRequest& req, const TranscribeParams& p,
+Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const JobRequest& req, const TranscribeParams& p,
                        std::span<const VadSegment> speech, JobControl& ctl, const LongFormHooks& hooks) {
   const auto t_start = Clock::now();
   const SpecialTokens& st = m.file->vocab().special();

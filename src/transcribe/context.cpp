@@ -4,10 +4,10 @@
 #include <mutex>
 #include <vector>
 
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "hark/hark.hpp"
 #include "runtime/error.h"
-#include "transcribe/bench.h"
+#include "transcribe/context_bench.h"
 #include "transcribe/loaded_model.h"
 #include "transcribe/job_strategies.h"
 #include "transcribe/state.h"

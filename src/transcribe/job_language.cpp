@@ -9,7 +9,7 @@ JobLanguage::JobLanguage(const LoadedModel& m, const JobRequest& req, const Tran
     : m_(m), p_(p), out_(out), lang_(req.lang), known_(!req.auto_language),
       start_(m.start_sequence(req.lang, p.translate, p.timestamps)) {}
 
-bool JobLanguage::settle(decode::Model& model) {
+bool JobLanguage::settle(decode::SearchModel& model) {
   if (known_) return true;
   const LanguageGuess g = guess_language(m_.file->vocab().special(), model);
   if (g.aborted) return false;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "decode/model.h"
+#include "decode/search_model.h"
 #include "hark/hark.hpp"
 #include "transcribe/job_request.h"
 #include "transcribe/loaded_model.h"
@@ -17,7 +17,7 @@ class JobLanguage {
   JobLanguage(const LoadedModel& m, const JobRequest& req, const TranscribeParams& p, Transcript& out);
   // With the job's first window encoded in `model`: when still unknown, guesses it (one decoder
   // step, counted in the transcript's timings). False when the guess was aborted.
-  bool settle(decode::Model& model);
+  bool settle(decode::SearchModel& model);
   bool known() const { return known_; }
   int id() const { return lang_; }
   const std::vector<int32_t>& start() const { return start_; }

@@ -5,12 +5,12 @@
 #include <regex>
 #include <string>
 
-#include "decode/segments.h"
+#include "decode/split_window.h"
 #include "decode/timestamp_rules.h"
 #include "model/hparams.h"
 #include "runtime/error.h"
 #include "transcribe/word_timing.h"
-#include "vad/segments.h"
+#include "vad/speech_segments.h"
 
 namespace hark {
 

@@ -9,7 +9,7 @@
 
 namespace hark {
 
-LanguageGuess guess_language(const SpecialTokens& st, decode::Model& model) {
+LanguageGuess guess_language(const SpecialTokens& st, decode::SearchModel& model) {
   LanguageGuess g;
   std::vector<float> logits;
   if (model.decode(std::vector<int32_t>{st.sot}, 0, &logits) != ComputeStatus::Ok) {
@@ -20,7 +20,7 @@ LanguageGuess guess_language(const SpecialTokens& st, decode::Model& model) {
   return g;
 }
 
-LanguageDetection detect_language_on(const LoadedModel& m, decode::Model& model, std::span<const float> samples,
+LanguageDetection detect_language_on(const LoadedModel& m, decode::SearchModel& model, std::span<const float> samples,
                                      const DetectLanguageParams& p, const std::function<bool()>& stop) {
   const SpecialTokens& st = m.file->vocab().special();
   HARK_CHECK_AS(Unsupported, "", st.n_languages > 0,

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "decode/model.h"
+#include "decode/search_model.h"
 #include "hark/hark.hpp"
 #include "model/vocab.h"
 #include "transcribe/loaded_model.h"
@@ -22,12 +22,12 @@ struct LanguageGuess {
 };
 
 // The model must hold the encoded window. One decoder step on <|startoftranscript|> alone.
-LanguageGuess guess_language(const SpecialTokens& st, decode::Model& model);
+LanguageGuess guess_language(const SpecialTokens& st, decode::SearchModel& model);
 
 // The whole call on a state's model: checks the request (multilingual model, finite audio, offset
 // inside it), computes the window's log-mel, encodes it and guesses. `stop` is polled by the
 // log-mel; the backend polls its own abort callback.
-LanguageDetection detect_language_on(const LoadedModel& m, decode::Model& model, std::span<const float> samples,
+LanguageDetection detect_language_on(const LoadedModel& m, decode::SearchModel& model, std::span<const float> samples,
                                      const DetectLanguageParams& p, const std::function<bool()>& stop);
 
 }  // namespace hark

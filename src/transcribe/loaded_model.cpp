@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "decode/suppress.h"
 #include "decode/timestamp_rules.h"
 #include "hark/models.hpp"

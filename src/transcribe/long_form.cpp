@@ -27,7 +27,7 @@ constexpr int64_t kMinTailFrames = 10;
 
 }  // namespace
 
-Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRequest& req,
+Transcript run_long_form(const LoadedModel& m, decode::SearchModel& model, const JobRequest& req,
                          const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks) {
   const auto t_start = Clock::now();
   const SpecialTokens& st = m.file->vocab().special();

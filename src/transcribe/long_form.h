@@ -8,7 +8,7 @@
 #include <functional>
 #include <vector>
 
-#include "decode/model.h"
+#include "decode/search_model.h"
 #include "hark/hark.hpp"
 #include "transcribe/decode_policy.h"
 #include "transcribe/job_control.h"
@@ -25,9 +25,9 @@ struct LongFormHooks {
   std::function<bool()> on_encoder_begin;                            // false: stop before the window
 };
 
-// Runs the loop on `model` (decode::RunnerModel over a state's runner; a scripted one in tests).
+// Runs the loop on `model` (decode::WhisperSearchModel over a state's runner; a scripted one in tests).
 // Stops (Transcript::aborted) when ctl says so.
-Transcript run_long_form(const LoadedModel& m, decode::Model& model, const JobRequest& req,
+Transcript run_long_form(const LoadedModel& m, decode::SearchModel& model, const JobRequest& req,
                          const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks);
 
 }  // namespace hark

@@ -1,6 +1,6 @@
 #include "transcribe/state.h"
 
-#include "decode/runner_model.h"
+#include "decode/whisper_search_model.h"
 #include "runtime/error.h"
 #include "transcribe/batched_pipeline.h"
 #include "transcribe/job_strategies.h"
@@ -43,7 +43,7 @@ Transcript StateImpl::run(const JobRequest& req, const TranscribeParams& p, JobC
   std::lock_guard<std::mutex> lock(busy_);
   backend_->set_n_threads(req.n_threads);
   const StopBinding bind(*runner_, [&ctl] { return ctl.should_stop(); });
-  decode::RunnerModel model(*runner_);
+  decode::WhisperSearchModel model(*runner_);
   return run_long_form(*model_, model, req, p, ctl, hooks);
 }
 
@@ -52,7 +52,7 @@ Transcript StateImpl::run_batched(const JobRequest& req, const TranscribeParams&
   std::lock_guard<std::mutex> lock(busy_);
   backend_->set_n_threads(req.n_threads);
   const StopBinding bind(*runner_, [&ctl] { return ctl.should_stop(); });
-  decode::RunnerModel model(*runner_);
+  decode::WhisperSearchModel model(*runner_);
   return hark::run_batched(*model_, model, req, p, speech, ctl, hooks);
 }
 
@@ -61,7 +61,7 @@ LanguageDetection StateImpl::detect_language(std::span<const float> samples, con
   const std::function<bool()> stop = [&p] { return p.should_abort && p.should_abort(); };
   backend_->set_n_threads(p.n_threads > 0 ? p.n_threads : default_threads() > 0 ? default_threads() : model_->n_threads);
   const StopBinding bind(*runner_, stop);
-  decode::RunnerModel model(*runner_);
+  decode::WhisperSearchModel model(*runner_);
   return detect_language_on(*model_, model, samples, p, stop);
 }
 

@@ -1,4 +1,4 @@
-// TimestampWatch: a decode::Model that passes every call through and notes the latest timestamp
+// TimestampWatch: a decode::SearchModel that passes every call through and notes the latest timestamp
 // token fed back while a window is decoded. The long-form loop reports progress from it inside a
 // window (the decoded text has reached <|t|>, so the audio up to t is done), so a progress bar
 // moves while a 30 s window is decoded instead of jumping once per window.
@@ -11,14 +11,14 @@
 #include <span>
 #include <vector>
 
-#include "decode/model.h"
+#include "decode/search_model.h"
 
 namespace hark {
 
-class TimestampWatch final : public decode::Model {
+class TimestampWatch final : public decode::SearchModel {
  public:
   // on_reached(frames into the window) is called whenever the chosen text reaches a later time.
-  TimestampWatch(decode::Model& inner, int32_t timestamp_begin, std::function<void(int64_t)> on_reached)
+  TimestampWatch(decode::SearchModel& inner, int32_t timestamp_begin, std::function<void(int64_t)> on_reached)
       : inner_(inner), timestamp_begin_(timestamp_begin), on_reached_(std::move(on_reached)) {}
 
   // Before each window's search: times are counted from 0 again.
@@ -58,7 +58,7 @@ class TimestampWatch final : public decode::Model {
     on_reached_(frames);
   }
 
-  decode::Model& inner_;
+  decode::SearchModel& inner_;
   const int32_t timestamp_begin_;
   std::function<void(int64_t)> on_reached_;
   int64_t reached_ = 0;

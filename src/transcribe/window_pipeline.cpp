@@ -5,7 +5,7 @@
 #include <span>
 #include <string>
 
-#include "decode/segments.h"
+#include "decode/split_window.h"
 #include "decode/token_timestamps.h"
 #include "frontend/mel.h"
 #include "transcribe/max_len.h"
@@ -106,7 +106,7 @@ std::vector<Segment> wrap_to_max_len(const LoadedModel& m, std::vector<Segment> 
 
 }  // namespace
 
-WindowPipeline::WindowPipeline(const LoadedModel& m, decode::Model& model, const JobRequest& req,
+WindowPipeline::WindowPipeline(const LoadedModel& m, decode::SearchModel& model, const JobRequest& req,
                                const TranscribeParams& p, const decode::Thresholds& thresholds, int64_t content_frames)
     : m_(m), req_(req), p_(p), thresholds_(thresholds), content_frames_(content_frames),
       // max_len cuts segments at token times, so it needs them (as in whisper.cpp).

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "decode/fallback.h"
-#include "decode/model.h"
+#include "decode/search_model.h"
 #include "decode/window_search.h"
 #include "hark/hark.hpp"
 #include "transcribe/job_request.h"
@@ -45,7 +45,7 @@ struct WindowSegments {
 class WindowPipeline {
  public:
   // content_frames: the mel frames of the whole request (the seek and word rules' bound).
-  WindowPipeline(const LoadedModel& m, decode::Model& model, const JobRequest& req, const TranscribeParams& p,
+  WindowPipeline(const LoadedModel& m, decode::SearchModel& model, const JobRequest& req, const TranscribeParams& p,
                  const decode::Thresholds& thresholds, int64_t content_frames);
 
   // The window's segments. Word timestamps read the window the model has selected (the batched

@@ -110,7 +110,7 @@ bool is_segment_anomaly(const decode::SegmentForWords* s) {
   return score >= 3 || score + 0.01 >= n;
 }
 
-WordTimer::WordTimer(const LoadedModel& m, decode::Model& model, const TranscribeParams& p,
+WordTimer::WordTimer(const LoadedModel& m, decode::SearchModel& model, const TranscribeParams& p,
                      std::vector<decode::AlignmentHead> heads, int64_t offset_units)
     : m_(m), model_(model), p_(p), heads_(std::move(heads)), offset_units_(offset_units) {}
 

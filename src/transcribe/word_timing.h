@@ -11,7 +11,7 @@
 
 #include "decode/alignment.h"
 #include "decode/alignment_heads.h"
-#include "decode/model.h"
+#include "decode/search_model.h"
 #include "hark/hark.hpp"
 #include "transcribe/loaded_model.h"
 
@@ -51,7 +51,7 @@ struct WordOutcome {
 // Holds what word timing carries from window to window (the end of the last word).
 class WordTimer {
  public:
-  WordTimer(const LoadedModel& m, decode::Model& model, const TranscribeParams& p,
+  WordTimer(const LoadedModel& m, decode::SearchModel& model, const TranscribeParams& p,
             std::vector<decode::AlignmentHead> heads, int64_t offset_units);
 
   // Times the words of `segments` (t0/t1 absolute, 10 ms), refines their bounds, may drop
@@ -64,7 +64,7 @@ class WordTimer {
 
  private:
   const LoadedModel& m_;
-  decode::Model& model_;
+  decode::SearchModel& model_;
   const TranscribeParams& p_;
   std::vector<decode::AlignmentHead> heads_;
   int64_t offset_units_;

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "backend/device.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
 #include "vad/silero_graph.h"

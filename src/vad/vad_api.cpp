@@ -4,11 +4,11 @@
 #include <mutex>
 
 #include "backend/device.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "hark/vad.hpp"
 #include "runtime/error.h"
 #include "vad/energy.h"
-#include "vad/segments.h"
+#include "vad/speech_segments.h"
 #include "vad/silero_vad.h"
 
 namespace hark {

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "runtime/error.h"
 #include "backend/graph_allocator.h"
 #include "runtime/ops.h"

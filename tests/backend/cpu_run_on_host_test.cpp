@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 
 namespace hark {
 namespace {

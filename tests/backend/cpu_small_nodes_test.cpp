@@ -17,7 +17,7 @@
 #include "backend/buffer.h"
 #include "backend/compare.h"
 #include "backend/cpu/cpu_backend.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "runtime/error.h"
 #include "backend/graph_allocator.h"
 #include "runtime/ops.h"

@@ -15,7 +15,7 @@
 #include "backend/buffer.h"
 #include "backend/compare.h"
 #include "backend/cpu/cpu_backend.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "runtime/ops.h"
 #include "runtime/quant.h"
 

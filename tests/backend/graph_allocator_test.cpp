@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backend/buffer.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"
 #include "runtime/tiny_transformer.h"

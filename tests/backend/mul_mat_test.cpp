@@ -28,7 +28,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/gemm_config.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "runtime/graph.h"
 #include "backend/graph_allocator.h"
 #include "runtime/ops.h"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "backend/buffer.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "runtime/error.h"
 #include "backend/graph_allocator.h"
 #include "runtime/ops.h"

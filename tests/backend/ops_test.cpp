@@ -18,7 +18,7 @@
 #include "backend/buffer.h"
 #include "backend/compare.h"
 #include "backend/cpu/cpu_backend.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "backend/graph_allocator.h"
 #include "runtime/error.h"
 #include "runtime/ops.h"

@@ -1,4 +1,4 @@
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

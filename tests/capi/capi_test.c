@@ -354,7 +354,7 @@ static void on_load_progress(uint64_t done, uint64_t total, void* user_data) {
 
 /* hark_models.h: the registry, the models folder, finding a model by name, download arguments,
  * a context loaded by name with its load progress. (Downloads themselves are tested against a
- * loopback server in tests/models/download_test.cpp.) */
+ * loopback server in tests/model_store/download_test.cpp.) */
 static void test_models(const char* model) {
   CHECK(hark_model_count() >= 30);
   hark_model_entry e;

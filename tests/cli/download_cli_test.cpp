@@ -1,5 +1,5 @@
 // `hark download` and the progress output of `hark transcribe`, run as a user would: the built
-// binary against a loopback server (tests/models/file_server.h), output piped (so: no bar).
+// binary against a loopback server (tests/model_store/file_server.h), output piped (so: no bar).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,8 +16,8 @@
 #include "cli/cli_test_util.h"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
-#include "models/file_server.h"
-#include "models/digest.h"
+#include "model_store/file_server.h"
+#include "model_store/digest.h"
 
 namespace hark {
 namespace {

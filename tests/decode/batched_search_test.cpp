@@ -271,7 +271,7 @@ TEST(BatchedSearch, RefusesBadInput) {
 
 // A model with one window refuses the batched calls by name.
 TEST(BatchedSearch, OneWindowModelsRefuseWindows) {
-  struct OneWindow final : decode::Model {
+  struct OneWindow final : decode::SearchModel {
     void reserve_sequences(int) override {}
     ComputeStatus decode_batch(std::span<const int32_t>, std::span<const int>, int, std::vector<float>*) override {
       return ComputeStatus::Ok;

@@ -18,7 +18,7 @@
 #include "decode/fallback.h"
 #include "decode/greedy.h"
 #include "decode/scripted_model.h"
-#include "decode/segments.h"
+#include "decode/split_window.h"
 #include "frontend/mel.h"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"

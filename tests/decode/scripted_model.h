@@ -1,4 +1,4 @@
-// ScriptedModel: a decode::Model whose logits come from a script, step by step, window by window,
+// ScriptedModel: a decode::SearchModel whose logits come from a script, step by step, window by window,
 // and which records everything it was fed (mel windows, tokens, positions). With it the real
 // decoding policy (decode_window, run_long_form) runs on logits chosen by hand.
 //
@@ -25,12 +25,12 @@
 #include <stdexcept>
 #include <vector>
 
-#include "decode/model.h"
+#include "decode/search_model.h"
 #include "model/hparams.h"
 
 namespace hark::testing {
 
-class ScriptedModel final : public decode::Model {
+class ScriptedModel final : public decode::SearchModel {
  public:
   struct Call {
     int window = -1;                 // encode() calls so far - 1

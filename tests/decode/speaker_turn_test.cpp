@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "decode/segments.h"
+#include "decode/split_window.h"
 
 namespace hark::decode {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "decode/segments.h"
+#include "decode/split_window.h"
 #include "decode/timestamp_rules.h"
 
 namespace hark::decode {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "model/model_file.h"
 #include "model/model_writer.h"
 #include "model_test_util.h"

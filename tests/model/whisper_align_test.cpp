@@ -9,7 +9,7 @@
 #include <cmath>
 #include <random>
 
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "backend/scheduler.h"
 #include "model/decoder.h"
 #include "model/encoder.h"

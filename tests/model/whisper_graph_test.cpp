@@ -13,7 +13,7 @@
 #include <random>
 
 #include "backend/compare.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "model/decoder.h"
 #include "model/encoder.h"
 #include "model/model_file.h"

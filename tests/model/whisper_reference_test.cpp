@@ -43,7 +43,7 @@
 #include "backend/backend.h"
 #include "backend/buffer.h"
 #include "backend/device.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
 #include "model/model_writer.h"

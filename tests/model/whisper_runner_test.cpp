@@ -13,9 +13,9 @@
 #include <cstdio>
 #include <span>
 
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "backend/scheduler.h"
-#include "model/bench.h"
+#include "model/runner_bench.h"
 #include "model/decoder.h"
 #include "model/encoder.h"
 #include "model/model_file.h"

@@ -14,8 +14,8 @@
 #include <cstdio>
 #include <span>
 
-#include "backend/registry.h"
-#include "model/bench.h"
+#include "backend/device_registry.h"
+#include "model/runner_bench.h"
 #include "model/model_file.h"
 #include "model/model_writer.h"
 #include "model/whisper_runner.h"

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "runtime/error.h"
-#include "vad/segments.h"
+#include "vad/speech_segments.h"
 #include "vad/vad_test_util.h"
 
 namespace hark::vad {

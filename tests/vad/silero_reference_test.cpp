@@ -10,7 +10,7 @@
 #include "audio/audio.h"
 #include "backend/buffer.h"
 #include "backend/compare.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "runtime/ops.h"
 #include "vad/silero_graph.h"
 #include "vad/silero_vad.h"

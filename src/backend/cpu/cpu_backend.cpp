@@ -16,7 +16,7 @@
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/host_memory.h"
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 #include "runtime/error.h"
 
 namespace hark::cpu {

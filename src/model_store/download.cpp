@@ -25,8 +25,8 @@
 #include <string>
 
 #include "hark/models.hpp"
-#include "models/digest.h"
-#include "models/file_lock.h"
+#include "model_store/digest.h"
+#include "model_store/file_lock.h"
 
 namespace hark {
 

@@ -1,4 +1,4 @@
-#include "models.h"
+#include "model_pools.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -26,12 +26,12 @@ void ModelPool::give_back(std::unique_ptr<State> s) {
   idle_.push_back(std::move(s));
 }
 
-void ModelRegistry::add(std::shared_ptr<ModelPool> m) {
+void ModelPools::add(std::shared_ptr<ModelPool> m) {
   std::unique_lock lock(mu_);
   models_.push_back(std::move(m));
 }
 
-std::shared_ptr<ModelPool> ModelRegistry::find(const std::string& name) const {
+std::shared_ptr<ModelPool> ModelPools::find(const std::string& name) const {
   std::shared_lock lock(mu_);
   for (const auto& m : models_)
     if (m->name() == name) return m;
@@ -43,17 +43,17 @@ std::shared_ptr<ModelPool> ModelRegistry::find(const std::string& name) const {
   return nullptr;
 }
 
-std::shared_ptr<ModelPool> ModelRegistry::default_model() const {
+std::shared_ptr<ModelPool> ModelPools::default_model() const {
   std::shared_lock lock(mu_);
   return models_.empty() ? nullptr : models_.front();
 }
 
-std::vector<std::shared_ptr<ModelPool>> ModelRegistry::all() const {
+std::vector<std::shared_ptr<ModelPool>> ModelPools::all() const {
   std::shared_lock lock(mu_);
   return models_;
 }
 
-void ModelRegistry::replace_default(std::shared_ptr<ModelPool> m) {
+void ModelPools::replace_default(std::shared_ptr<ModelPool> m) {
   std::unique_lock lock(mu_);
   if (models_.empty()) {
     models_.push_back(std::move(m));
@@ -66,7 +66,7 @@ void ModelRegistry::replace_default(std::shared_ptr<ModelPool> m) {
   models_.front() = std::move(m);
 }
 
-bool ModelRegistry::make_default(const std::string& name) {
+bool ModelPools::make_default(const std::string& name) {
   std::unique_lock lock(mu_);
   auto it = std::find_if(models_.begin(), models_.end(), [&](const auto& m) { return m->name() == name; });
   if (it == models_.end()) return false;

@@ -11,18 +11,18 @@
 #include <memory>
 #include <mutex>
 
-#include "models.h"
+#include "model_pools.h"
 
 namespace hark::server {
 
 using Clock = std::chrono::steady_clock;
 
-class Scheduler;
+class Admission;
 
 // A state borrowed from a model's pool; returned when the lease is destroyed.
 class Lease {
  public:
-  Lease(Scheduler* s, std::shared_ptr<ModelPool> m, std::unique_ptr<State> st)
+  Lease(Admission* s, std::shared_ptr<ModelPool> m, std::unique_ptr<State> st)
       : sched_(s), model_(std::move(m)), state_(std::move(st)) {}
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
@@ -31,14 +31,14 @@ class Lease {
   const ModelPool& model() const { return *model_; }
 
  private:
-  Scheduler* sched_;
+  Admission* sched_;
   std::shared_ptr<ModelPool> model_;
   std::unique_ptr<State> state_;
 };
 
-class Scheduler {
+class Admission {
  public:
-  explicit Scheduler(int queue_size) : queue_size_(queue_size) {}
+  explicit Admission(int queue_size) : queue_size_(queue_size) {}
 
   // Throws ApiError: 503 queue full or closed, 504 deadline passed, 499 client gone (`gone`
   // polled every 20 ms while waiting).

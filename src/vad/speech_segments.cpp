@@ -1,4 +1,4 @@
-#include "vad/segments.h"
+#include "vad/speech_segments.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "backend/registry.h"
+#include "backend/device_registry.h"
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/reference/reference_backend.h"

@@ -1,4 +1,4 @@
-// decode::RunnerModel: the decoding policy's Model interface (model.h) over the real
+// decode::WhisperSearchModel: the decoding policy's Model interface (model.h) over the real
 // WhisperRunner, without editing the runner; kept apart from the interface so that the policy and
 // its scripted test doubles do not depend on the concrete runner.
 #pragma once
@@ -8,16 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "decode/model.h"
+#include "decode/search_model.h"
 #include "model/whisper_runner.h"
 #include "runtime/error.h"
 
 namespace hark::decode {
 
 // The real model.
-class RunnerModel final : public Model {
+class WhisperSearchModel final : public SearchModel {
  public:
-  explicit RunnerModel(WhisperRunner& r) : r_(r) {}
+  explicit WhisperSearchModel(WhisperRunner& r) : r_(r) {}
   void reserve_sequences(int n) override {
     if (r_.n_sequences() < n) r_.set_n_sequences(n);  // never shrinks: the memory stays for the next window
   }

@@ -36,7 +36,7 @@ class ModelPool {
   std::vector<std::unique_ptr<State>> idle_;
 };
 
-class ModelRegistry {
+class ModelPools {
  public:
   void add(std::shared_ptr<ModelPool> m);  // the first added is the default
   // The model a request names: its name; "" or an OpenAI model id ("whisper-1", ...) that no

@@ -1,7 +1,7 @@
-// decode::Model: what the decoding policy needs from a Whisper model, and nothing more. The
+// decode::SearchModel: what the decoding policy needs from a Whisper model, and nothing more. The
 // long-form loop and the window search run against this interface, so tests can drive the real
 // policy with a scripted stand-in (tests/decode/scripted_model.h) and check every rule on
-// logits chosen by hand. RunnerModel (runner_model.h) adapts the real WhisperRunner.
+// logits chosen by hand. WhisperSearchModel (runner_model.h) adapts the real WhisperRunner.
 //
 // Several sequences against one window (beam search, best-of): the text context has slots; decode()
 // works in slot 0, decode_batch() steps many slots in lockstep as one graph, copy_sequence() forks
@@ -24,9 +24,9 @@
 
 namespace hark::decode {
 
-class Model {
+class SearchModel {
  public:
-  virtual ~Model() = default;
+  virtual ~SearchModel() = default;
   // ---- several sequences (slots) in lockstep: beam search and best-of ----
   // At least n slots from now on (slot 0 is decode()'s; growing keeps the slots there were).
   virtual void reserve_sequences(int n) = 0;

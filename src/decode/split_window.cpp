@@ -1,4 +1,4 @@
-#include "decode/segments.h"
+#include "decode/split_window.h"
 
 #include <algorithm>
 

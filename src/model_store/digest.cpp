@@ -1,5 +1,5 @@
 // SHA-1 and SHA-256 of files and streams through OpenSSL's libcrypto (Debian's libssl-dev).
-#include "models/digest.h"
+#include "model_store/digest.h"
 
 #include <openssl/evp.h>
 

@@ -1,8 +1,8 @@
-#include "transcribe/bench.h"
+#include "transcribe/context_bench.h"
 
 #include <nlohmann/json.hpp>
 
-#include "model/bench.h"
+#include "model/runner_bench.h"
 
 namespace hark {
 

@@ -1,4 +1,4 @@
-#include "scheduler.h"
+#include "admission.h"
 
 #include "api_error.h"
 
@@ -8,7 +8,7 @@ Lease::~Lease() {
   if (state_) sched_->release(*model_, std::move(state_));
 }
 
-std::unique_ptr<Lease> Scheduler::acquire(std::shared_ptr<ModelPool> model, Clock::time_point deadline,
+std::unique_ptr<Lease> Admission::acquire(std::shared_ptr<ModelPool> model, Clock::time_point deadline,
                                           const std::function<bool()>& gone) {
   std::unique_lock lock(mu_);
   if (closed_) throw ApiError(503, "the server is shutting down", "server_error", "", "shutting_down");
@@ -59,7 +59,7 @@ std::unique_ptr<Lease> Scheduler::acquire(std::shared_ptr<ModelPool> model, Cloc
   }
 }
 
-std::unique_ptr<Lease> Scheduler::try_acquire(std::shared_ptr<ModelPool> model) {
+std::unique_ptr<Lease> Admission::try_acquire(std::shared_ptr<ModelPool> model) {
   std::lock_guard lock(mu_);
   if (closed_) throw ApiError(503, "the server is shutting down", "server_error", "", "shutting_down");
   if (waiting_.count(model.get())) return nullptr;
@@ -69,30 +69,30 @@ std::unique_ptr<Lease> Scheduler::try_acquire(std::shared_ptr<ModelPool> model) 
   return std::make_unique<Lease>(this, std::move(model), std::move(s));
 }
 
-void Scheduler::release(ModelPool& m, std::unique_ptr<State> s) {
+void Admission::release(ModelPool& m, std::unique_ptr<State> s) {
   m.give_back(std::move(s));
   std::lock_guard lock(mu_);
   --running_;
   cv_.notify_all();
 }
 
-void Scheduler::close() {
+void Admission::close() {
   std::lock_guard lock(mu_);
   closed_ = true;
   cv_.notify_all();
 }
 
-int Scheduler::running() const {
+int Admission::running() const {
   std::lock_guard lock(mu_);
   return running_;
 }
 
-int Scheduler::queued() const {
+int Admission::queued() const {
   std::lock_guard lock(mu_);
   return queued_;
 }
 
-bool Scheduler::closed() const {
+bool Admission::closed() const {
   std::lock_guard lock(mu_);
   return closed_;
 }

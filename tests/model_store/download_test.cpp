@@ -1,4 +1,4 @@
-// download_model, find_model and the registry, against a loopback server (tests/models/file_server.h)
+// download_model, find_model and the registry, against a loopback server (tests/model_store/file_server.h)
 // serving a make-test-model file under an official name with a digest the test computes.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -18,9 +18,9 @@
 #include "hark/hark.hpp"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
-#include "models/file_server.h"
-#include "models/digest.h"
-#include "models/file_lock.h"
+#include "model_store/file_server.h"
+#include "model_store/digest.h"
+#include "model_store/file_lock.h"
 
 namespace hark {
 namespace {

@@ -1,4 +1,4 @@
-#include "model/bench.h"
+#include "model/runner_bench.h"
 
 #include <algorithm>
 #include <ctime>

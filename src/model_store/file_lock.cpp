@@ -1,4 +1,4 @@
-#include "models/file_lock.h"
+#include "model_store/file_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
