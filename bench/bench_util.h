@@ -30,7 +30,8 @@ std::vector<float> synth_audio(double seconds) {
     const double f = 180.0 + 60.0 * std::sin(0.7 * t);
     rng = rng * 1664525u + 1013904223u;
     const double noise = (static_cast<double>(rng >> 8) / (1 << 24) - 0.5) * 0.02;
-    a[i] = static_cast<float>(gate * (0.3 * std::sin(2 * M_PI * f * t) + 0.1 * std::sin(2 * M_PI * 3.1 * f * t)) + noise);
+    a[i] =
+        static_cast<float>(gate * (0.3 * std::sin(2 * M_PI * f * t) + 0.1 * std::sin(2 * M_PI * 3.1 * f * t)) + noise);
   }
   return a;
 }
@@ -45,7 +46,6 @@ struct TempModel {
     if (!path.empty()) std::remove(path.c_str());
   }
 };
-
 
 // Writes a seeded model of a preset size ("tiny", "base", ...) and weight type ("f16", "q5_0", ...)
 // to a temporary file. Throws hark::Error for an unknown preset or type.

@@ -60,7 +60,9 @@ int main(int argc, char** argv) {
   app.add_option("--type", type, "Weight type of the --preset model")->capture_default_str();
   app.add_option("-t,--threads", threads, "Compute threads")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--aborts", aborts, "Aborted runs to time")->check(CLI::Range(0, 10000))->capture_default_str();
-  app.add_option("--seconds", seconds, "Audio per job in the two-jobs figures")->check(CLI::Range(1.0, 600.0))->capture_default_str();
+  app.add_option("--seconds", seconds, "Audio per job in the two-jobs figures")
+      ->check(CLI::Range(1.0, 600.0))
+      ->capture_default_str();
   if (const int code = bench::parse_model_command(app, argc, argv, model, preset); code >= 0) return code;
 
   bench::TempModel temp;

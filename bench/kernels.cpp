@@ -40,10 +40,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <random>
@@ -56,15 +56,15 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/gemm_config.h"
 #include "backend/device_registry.h"
+#include "backend/graph_allocator.h"
 #include "decode/greedy.h"
 #include "decode/sampling.h"
+#include "model/layers.h"
 #include "model/model_file.h"
-#include "model/runner_bench.h"
 #include "model/model_writer.h"
+#include "model/runner_bench.h"
 #include "model/whisper_runner.h"
 #include "runtime/graph.h"
-#include "backend/graph_allocator.h"
-#include "model/layers.h"
 #include "runtime/ops.h"
 #include "runtime/quant.h"
 
@@ -202,8 +202,10 @@ MulMatSetup& setup_for(DType t, const Shape& s) {
 }
 
 void set_rates(benchmark::State& state, const Shape& s, size_t weight_bytes) {
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * s.M * s.K * s.N * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["wGB/s"] = benchmark::Counter(static_cast<double>(weight_bytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * s.M * s.K * s.N * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["wGB/s"] =
+      benchmark::Counter(static_cast<double>(weight_bytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void bench_mul_mat(benchmark::State& state, DType t, const Shape* s, cpu::GemmImpl impl) {
@@ -322,10 +324,10 @@ void bench_cross_attn(benchmark::State& state, const CrossShape* s) {
   GraphAllocator galloc(inputs.dev->buffer_type());
   galloc.alloc(g);
   for (auto _ : state) backend->compute(g);
-  state.counters["GB/s"] = benchmark::Counter(
-      2.0 * static_cast<double>(dtype_row_bytes(s->kv, D)) / static_cast<double>(D) *
-          static_cast<double>(s->layers * s->rows * s->S * kAttnPositions) * 1e-9,
-      benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB/s"] =
+      benchmark::Counter(2.0 * static_cast<double>(dtype_row_bytes(s->kv, D)) / static_cast<double>(D) *
+                             static_cast<double>(s->layers * s->rows * s->S * kAttnPositions) * 1e-9,
+                         benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // ---- flash_attn: a decoder step's self-attention over the KV cache slots ----
@@ -379,9 +381,9 @@ void bench_self_attn(benchmark::State& state, const SelfShape* s) {
     backend->compute(g);
   }
   benchmark::DoNotOptimize(sink);
-  state.counters["GB/s"] = benchmark::Counter(
-      2.0 * 2.0 * static_cast<double>(s->layers * s->rows * s->S * s->n_keys) * 1e-9,
-      benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB/s"] =
+      benchmark::Counter(2.0 * 2.0 * static_cast<double>(s->layers * s->rows * s->S * s->n_keys) * 1e-9,
+                         benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // memcpy of 256 MiB split over the same number of threads as the products use.
@@ -400,7 +402,8 @@ void bench_memcpy(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(dst.data());
   }
-  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(kCopyBytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB/s"] =
+      benchmark::Counter(static_cast<double>(kCopyBytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // ---- decode_batch: B sequences' step as one graph (beam search, best-of) ------------------
@@ -461,7 +464,8 @@ BatchSetup& batch_setup_for(const BatchModel& m) {
 }
 
 std::string batch_name(const BatchModel& m, int rows) {
-  return std::string("decode_batch/") + m.preset + "/" + dtype_name(m.type) + (rows ? "/B" + std::to_string(rows) : "/decode");
+  return std::string("decode_batch/") + m.preset + "/" + dtype_name(m.type) +
+         (rows ? "/B" + std::to_string(rows) : "/decode");
 }
 
 void bench_decode_batch(benchmark::State& state, const BatchModel* m, int rows) {
@@ -479,9 +483,8 @@ void bench_decode_batch(benchmark::State& state, const BatchModel* m, int rows) 
     return;
   }
   for (auto _ : state) st.runner->decode_batch(tokens, seqs, kBatchNPast, &logits);
-  state.counters["ms/row"] = benchmark::Counter(static_cast<double>(rows) * 1e-3,
-                                                benchmark::Counter::kIsIterationInvariantRate |
-                                                    benchmark::Counter::kInvert);
+  state.counters["ms/row"] = benchmark::Counter(
+      static_cast<double>(rows) * 1e-3, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 // Keeps each run's seconds per iteration for the summary, and prints as usual.
@@ -567,7 +570,8 @@ void print_summary(const SummaryReporter& rep) {
         const double* own = rep.find(mul_mat_name(t, s, "own"));
         if (!own) continue;
         const double bytes = static_cast<double>(dtype_row_bytes(t, s.K)) * s.N;
-        std::printf("  %-30s %-5s %8.1f us, weights %6.1f MB", shape_label(s).c_str(), dtype_name(t), *own * 1e6, bytes * 1e-6);
+        std::printf("  %-30s %-5s %8.1f us, weights %6.1f MB", shape_label(s).c_str(), dtype_name(t), *own * 1e6,
+                    bytes * 1e-6);
         if (copy) {
           const double bw = kCopyBytes / *copy;
           const double ratio = *own / (bytes / bw);
@@ -584,7 +588,8 @@ void print_summary(const SummaryReporter& rep) {
     std::printf("  decode_batch %-4s %-5s n_past %d:", m.preset, dtype_name(m.type), kBatchNPast);
     if (const double* t = rep.find(batch_name(m, 0))) std::printf("  decode() %6.2f ms", *t * 1e3);
     for (int rows : kBatchRows)
-      if (const double* t = rep.find(batch_name(m, rows))) std::printf("  B%d %6.2f ms (%4.2fx)", rows, *t * 1e3, *t / *one);
+      if (const double* t = rep.find(batch_name(m, rows)))
+        std::printf("  B%d %6.2f ms (%4.2fx)", rows, *t * 1e3, *t / *one);
     if (const double* five = rep.find(batch_name(m, 5)))
       std::printf("%s", *five / *one <= 2.0 ? "  (target B5 <= 2x: met)" : "  (target B5 <= 2x: MISSED)");
     std::printf("\n");
@@ -606,8 +611,7 @@ struct StepModel {
 // --rows=B,B,... (the batch sizes; 1 is always measured, as the reference), --cross-kv=q8_0 (the
 // cross-attention cache's type for every model). False, with the reason on stderr, for an
 // unknown preset or type or a bad size.
-bool parse_step_args(int argc, char** argv, std::vector<StepModel>* models, std::vector<int>* rows,
-                     DType* cross) {
+bool parse_step_args(int argc, char** argv, std::vector<StepModel>* models, std::vector<int>* rows, DType* cross) {
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--cross-kv=", 0) == 0) {
@@ -658,8 +662,8 @@ int run_decode_batch_steps(int argc, char** argv) {
   if (models.empty())
     models = {{"tiny", DType::F16}, {"tiny", DType::Q5_0}, {"base", DType::F16}, {"base", DType::Q5_0}};
   std::printf("decode_batch steps at n_past %d, %d thread%s (%s kernels), %s time; fastest / median of 30 per size\n",
-              kBatchNPast, bench_threads(), bench_threads() == 1 ? "" : "s", cpu::simd_level_name(cpu::best_simd_level()),
-              bench_threads() == 1 ? "cpu" : "wall");
+              kBatchNPast, bench_threads(), bench_threads() == 1 ? "" : "s",
+              cpu::simd_level_name(cpu::best_simd_level()), bench_threads() == 1 ? "cpu" : "wall");
   for (const StepModel& sm : models) {
     BatchModel m{nullptr, sm.type, cross};
     m.preset = sm.preset.c_str();
@@ -748,14 +752,16 @@ int run_decode_chunk_steps(int argc, char** argv) {
   DType cross = DType::F16;
   if (!parse_step_args(argc, argv, &models, &rows, &cross)) return 1;
   if (models.empty()) models = {{"tiny", DType::F16}, {"base", DType::F16}};
-  std::printf("decode steps of B chunks (own cross windows, %s cross K/V) at n_past %d, %d thread%s (%s kernels), "
-              "%s time; fastest of 30 per size\n",
-              dtype_name(cross), kBatchNPast, bench_threads(), bench_threads() == 1 ? "" : "s", cpu::simd_level_name(cpu::best_simd_level()),
-              bench_threads() == 1 ? "cpu" : "wall");
+  std::printf(
+      "decode steps of B chunks (own cross windows, %s cross K/V) at n_past %d, %d thread%s (%s kernels), "
+      "%s time; fastest of 30 per size\n",
+      dtype_name(cross), kBatchNPast, bench_threads(), bench_threads() == 1 ? "" : "s",
+      cpu::simd_level_name(cpu::best_simd_level()), bench_threads() == 1 ? "cpu" : "wall");
   const MachineRates machine = measure_machine();
-  std::printf("  machine, same run: f32 GEMM %.1f GFMA/s (tiny_enc, f16 weights), weights streamed at %.1f GB/s "
-              "(tiny_dec, f16, 1 row)\n",
-              machine.gfma, machine.gbps);
+  std::printf(
+      "  machine, same run: f32 GEMM %.1f GFMA/s (tiny_enc, f16 weights), weights streamed at %.1f GB/s "
+      "(tiny_dec, f16, 1 row)\n",
+      machine.gfma, machine.gbps);
   for (const StepModel& sm : models) {
     BatchModel m{nullptr, sm.type, cross};
     m.preset = sm.preset.c_str();
@@ -771,7 +777,8 @@ int run_decode_chunk_steps(int argc, char** argv) {
     for (const BatchStepFigure& f : bench_batch_steps(*st.runner, o)) {
       const double tps = 1000.0 * f.rows / f.min_ms;
       if (f.ratio > 0) one_ms = f.min_ms / f.ratio;
-      std::printf(" | B%d %6.2f ms/step %7.1f tok/s (%4.2fx)", f.rows, f.min_ms, tps, f.ratio > 0 ? f.rows / f.ratio : 0.0);
+      std::printf(" | B%d %6.2f ms/step %7.1f tok/s (%4.2fx)", f.rows, f.min_ms, tps,
+                  f.ratio > 0 ? f.rows / f.ratio : 0.0);
     }
     std::printf("\n");
     // The same with the rows at different positions (continuous batching's steps).
@@ -780,7 +787,8 @@ int run_decode_chunk_steps(int argc, char** argv) {
     for (const BatchStepFigure& f : bench_batch_steps(*st.runner, o)) {
       if (f.rows == 1) continue;
       const double tps = 1000.0 * f.rows / f.min_ms;
-      std::printf(" | B%d %6.2f ms/step %7.1f tok/s (%4.2fx)", f.rows, f.min_ms, tps, one_ms > 0 ? tps * one_ms / 1000.0 : 0.0);
+      std::printf(" | B%d %6.2f ms/step %7.1f tok/s (%4.2fx)", f.rows, f.min_ms, tps,
+                  one_ms > 0 ? tps * one_ms / 1000.0 : 0.0);
     }
     std::printf("\n");
     if (sm.type != DType::F16 && sm.type != DType::F32) continue;  // quantized rows use int8 dots
@@ -793,10 +801,11 @@ int run_decode_chunk_steps(int argc, char** argv) {
     const double kv_bytes = L * 2.0 * static_cast<double>(hp.n_audio_ctx) * dtype_row_bytes(cross, S);
     const double compute_ms = macs / machine.gfma * 1e-6, read_ms = kv_bytes / machine.gbps * 1e-6;
     const double row_ms = std::max(compute_ms, read_ms);
-    std::printf("    a row adds >= max(%.1f M FMA at the GEMM rate = %.2f ms, %.1f MB cross K/V at the streaming "
-                "rate = %.2f ms) to a step: B8 <= 8 x %.2f / (%.2f + 7 x %.2f) = %.2fx B1\n",
-                macs * 1e-6, compute_ms, kv_bytes * 1e-6, read_ms, one_ms, one_ms, row_ms,
-                8.0 * one_ms / (one_ms + 7.0 * row_ms));
+    std::printf(
+        "    a row adds >= max(%.1f M FMA at the GEMM rate = %.2f ms, %.1f MB cross K/V at the streaming "
+        "rate = %.2f ms) to a step: B8 <= 8 x %.2f / (%.2f + 7 x %.2f) = %.2fx B1\n",
+        macs * 1e-6, compute_ms, kv_bytes * 1e-6, read_ms, one_ms, one_ms, row_ms,
+        8.0 * one_ms / (one_ms + 7.0 * row_ms));
   }
   return 0;
 }

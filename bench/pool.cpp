@@ -46,7 +46,9 @@ struct Runner {
   std::vector<float> data;
   hark::cpu::ThreadPool::Width width;
   Runner(int threads, int64_t spin_ns, const Shape& s, hark::cpu::ThreadPool::Width w)
-      : pool(std::make_unique<hark::cpu::ThreadPool>(threads, spin_ns)), data(static_cast<size_t>(s.work), 1.0f), width(w) {}
+      : pool(std::make_unique<hark::cpu::ThreadPool>(threads, spin_ns)),
+        data(static_cast<size_t>(s.work), 1.0f),
+        width(w) {}
 
   void segment(size_t begin, size_t end) {
     float* d = data.data();
@@ -57,17 +59,19 @@ struct Runner {
   void steps(const Shape& s) {
     const size_t n = data.size();
     for (int st = 0; st < s.steps; ++st) {
-      pool->run([&](int ith, int nth) {
-        for (int b = 0; b < s.barriers; ++b) {
-          if (b % 4 == 3) {
-            if (ith == 0) segment(0, n / 8);  // a run of small nodes: thread 0 alone, less work
-          } else {
-            segment(n * static_cast<size_t>(ith) / static_cast<size_t>(nth),
-                    n * static_cast<size_t>(ith + 1) / static_cast<size_t>(nth));
-          }
-          pool->barrier();
-        }
-      }, width);
+      pool->run(
+          [&](int ith, int nth) {
+            for (int b = 0; b < s.barriers; ++b) {
+              if (b % 4 == 3) {
+                if (ith == 0) segment(0, n / 8);  // a run of small nodes: thread 0 alone, less work
+              } else {
+                segment(n * static_cast<size_t>(ith) / static_cast<size_t>(nth),
+                        n * static_cast<size_t>(ith + 1) / static_cast<size_t>(nth));
+              }
+              pool->barrier();
+            }
+          },
+          width);
     }
   }
 };
@@ -84,12 +88,17 @@ int main(int argc, char** argv) {
   app.add_option("--steps", s.steps, "Jobs per run")->check(CLI::Range(1, 1000000))->capture_default_str();
   app.add_option("--barriers", s.barriers, "Barriers per job")->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--work", s.work, "Floats of work per segment")->check(CLI::Range(64, 1 << 26))->capture_default_str();
-  app.add_option("--spin-ns", spin_ns, "How long a wait spins before sleeping")->check(CLI::Range(int64_t{0}, int64_t{1'000'000'000}))->capture_default_str();
-  app.add_option("--repeats", repeats, "Runs of each measure (the best is printed)")->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--spin-ns", spin_ns, "How long a wait spins before sleeping")
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000'000'000}))
+      ->capture_default_str();
+  app.add_option("--repeats", repeats, "Runs of each measure (the best is printed)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   app.add_flag("--one-only", one_only, "Measure one job only (not two at once)");
   std::string width_name = "adapt";
-  app.add_option("--width", width_name, "adapt: jobs run as the CPU backend's graphs (on the caller alone while "
-                                        "oversubscribed); all: always on every thread")
+  app.add_option("--width", width_name,
+                 "adapt: jobs run as the CPU backend's graphs (on the caller alone while "
+                 "oversubscribed); all: always on every thread")
       ->check(CLI::IsMember({"adapt", "all"}))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -136,17 +145,16 @@ int main(int argc, char** argv) {
     }
   }
 
-  nlohmann::ordered_json out = {
-      {"threads", threads},
-      {"hardware_threads", std::thread::hardware_concurrency()},
-      {"spin_ns", spin_ns},
-      {"width", width_name},
-      {"steps", s.steps},
-      {"barriers_per_step", s.barriers},
-      {"work_floats", s.work},
-      {"one_thread_ms_per_step", one_thread_ms / s.steps},
-      {"one_job_ms_per_step", one_job_ms / s.steps},
-      {"one_job_sleeps_per_step", one_job_sleeps / s.steps}};
+  nlohmann::ordered_json out = {{"threads", threads},
+                                {"hardware_threads", std::thread::hardware_concurrency()},
+                                {"spin_ns", spin_ns},
+                                {"width", width_name},
+                                {"steps", s.steps},
+                                {"barriers_per_step", s.barriers},
+                                {"work_floats", s.work},
+                                {"one_thread_ms_per_step", one_thread_ms / s.steps},
+                                {"one_job_ms_per_step", one_job_ms / s.steps},
+                                {"one_job_sleeps_per_step", one_job_sleeps / s.steps}};
   if (!one_only) {
     out["two_jobs_sequential_ms"] = seq_ms;
     out["two_jobs_at_once_ms"] = at_once_ms;

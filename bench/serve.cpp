@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     o.port = 0;
     o.parallel = parallel;
     o.threads = threads;
-    o.queue_size = 64;  // each waiting request holds a server thread; the largest level fits
+    o.queue_size = 64;                  // each waiting request holds a server thread; the largest level fits
     o.decoding.temperature_inc = 0.0f;  // random weights would fall back on every window
     o.decoding.language = "en";
     hark::server::Service svc(o);

@@ -73,7 +73,7 @@ double quantile(std::vector<double> v, double q) {
   return v[i];
 }
 
-struct Seen {  // one event, as the benchmark needs it
+struct Seen {    // one event, as the benchmark needs it
   double at_ms;  // since the first push
   int index;
   bool final;
@@ -97,8 +97,12 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Seed of the --preset model's weights")->capture_default_str();
   app.add_option("--audio", audio_where, "A folder of WAVs (laid end to end) or one audio file")->capture_default_str();
   app.add_option("--seconds", seconds, "Audio to stream")->check(CLI::Range(1.0, 7200.0))->capture_default_str();
-  app.add_option("--speed", speed, "Delivery speed, x real time")->check(CLI::Range(0.01, 100.0))->capture_default_str();
-  app.add_option("--slice-sec", slice_sec, "realtimeAudioSliceSec")->check(CLI::Range(0.5, 30.0))->capture_default_str();
+  app.add_option("--speed", speed, "Delivery speed, x real time")
+      ->check(CLI::Range(0.01, 100.0))
+      ->capture_default_str();
+  app.add_option("--slice-sec", slice_sec, "realtimeAudioSliceSec")
+      ->check(CLI::Range(0.5, 30.0))
+      ->capture_default_str();
   app.add_option("--min-sec", min_sec, "realtimeAudioMinSec")->check(CLI::Range(0.0, 30.0))->capture_default_str();
   app.add_option("--partial-sec", partial_sec, "Partial results at most every this much new audio (0: none)")
       ->check(CLI::Range(0.0, 30.0))
@@ -133,7 +137,7 @@ int main(int argc, char** argv) {
     std::mutex mu;
     std::vector<Seen> seen;
     int64_t dropped = 0;
-    Clock::time_point t_start;  // set before the first push, read by events after it
+    Clock::time_point t_start;                          // set before the first push, read by events after it
     auto src = hark::open_push_source(/*live=*/false);  // like a file played in real time: no drops
     auto rt = hark::RealtimeTranscriber::start(*ctx, src, o, [&](const hark::RealtimeEvent& e) {
       const double at = std::chrono::duration<double, std::milli>(Clock::now() - t_start).count();
@@ -149,7 +153,8 @@ int main(int argc, char** argv) {
     t_start = Clock::now();
     for (size_t k = 0, pos = 0; pos < audio.size(); ++k, pos += chunk) {
       const size_t n = std::min(chunk, audio.size() - pos);
-      std::this_thread::sleep_until(t_start + std::chrono::duration<double>(double(pos + n) / hark::kSampleRate / speed));
+      std::this_thread::sleep_until(t_start +
+                                    std::chrono::duration<double>(double(pos + n) / hark::kSampleRate / speed));
       pushed_ms[k] = std::chrono::duration<double, std::milli>(Clock::now() - t_start).count();
       src->push(std::span<const float>(audio).subspan(pos, n));
     }

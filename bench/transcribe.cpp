@@ -14,8 +14,8 @@
 // real format and sizes, so the speed is the real model's; the text is nonsense, and a random
 // model may decode more or fewer tokens per window than a trained one — compare
 // decode_ms_per_token or decode_ms_per_step, a decoder graph run, rather than decode_ms;
-// a beam search or best-of step decodes all its sequences in one run). Without -f, the audio is 30 s of synthesized tones
-// and noise: one full encoder window.
+// a beam search or best-of step decodes all its sequences in one run). Without -f, the audio is 30 s of synthesized
+// tones and noise: one full encoder window.
 //
 // Only the public API is used, plus the test-model writer for --preset.
 #include <CLI/CLI.hpp>
@@ -33,8 +33,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hark/hark.hpp"
 #include "bench_util.h"
+#include "hark/hark.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"bench_transcribe: end-to-end transcription speed, as JSON", "bench_transcribe"};
@@ -49,8 +49,9 @@ int main(int argc, char** argv) {
   // would measure six decodes of each window.
   tp.temperature_inc = 0.0f;
   auto* m = app.add_option("-m,--model", model, "Whisper model (ggml .bin)");
-  auto* p = app.add_option("--preset", preset, "Write a seeded test model of this size instead: micro, tiny, base, "
-                                               "small, medium, large, large-v3, large-v3-turbo (.en for English-only)");
+  auto* p = app.add_option("--preset", preset,
+                           "Write a seeded test model of this size instead: micro, tiny, base, "
+                           "small, medium, large, large-v3, large-v3-turbo (.en for English-only)");
   m->excludes(p);
   app.add_option("--type", type, "Weight type of the --preset model: f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0")
       ->capture_default_str();
@@ -66,7 +67,9 @@ int main(int argc, char** argv) {
   app.add_option("--beam-size", tp.beam_size, "Beam search with this many beams (at temperature 0)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app.add_option("--best-of", tp.best_of, "Candidates sampled at temperature > 0")->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_option("--best-of", tp.best_of, "Candidates sampled at temperature > 0")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   app.add_option("--temperature", tp.temperature, "Temperature (> 0: best-of sampling)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -157,18 +160,19 @@ int main(int argc, char** argv) {
       // that cost nothing, the batched run would still take its other parts' time.
       const hark::Timings& pt = best_plain.timings;
       const double rest_ms = tm.total_ms - tm.decode_ms;
-      out["vs_sequential"] = {{"total_ms", pt.total_ms},
-                              {"encode_ms", pt.encode_ms},
-                              {"decode_ms", pt.decode_ms},
-                              {"decode_ms_per_token", pt.decode_ms_per_token()},
-                              {"n_tokens", pt.n_decode_tokens},
-                              {"n_windows", pt.n_windows},
-                              {"real_time_factor", pt.real_time_factor()},
-                              {"speedup", tm.total_ms > 0 ? pt.total_ms / tm.total_ms : 0.0},
-                              {"decode_speedup_per_token",
-                               tm.decode_ms_per_token() > 0 ? pt.decode_ms_per_token() / tm.decode_ms_per_token() : 0.0},
-                              {"batched_ms_besides_decode", rest_ms},
-                              {"speedup_bound_free_decode", rest_ms > 0 ? pt.total_ms / rest_ms : 0.0}};
+      out["vs_sequential"] = {
+          {"total_ms", pt.total_ms},
+          {"encode_ms", pt.encode_ms},
+          {"decode_ms", pt.decode_ms},
+          {"decode_ms_per_token", pt.decode_ms_per_token()},
+          {"n_tokens", pt.n_decode_tokens},
+          {"n_windows", pt.n_windows},
+          {"real_time_factor", pt.real_time_factor()},
+          {"speedup", tm.total_ms > 0 ? pt.total_ms / tm.total_ms : 0.0},
+          {"decode_speedup_per_token",
+           tm.decode_ms_per_token() > 0 ? pt.decode_ms_per_token() / tm.decode_ms_per_token() : 0.0},
+          {"batched_ms_besides_decode", rest_ms},
+          {"speedup_bound_free_decode", rest_ms > 0 ? pt.total_ms / rest_ms : 0.0}};
     }
     std::printf("%s\n", out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
     return 0;

@@ -10,8 +10,10 @@ CLI::App* add_download_command(CLI::App& app, DownloadCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("download", "Download an official whisper.cpp model (checked against its SHA-1)");
   cmd->add_option("name", o.name, "Model name: tiny, tiny.en, base, ..., large-v3-turbo-q5_0 (--list names them)");
   cmd->add_flag("--list", o.list, "List the official models, their sizes, and which are in the folder");
-  cmd->add_option("--dir", o.dir, "Models folder (default: $HARK_MODELS, else $XDG_CACHE_HOME/hark/models or ~/.cache/hark/models)");
-  cmd->add_option("--base-url", o.base_url, "Download from here instead (a mirror or a local server): URL/ggml-NAME.bin");
+  cmd->add_option("--dir", o.dir,
+                  "Models folder (default: $HARK_MODELS, else $XDG_CACHE_HOME/hark/models or ~/.cache/hark/models)");
+  cmd->add_option("--base-url", o.base_url,
+                  "Download from here instead (a mirror or a local server): URL/ggml-NAME.bin");
   cmd->add_option("--sha1", o.sha1, "Expected SHA-1 (40 hex digits) instead of the published one");
   cmd->add_flag("--force", o.force, "Download again even when the file is already there");
   cmd->add_option("--stall-timeout", o.stall_timeout_s, "Give up when no data comes for this many seconds (0: never)")
@@ -48,7 +50,8 @@ void check_download_options(const DownloadCommandOptions& o) {
   if (o.name.empty()) throw CLI::ValidationError("name", "give a model name to download, or --list");
   if (!hark::find_model_entry(o.name))
     throw CLI::ValidationError("name", "unknown model '" + o.name + "' (hark download --list names the official ones)");
-  if (!o.sha1.empty() && (o.sha1.size() != 40 || o.sha1.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
+  if (!o.sha1.empty() &&
+      (o.sha1.size() != 40 || o.sha1.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
     throw CLI::ValidationError("--sha1", "must be 40 hex digits, got '" + o.sha1 + "'");
 }
 
@@ -66,9 +69,9 @@ int run_download(const DownloadCommandOptions& o, const std::atomic<bool>& inter
   d.connect_timeout_s = o.connect_timeout_s;
   d.should_abort = [&] { return interrupted.load(); };
   // A bar on a terminal; a line each 10% in a log; nothing with -q.
-  const ProgressMode mode = o.quiet ? ProgressMode::Off
-                                    : progress_mode_for_terminal(false) == ProgressMode::Bar ? ProgressMode::Bar
-                                                                                             : ProgressMode::Lines;
+  const ProgressMode mode = o.quiet                                                  ? ProgressMode::Off
+                            : progress_mode_for_terminal(false) == ProgressMode::Bar ? ProgressMode::Bar
+                                                                                     : ProgressMode::Lines;
   ProgressLine line(mode, e->file_name, 10);
   bool said_resume = false;
   d.on_progress = [&](const hark::DownloadProgress& p) {

@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <utility>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -30,6 +29,7 @@
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "download_command.h"
@@ -87,13 +87,20 @@ const hark::Error* option_error(const std::exception& e) {
 // The flag of `cmd` that sets a library field, "" when it has none.
 std::string flag_for(const CLI::App* cmd, std::string field) {
   static const std::pair<const char*, const char*> kRenamed[] = {
-      {"n_threads", "--threads"},          {"n_processors", "--processors"},
-      {"thold_pt", "--word-thold"},        {"max_tokens_per_window", "--max-tokens"},
-      {"tdrz_enable", "--tinydiarize"},    {"compression_ratio_threshold", "--compression-ratio-thold"},
-      {"logprob_threshold", "--logprob-thold"}, {"no_speech_threshold", "--no-speech-thold"},
-      {"max_initial_timestamp", "--max-initial-ts"}, {"dtw_preset", "--dtw"},
-      {"min_speech_duration_ms", "--min-speech-ms"}, {"min_silence_duration_ms", "--min-silence-ms"},
-      {"max_speech_duration_s", "--max-speech-s"}, {"speech_pad_ms", "--pad-ms"},
+      {"n_threads", "--threads"},
+      {"n_processors", "--processors"},
+      {"thold_pt", "--word-thold"},
+      {"max_tokens_per_window", "--max-tokens"},
+      {"tdrz_enable", "--tinydiarize"},
+      {"compression_ratio_threshold", "--compression-ratio-thold"},
+      {"logprob_threshold", "--logprob-thold"},
+      {"no_speech_threshold", "--no-speech-thold"},
+      {"max_initial_timestamp", "--max-initial-ts"},
+      {"dtw_preset", "--dtw"},
+      {"min_speech_duration_ms", "--min-speech-ms"},
+      {"min_silence_duration_ms", "--min-silence-ms"},
+      {"max_speech_duration_s", "--max-speech-s"},
+      {"speech_pad_ms", "--pad-ms"},
       {"samples_overlap", "--overlap"}};
   std::string flag;
   for (const auto& [f, name] : kRenamed)
@@ -171,12 +178,12 @@ struct TranscribeOptions {
   bool translate = false;
   std::string prompt;
   bool quiet = false;
-  bool print_progress = false;  // whisper.cpp's -pp: percentage lines on stderr
-  bool detect_language = false;  // only name each file's language, no transcription (whisper.cpp's -dl)
+  bool print_progress = false;      // whisper.cpp's -pp: percentage lines on stderr
+  bool detect_language = false;     // only name each file's language, no transcription (whisper.cpp's -dl)
   hark::TranscribeParams decoding;  // the decoding policy fields, set by their flags
   bool no_fallback = false;
-  bool output_json = false;       // -oj: JSON without tokens
-  bool output_json_full = false;  // -ojf: JSON with tokens (as -o json)
+  bool output_json = false;                     // -oj: JSON without tokens
+  bool output_json_full = false;                // -ojf: JSON with tokens (as -o json)
   bool output_csv = false, output_lrc = false;  // whisper.cpp's -ocsv, -olrc: as "-o csv", "-o lrc"
 };
 
@@ -188,8 +195,9 @@ int run_transcribe(const TranscribeOptions& o) {
   cp.flash_attn = !o.no_flash_attn;
   cp.cross_kv_type = o.cross_kv_type;
   const std::unique_ptr<hark::Context> ctx = load_with_progress(o.model, cp, progress_mode_for_terminal(o.quiet));
-  if (!o.quiet) std::fprintf(stderr, "hark: loaded %s (%s, %s) in %.0f ms\n", o.model.c_str(),
-                             ctx->info().size_name.c_str(), ctx->info().weight_type.c_str(), ctx->info().load_ms);
+  if (!o.quiet)
+    std::fprintf(stderr, "hark: loaded %s (%s, %s) in %.0f ms\n", o.model.c_str(), ctx->info().size_name.c_str(),
+                 ctx->info().weight_type.c_str(), ctx->info().load_ms);
 
   // The same format named twice is written once.
   std::vector<std::string> formats;
@@ -309,7 +317,8 @@ int run_bench(const BenchOptions& o) {
     std::printf("%s\n", r.to_json().c_str());
     return 0;
   }
-  std::printf("model      %s (%s, %s)\n", o.model.c_str(), ctx->info().size_name.c_str(), ctx->info().weight_type.c_str());
+  std::printf("model      %s (%s, %s)\n", o.model.c_str(), ctx->info().size_name.c_str(),
+              ctx->info().weight_type.c_str());
   std::printf("system     %s\n", r.config.c_str());
   std::printf("threads    %d\n", r.n_threads);
   std::printf("encode     %9.2f ms  (one 30 s window)\n", r.encode_ms);
@@ -333,18 +342,36 @@ static std::vector<std::string> whisper_cpp_spellings(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    static const std::pair<const char*, const char*> kSpellings[] = {
-        {"-ng", "--no-gpu"},         {"-nfa", "--no-flash-attn"},   {"-tp", "--temperature"},
-        {"-tpi", "--temperature-inc"}, {"-nf", "--no-fallback"},    {"-bo", "--best-of"},
-        {"-bs", "--beam-size"},
-        {"-sns", "--suppress-nst"},  {"-mc", "--max-context"},      {"-lpt", "--logprob-thold"},
-        {"-nth", "--no-speech-thold"}, {"-mt", "--max-tokens"},   {"-dtw", "--dtw"},
-        {"-oj", "--output-json"},    {"-ojf", "--output-json-full"}, {"-dl", "--detect-language"},
-        {"-ml", "--max-len"},        {"-sow", "--split-on-word"},  {"-wt", "--word-thold"},
-        {"-tdrz", "--tinydiarize"},  {"-ocsv", "--output-csv"},    {"-olrc", "--output-lrc"},
-        {"-vm", "--vad-model"},      {"-vt", "--vad-threshold"},   {"-vspd", "--vad-min-speech-duration-ms"},
-        {"-vsd", "--vad-min-silence-duration-ms"}, {"-vmsd", "--vad-max-speech-duration-s"},
-        {"-vp", "--vad-speech-pad-ms"}, {"-vo", "--vad-samples-overlap"}, {"-pp", "--print-progress"}};
+    static const std::pair<const char*, const char*> kSpellings[] = {{"-ng", "--no-gpu"},
+                                                                     {"-nfa", "--no-flash-attn"},
+                                                                     {"-tp", "--temperature"},
+                                                                     {"-tpi", "--temperature-inc"},
+                                                                     {"-nf", "--no-fallback"},
+                                                                     {"-bo", "--best-of"},
+                                                                     {"-bs", "--beam-size"},
+                                                                     {"-sns", "--suppress-nst"},
+                                                                     {"-mc", "--max-context"},
+                                                                     {"-lpt", "--logprob-thold"},
+                                                                     {"-nth", "--no-speech-thold"},
+                                                                     {"-mt", "--max-tokens"},
+                                                                     {"-dtw", "--dtw"},
+                                                                     {"-oj", "--output-json"},
+                                                                     {"-ojf", "--output-json-full"},
+                                                                     {"-dl", "--detect-language"},
+                                                                     {"-ml", "--max-len"},
+                                                                     {"-sow", "--split-on-word"},
+                                                                     {"-wt", "--word-thold"},
+                                                                     {"-tdrz", "--tinydiarize"},
+                                                                     {"-ocsv", "--output-csv"},
+                                                                     {"-olrc", "--output-lrc"},
+                                                                     {"-vm", "--vad-model"},
+                                                                     {"-vt", "--vad-threshold"},
+                                                                     {"-vspd", "--vad-min-speech-duration-ms"},
+                                                                     {"-vsd", "--vad-min-silence-duration-ms"},
+                                                                     {"-vmsd", "--vad-max-speech-duration-s"},
+                                                                     {"-vp", "--vad-speech-pad-ms"},
+                                                                     {"-vo", "--vad-samples-overlap"},
+                                                                     {"-pp", "--print-progress"}};
     const char* long_form = nullptr;
     for (const auto& [short_form, lf] : kSpellings)
       if (a == short_form) long_form = lf;
@@ -361,8 +388,9 @@ int main(int argc, char** argv) {
 
   TranscribeOptions topt;
   CLI::App* transcribe = app.add_subcommand("transcribe", "Transcribe (or translate) audio files");
-  transcribe->add_option("-m,--model", topt.model,
-                         "Whisper model: a ggml .bin file, or an official name (tiny.en ...) from hark download")
+  transcribe
+      ->add_option("-m,--model", topt.model,
+                   "Whisper model: a ggml .bin file, or an official name (tiny.en ...) from hark download")
       ->required();
   transcribe->add_option("files", topt.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3")->required();
   transcribe->add_option("-l,--language", topt.language, "Spoken language code, or 'auto' to detect")
@@ -387,42 +415,51 @@ int main(int argc, char** argv) {
                        "Only detect each file's spoken language (-dl; from --offset-ms) and print it");
   transcribe->add_flag("--translate", topt.translate, "Translate into English (multilingual models)");
   transcribe->add_option("--prompt", topt.prompt, "Text the model sees as what came before");
-  transcribe->add_option("-p,--processors", topt.processors,
-                         "Cut the audio into this many parts decoded in parallel (each on its own state)")
+  transcribe
+      ->add_option("-p,--processors", topt.processors,
+                   "Cut the audio into this many parts decoded in parallel (each on its own state)")
       ->capture_default_str();
   transcribe->add_flag("--no-gpu", topt.no_gpu, "Compute on the CPU even when a GPU device exists");
   transcribe->add_flag("--no-flash-attn", topt.no_flash_attn, "Plain attention graph instead of the fused one");
   add_cross_kv_option(transcribe, topt.cross_kv_type);
   transcribe->add_flag("-q,--quiet,--no-prints", topt.quiet, "Print only the transcript (no timings, no progress bar)");
-  transcribe->add_flag("--print-progress", topt.print_progress, "Print the progress as percentage lines on stderr (-pp)");
+  transcribe->add_flag("--print-progress", topt.print_progress,
+                       "Print the progress as percentage lines on stderr (-pp)");
   // Decoding policy: whisper.cpp's names where it has the option (-tp -tpi -nf -bo -sns -mc -lpt
   // -nth --prompt --carry-initial-prompt --suppress-regex), OpenAI's meanings and defaults.
   hark::TranscribeParams& dp = topt.decoding;
   transcribe->add_option("--temperature", dp.temperature, "Sampling temperature of the first pass (-tp; 0: greedy)")
       ->capture_default_str();
-  transcribe->add_option("--temperature-inc", dp.temperature_inc,
-                         "Fallback step up to 1.0 when a window's text is repetitive or unsure (-tpi; 0: none)")
+  transcribe
+      ->add_option("--temperature-inc", dp.temperature_inc,
+                   "Fallback step up to 1.0 when a window's text is repetitive or unsure (-tpi; 0: none)")
       ->capture_default_str();
   transcribe->add_flag("--no-fallback", topt.no_fallback, "No temperature fallback (-nf; as --temperature-inc 0)");
   transcribe->add_option("--best-of", dp.best_of, "Candidates sampled at temperature > 0, the best kept (-bo)")
       ->capture_default_str();
-  transcribe->add_option("--beam-size", dp.beam_size,
-                         "Beams of the beam search at temperature 0 (-bs; 1: greedy; whisper.cpp's CLI uses 5)")
+  transcribe
+      ->add_option("--beam-size", dp.beam_size,
+                   "Beams of the beam search at temperature 0 (-bs; 1: greedy; whisper.cpp's CLI uses 5)")
       ->capture_default_str();
-  transcribe->add_option("--patience", dp.patience,
-                         "Beam search: gather round(beam size x patience) finished candidates (OpenAI's patience)")
+  transcribe
+      ->add_option("--patience", dp.patience,
+                   "Beam search: gather round(beam size x patience) finished candidates (OpenAI's patience)")
       ->capture_default_str();
-  transcribe->add_option("--length-penalty", dp.length_penalty,
-                         "Ranking of candidates: < 0 divides by length, else alpha of ((5 + len) / 6)^alpha")
+  transcribe
+      ->add_option("--length-penalty", dp.length_penalty,
+                   "Ranking of candidates: < 0 divides by length, else alpha of ((5 + len) / 6)^alpha")
       ->capture_default_str();
-  transcribe->add_option("--compression-ratio-thold", dp.compression_ratio_threshold,
-                         "Fall back when the window text's gzip compression ratio is above this")
+  transcribe
+      ->add_option("--compression-ratio-thold", dp.compression_ratio_threshold,
+                   "Fall back when the window text's gzip compression ratio is above this")
       ->capture_default_str();
-  transcribe->add_option("--logprob-thold", dp.logprob_threshold,
-                         "Fall back when the window's average log-probability is below this (-lpt)")
+  transcribe
+      ->add_option("--logprob-thold", dp.logprob_threshold,
+                   "Fall back when the window's average log-probability is below this (-lpt)")
       ->capture_default_str();
-  transcribe->add_option("--no-speech-thold", dp.no_speech_threshold,
-                         "Skip a window as silence above this no-speech probability (and unsure text) (-nth)")
+  transcribe
+      ->add_option("--no-speech-thold", dp.no_speech_threshold,
+                   "Skip a window as silence above this no-speech probability (and unsure text) (-nth)")
       ->capture_default_str();
   transcribe->add_option("--seed", dp.seed, "Seed of the sampling at temperature > 0 (same seed, same text)")
       ->capture_default_str();
@@ -437,11 +474,13 @@ int main(int argc, char** argv) {
   transcribe->add_flag("--carry-initial-prompt", dp.carry_initial_prompt,
                        "Keep --prompt in front of every window's prompt, not only the first's");
   transcribe->add_flag("--no-context", dp.no_context, "Do not use the previous text as prompt");
-  transcribe->add_option("--max-context", dp.max_context,
-                         "Tokens of previous text kept as prompt (-mc; -1: the model's limit; 0: none)")
+  transcribe
+      ->add_option("--max-context", dp.max_context,
+                   "Tokens of previous text kept as prompt (-mc; -1: the model's limit; 0: none)")
       ->capture_default_str();
-  transcribe->add_option("--max-initial-ts", dp.max_initial_timestamp,
-                         "A window's first timestamp is at most this many seconds (< 0: no limit)")
+  transcribe
+      ->add_option("--max-initial-ts", dp.max_initial_timestamp,
+                   "A window's first timestamp is at most this many seconds (< 0: no limit)")
       ->capture_default_str();
   transcribe->add_flag("--single-segment", dp.single_segment, "One segment per 30 s window");
   transcribe->add_option("--max-tokens", dp.max_tokens_per_window, "Tokens per window at most (-mt; 0: the model's)")
@@ -451,15 +490,18 @@ int main(int argc, char** argv) {
   // --token-timestamps is whisper.rn's tokenTimestamps.
   transcribe->add_flag("--token-timestamps", dp.token_timestamps,
                        "Time every token from the timestamp probabilities (json: tokens' t0, t1)");
-  transcribe->add_option("--max-len", dp.max_len,
-                         "Segments of at most this many bytes of text (-ml; 0: no limit; turns token timestamps on)")
+  transcribe
+      ->add_option("--max-len", dp.max_len,
+                   "Segments of at most this many bytes of text (-ml; 0: no limit; turns token timestamps on)")
       ->capture_default_str();
   transcribe->add_flag("--split-on-word", dp.split_on_word, "With --max-len, cut only between words (-sow)");
-  transcribe->add_option("--word-thold", dp.thold_pt,
-                         "A token's timestamp is trusted above this probability (-wt; whisper.rn's wordThold)")
+  transcribe
+      ->add_option("--word-thold", dp.thold_pt,
+                   "A token's timestamp is trusted above this probability (-wt; whisper.rn's wordThold)")
       ->capture_default_str();
-  transcribe->add_flag("--tinydiarize", dp.tdrz_enable,
-                       "Speaker turns with a tinydiarize (tdrz) model: segments end at a turn, marked [SPEAKER_TURN] (-tdrz)");
+  transcribe->add_flag(
+      "--tinydiarize", dp.tdrz_enable,
+      "Speaker turns with a tinydiarize (tdrz) model: segments end at a turn, marked [SPEAKER_TURN] (-tdrz)");
 
   // Word timestamps: hark's --word-timestamps (the model's own heads), whisper.cpp's -dtw PRESET,
   // OpenAI's punctuation and hallucination options.
@@ -475,16 +517,18 @@ int main(int argc, char** argv) {
                          "With word timestamps: these marks join the next word");
   transcribe->add_option("--append-punctuations", dp.append_punctuations,
                          "With word timestamps: these marks join the previous word");
-  transcribe->add_option("--hallucination-silence-threshold", dp.hallucination_silence_threshold,
-                         "With word timestamps: skip silences longer than this (seconds) around a suspected "
-                         "hallucination (0: off)")
+  transcribe
+      ->add_option("--hallucination-silence-threshold", dp.hallucination_silence_threshold,
+                   "With word timestamps: skip silences longer than this (seconds) around a suspected "
+                   "hallucination (0: off)")
       ->check(CLI::NonNegativeNumber);
   // VAD-assisted transcription: whisper.cpp's flags and defaults.
   transcribe->add_flag("--vad", dp.vad, "Transcribe only the speech the Silero VAD finds (needs --vad-model)");
   transcribe->add_option("--vad-model", dp.vad_model_path, "Silero VAD model in whisper.cpp's format (-vm)");
-  transcribe->add_option("--batch-size", dp.batch_size,
-                         "Batched long-audio pipeline: the VAD (--vad-model) cuts the audio at pauses into chunks of "
-                         "up to 30 s, decoded this many at a time in one step (1: sequential)")
+  transcribe
+      ->add_option("--batch-size", dp.batch_size,
+                   "Batched long-audio pipeline: the VAD (--vad-model) cuts the audio at pauses into chunks of "
+                   "up to 30 s, decoded this many at a time in one step (1: sequential)")
       ->capture_default_str();
   // whisper.cpp's spellings; the short ones (-vt, -vspd, -vsd, -vmsd, -vp, -vo) are renamed above.
   add_vad_options(transcribe, dp.vad_params,
@@ -505,7 +549,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   add_cross_kv_option(bench, bopt.cross_kv_type);
-  bench->add_flag("--json", bopt.json, "Print whisper.rn's JSON array: [config, threads, encode, decode, batch, prompt]");
+  bench->add_flag("--json", bopt.json,
+                  "Print whisper.rn's JSON array: [config, threads, encode, decode, batch, prompt]");
 
   VadCommandOptions vopt;
   CLI::App* vad = add_vad_command(app, vopt);
@@ -524,8 +569,8 @@ int main(int argc, char** argv) {
     std::vector<std::string> args = whisper_cpp_spellings(argc, argv);
     app.parse(args);
     if (transcribe->parsed() && !topt.output_file.empty() && topt.files.size() > 1)
-      throw CLI::ValidationError("--output-file", "names one output, but " + std::to_string(topt.files.size()) +
-                                                      " input files were given");
+      throw CLI::ValidationError(
+          "--output-file", "names one output, but " + std::to_string(topt.files.size()) + " input files were given");
     if (download->parsed()) check_download_options(dopt);
   } catch (const CLI::ParseError& e) {
     // --help and --version are "errors" with exit code 0; CLI11 prints them. Any other is a usage

@@ -13,17 +13,23 @@ ProgressMode progress_mode_for_terminal(bool quiet) {
 std::string format_duration(double seconds) {
   const long s = std::lround(std::max(0.0, seconds));
   char buf[32];
-  if (s >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-  else std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
   return buf;
 }
 
 std::string format_bytes(uint64_t n) {
   char buf[32];
-  if (n >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", n / double(1ull << 30));
-  else if (n >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", n / double(1ull << 20));
-  else if (n >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", n / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+  if (n >= (1ull << 30))
+    std::snprintf(buf, sizeof buf, "%.2f GiB", n / double(1ull << 30));
+  else if (n >= (1ull << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", n / double(1ull << 20));
+  else if (n >= 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", n / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
   return buf;
 }
 
@@ -40,7 +46,8 @@ void ProgressLine::update(double fraction, const std::string& detail) {
   const int percent = static_cast<int>(fraction * 100.0);
   if (mode_ == ProgressMode::Lines) {
     // whisper.cpp's --print-progress: a line each step of percent (0 and 100 included).
-    if (last_line_percent_ >= 0 && percent < last_line_percent_ + line_step_ && !(percent == 100 && last_line_percent_ < 100))
+    if (last_line_percent_ >= 0 && percent < last_line_percent_ + line_step_ &&
+        !(percent == 100 && last_line_percent_ < 100))
       return;
     last_line_percent_ = percent / line_step_ * line_step_;
     if (percent == 100) last_line_percent_ = 100;
@@ -83,7 +90,10 @@ void ProgressLine::finish() {
 }
 
 TranscribeProgress::TranscribeProgress(ProgressMode mode, const std::string& label, double audio_seconds)
-    : line_(mode, label), details_(mode == ProgressMode::Bar), audio_seconds_(audio_seconds), start_(std::chrono::steady_clock::now()) {}
+    : line_(mode, label),
+      details_(mode == ProgressMode::Bar),
+      audio_seconds_(audio_seconds),
+      start_(std::chrono::steady_clock::now()) {}
 
 void TranscribeProgress::on_percent(int percent) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

@@ -64,8 +64,9 @@ CLI::App* add_serve_command(CLI::App& app, ServeCommandOptions& o) {
                   "Default chunks decoded together (> 1: the batched long-audio pipeline; needs --vad-model)")
       ->check(CLI::Range(1, hark::kMaxBatchSize))
       ->capture_default_str();
-  cmd->add_option("--max-batch-size", s.max_batch_size,
-                  "Largest batch_size a request may ask for (each chunk of a batch holds its own cross-attention cache)")
+  cmd->add_option(
+         "--max-batch-size", s.max_batch_size,
+         "Largest batch_size a request may ask for (each chunk of a batch holds its own cross-attention cache)")
       ->check(CLI::Range(1, hark::kMaxBatchSize))
       ->capture_default_str();
   cmd->add_option("-l,--language", s.decoding.language, "Default spoken language ('auto': detect)")

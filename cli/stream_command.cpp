@@ -13,8 +13,9 @@
 CLI::App* add_stream_command(CLI::App& app, StreamCommandOptions& o) {
   CLI::App* c = app.add_subcommand("stream", "Transcribe live audio in slices as it arrives (realtime)");
   c->add_option("-m,--model", o.model, "Whisper model in ggml .bin format");
-  c->add_option("--capture", o.capture, "Capture device: 'default', a name from --list-devices, or '-' for "
-                                        "raw s16le on stdin (16 kHz mono unless --pcm-rate/--pcm-channels)")
+  c->add_option("--capture", o.capture,
+                "Capture device: 'default', a name from --list-devices, or '-' for "
+                "raw s16le on stdin (16 kHz mono unless --pcm-rate/--pcm-channels)")
       ->capture_default_str();
   c->add_option("--pcm-rate", o.pcm_rate, "--capture -: sample rate of the raw s16le on stdin")
       ->check(CLI::Range(1000, 768000))
@@ -41,7 +42,8 @@ CLI::App* add_stream_command(CLI::App& app, StreamCommandOptions& o) {
   c->add_option("--vad", o.vad, "End slices at pauses: 'energy' (whisper.rn's useVad) or a Silero VAD model file");
   c->add_option("--save", o.save, "Write everything captured to this WAV (audioOutputPath)");
   c->add_option("-l,--language", o.language, "Spoken language code, or 'auto'")->capture_default_str();
-  c->add_flag("--no-fallback", o.no_fallback, "No temperature fallback (-nf): each slice decoded once, at temperature 0");
+  c->add_flag("--no-fallback", o.no_fallback,
+              "No temperature fallback (-nf): each slice decoded once, at temperature 0");
   c->add_option("-t,--threads", o.threads, "Compute threads (0: the machine's cores, at most 8)")
       ->check(CLI::Range(0, 1024));
   c->add_flag("--json", o.json, "Print every event as one line of JSON");
@@ -59,8 +61,8 @@ class LinePrinter {
   void print(const hark::RealtimeEvent& e) {
     if (e.slices.empty()) return;
     const hark::RealtimeSlice& s = e.slices.back();
-    const std::string line = "[" + hark::format_timestamp(s.t0) + " --> " + hark::format_timestamp(s.t1) + "] " +
-                             s.data.result;
+    const std::string line =
+        "[" + hark::format_timestamp(s.t0) + " --> " + hark::format_timestamp(s.t1) + "] " + s.data.result;
     if (s.final && s.index == last_final_) return;  // the closing event repeats the last slice
     if (tty_) std::printf("\r\033[2K%s", line.c_str());
     if (s.final) {
@@ -86,9 +88,12 @@ int run_stream(const StreamCommandOptions& o, const std::atomic<bool>& interrupt
   }
   if (o.model.empty()) throw hark::Error("stream: --model is required");
   std::shared_ptr<hark::AudioSource> source;
-  if (!o.file.empty()) source = hark::open_file_source(o.file, o.speed);
-  else if (o.capture == "-") source = hark::open_pcm16_fd_source(STDIN_FILENO, o.pcm_rate, o.pcm_channels);
-  else source = hark::open_capture_source(o.capture);
+  if (!o.file.empty())
+    source = hark::open_file_source(o.file, o.speed);
+  else if (o.capture == "-")
+    source = hark::open_pcm16_fd_source(STDIN_FILENO, o.pcm_rate, o.pcm_channels);
+  else
+    source = hark::open_capture_source(o.capture);
 
   hark::ContextParams cp;
   cp.n_threads = o.threads;
@@ -99,8 +104,10 @@ int run_stream(const StreamCommandOptions& o, const std::atomic<bool>& interrupt
   ro.audio_min_sec = o.min_sec;
   ro.partial_sec = o.partial_sec;
   ro.audio_output_path = o.save;
-  if (o.vad == "energy") ro.use_vad = true;
-  else if (!o.vad.empty()) ro.vad_model_path = o.vad;
+  if (o.vad == "energy")
+    ro.use_vad = true;
+  else if (!o.vad.empty())
+    ro.vad_model_path = o.vad;
   auto tp = std::make_shared<hark::TranscribeParams>();
   tp->language = o.language;
   if (o.no_fallback) tp->temperature_inc = 0.0f;
@@ -116,8 +123,10 @@ int run_stream(const StreamCommandOptions& o, const std::atomic<bool>& interrupt
       std::printf("%s\n", hark::to_json(e).c_str());
       std::fflush(stdout);
     } else {
-      if (e.code != 0) std::fprintf(stderr, "hark: %s\n", e.error.c_str());
-      else printer.print(e);
+      if (e.code != 0)
+        std::fprintf(stderr, "hark: %s\n", e.error.c_str());
+      else
+        printer.print(e);
     }
     if (!e.is_capturing && (e.code == hark::kCodeSourceFailed)) code = 1;
   });

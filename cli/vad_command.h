@@ -17,8 +17,8 @@ struct VadCommandOptions {
   hark::VadOptions vad;
   int threads = 1;
   bool json = false;
-  bool probs = false;   // also print every frame's probability
-  bool bench = false;   // time the network: frames per second over the files
+  bool probs = false;  // also print every frame's probability
+  bool bench = false;  // time the network: frames per second over the files
   bool upstream_context = false;
 };
 

@@ -19,8 +19,9 @@ std::unique_ptr<Lease> Admission::acquire(std::shared_ptr<ModelPool> model, Cloc
     }
   }
   if (queued_ >= queue_size_) {
-    ApiError e(503, "the server is busy: " + std::to_string(queued_) +
-                        " requests are already waiting (--queue-size); try again shortly",
+    ApiError e(503,
+               "the server is busy: " + std::to_string(queued_) +
+                   " requests are already waiting (--queue-size); try again shortly",
                "server_error", "", "queue_full");
     e.retry_after_s = 1;
     throw e;

@@ -11,13 +11,13 @@ namespace hark::server {
 
 struct ApiError : std::runtime_error {
   int status;
-  std::string type;   // "invalid_request_error", "authentication_error", "server_error", ...
-  std::string param;  // the form field at fault, "" when none
-  std::string code;   // machine-readable, "" when none
+  std::string type;       // "invalid_request_error", "authentication_error", "server_error", ...
+  std::string param;      // the form field at fault, "" when none
+  std::string code;       // machine-readable, "" when none
   int retry_after_s = 0;  // > 0: a Retry-After header (503 when the queue is full)
 
-  ApiError(int status_, std::string message, std::string type_ = "invalid_request_error",
-           std::string param_ = {}, std::string code_ = {})
+  ApiError(int status_, std::string message, std::string type_ = "invalid_request_error", std::string param_ = {},
+           std::string code_ = {})
       : std::runtime_error(std::move(message)),
         status(status_),
         type(std::move(type_)),

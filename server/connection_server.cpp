@@ -13,7 +13,7 @@ namespace hark::server {
 namespace {
 
 thread_local const GuardedStream* t_stream = nullptr;  // the request this worker reads
-thread_local int t_socket = -1;                         // the connection this worker serves
+thread_local int t_socket = -1;                        // the connection this worker serves
 
 using Clock = std::chrono::steady_clock;
 
@@ -97,11 +97,12 @@ bool ConnectionServer::serve_connection(int sock) {
     t_stream = nullptr;
     if (!ok && stream.timed_out() && stream.in_head()) {
       // httplib gives up on a head it could not read without answering; say why.
-      const std::string body =
-          R"j({"error":{"message":"the request head was not sent in time (--header-timeout)",)j"
-          R"j("type":"invalid_request_error","param":null,"code":"request_timeout"}})j";
-      const std::string answer = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                                 "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+      const std::string body = R"j({"error":{"message":"the request head was not sent in time (--header-timeout)",)j"
+                               R"j("type":"invalid_request_error","param":null,"code":"request_timeout"}})j";
+      const std::string answer =
+          "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
+          "Content-Length: " +
+          std::to_string(body.size()) + "\r\n\r\n" + body;
       stream.write(answer.data(), answer.size());
     }
     // A client too slow once gets no second chance on the same connection.

@@ -25,7 +25,8 @@ double number(const std::string& field, const std::string& v, double lo, double 
   if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(x))
     throw bad_field(field, field + ": " + shown(v) + " is not a number");
   if (x < lo || x > hi)
-    throw bad_field(field, field + ": " + shown(v) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    throw bad_field(field,
+                    field + ": " + shown(v) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return x;
 }
 

@@ -38,16 +38,19 @@ int GuardedStream::wait_ms() const {
   const auto per_read = std::chrono::duration<double>(limits_.read_timeout_s);
   Clock::time_point deadline;
   if (!head_done_) {
-    deadline = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.header_timeout_s));
+    deadline =
+        start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.header_timeout_s));
   } else if (limits_.min_body_rate > 0) {
     // Grace of one read timeout, then the body must keep up the minimum rate on average.
-    deadline = head_end_ + std::chrono::duration_cast<Clock::duration>(
-                               per_read + std::chrono::duration<double>(static_cast<double>(body_bytes_) / limits_.min_body_rate));
+    deadline = head_end_ +
+               std::chrono::duration_cast<Clock::duration>(
+                   per_read + std::chrono::duration<double>(static_cast<double>(body_bytes_) / limits_.min_body_rate));
   } else {
     deadline = Clock::time_point::max();
   }
   const auto now = Clock::now();
-  const auto by_deadline = deadline == Clock::time_point::max() ? ms::max() : std::chrono::duration_cast<ms>(deadline - now);
+  const auto by_deadline =
+      deadline == Clock::time_point::max() ? ms::max() : std::chrono::duration_cast<ms>(deadline - now);
   const auto by_read = std::chrono::duration_cast<ms>(per_read);
   return static_cast<int>(std::max<long long>(0, std::min(by_deadline, by_read).count()));
 }

@@ -93,7 +93,7 @@ void HttpServer::routes() {
       svc_.metrics().count_request("/v1/realtime", status);
       if (!svc_.options().access_log) return;
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-      const std::string line = json{{"id", g_next_id++}, {"method", "GET"},      {"route", "/v1/realtime"},
+      const std::string line = json{{"id", g_next_id++}, {"method", "GET"},    {"route", "/v1/realtime"},
                                     {"status", status},  {"audio_s", audio_s}, {"ms", std::round(ms * 10) / 10}}
                                    .dump();
       std::fprintf(stderr, "%s\n", line.c_str());
@@ -138,10 +138,10 @@ void HttpServer::routes() {
                                        bool translate) {
     if (!authorized(req, res)) return;
     const ServerOptions& opt = svc_.options();
-    const auto deadline = opt.timeout_sec > 0
-                              ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                   std::chrono::duration<double>(opt.timeout_sec))
-                              : Clock::time_point::max();
+    const auto deadline =
+        opt.timeout_sec > 0
+            ? Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.timeout_sec))
+            : Clock::time_point::max();
     // The worker's own socket when the ConnectionServer serves it (no search through the
     // process's descriptors, which other threads open and close meanwhile).
     const int sock = ConnectionServer::current_socket();
@@ -152,8 +152,8 @@ void HttpServer::routes() {
     auto gone = [probe, write_failed] { return write_failed->load() || probe->closed(); };
     try {
       const Form form = form_of(req);
-      TranscriptionRequest r = whisper_cpp ? parse_inference_form(form, opt.decoding)
-                                           : parse_openai_form(form, translate, opt.decoding);
+      TranscriptionRequest r =
+          whisper_cpp ? parse_inference_form(form, opt.decoding) : parse_openai_form(form, translate, opt.decoding);
       auto p = std::make_shared<Prepared>(svc_.prepare(std::move(r), deadline, gone));
       p->request.audio = {};  // the upload is decoded; nothing may point into the request after this
       t_info.audio_s = p->audio_s;
@@ -165,31 +165,31 @@ void HttpServer::routes() {
       }
       res.set_header("Cache-Control", "no-cache");
       res.set_header("X-Accel-Buffering", "no");  // proxies: pass events on as they come
-      res.set_chunked_content_provider(
-          "text/event-stream", [this, p, deadline, gone, write_failed](size_t, httplib::DataSink& sink) {
-            auto send = [&](const std::string& ev) {
-              if (!write_failed->load() && !sink.write(ev.data(), ev.size())) *write_failed = true;
-            };
-            std::string sent;
-            try {
-              const Transcript t = svc_.run(*p, deadline, gone, [&](const NewSegments& ns) {
-                for (const Segment& seg : ns.segments) {
-                  // The first delta without its leading space, so the deltas add up to the text.
-                  std::string d = sent.empty() ? seg.text.substr(std::min(seg.text.find_first_not_of(' '), seg.text.size()))
-                                               : seg.text;
-                  if (d.empty()) continue;
-                  sent += d;
-                  send(sse_delta(d));
-                }
-              });
-              send(sse_done(plain_text(t)));
-            } catch (const ApiError& e) {
-              send(sse_error(e));
+      res.set_chunked_content_provider("text/event-stream", [this, p, deadline, gone, write_failed](
+                                                                size_t, httplib::DataSink& sink) {
+        auto send = [&](const std::string& ev) {
+          if (!write_failed->load() && !sink.write(ev.data(), ev.size())) *write_failed = true;
+        };
+        std::string sent;
+        try {
+          const Transcript t = svc_.run(*p, deadline, gone, [&](const NewSegments& ns) {
+            for (const Segment& seg : ns.segments) {
+              // The first delta without its leading space, so the deltas add up to the text.
+              std::string d =
+                  sent.empty() ? seg.text.substr(std::min(seg.text.find_first_not_of(' '), seg.text.size())) : seg.text;
+              if (d.empty()) continue;
+              sent += d;
+              send(sse_delta(d));
             }
-            p->lease.reset();  // the state is free before the connection winds down
-            sink.done();
-            return true;
           });
+          send(sse_done(plain_text(t)));
+        } catch (const ApiError& e) {
+          send(sse_error(e));
+        }
+        p->lease.reset();  // the state is free before the connection winds down
+        sink.done();
+        return true;
+      });
     } catch (const ApiError& e) {
       reply_error(res, e, whisper_cpp);
     }
@@ -199,7 +199,8 @@ void HttpServer::routes() {
          [transcribe](const httplib::Request& q, httplib::Response& r) { transcribe(q, r, false, false); });
   s.Post("/v1/audio/translations",
          [transcribe](const httplib::Request& q, httplib::Response& r) { transcribe(q, r, false, true); });
-  s.Post("/inference", [transcribe](const httplib::Request& q, httplib::Response& r) { transcribe(q, r, true, false); });
+  s.Post("/inference",
+         [transcribe](const httplib::Request& q, httplib::Response& r) { transcribe(q, r, true, false); });
 
   s.Get("/v1/models", [this, authorized](const httplib::Request& req, httplib::Response& res) {
     if (!authorized(req, res)) return;
@@ -212,9 +213,10 @@ void HttpServer::routes() {
     const std::string id = req.matches[1];
     for (const auto& m : svc_.models().all())
       if (m->name() == id) return res.set_content(model_json(id).dump(), "application/json");
-    reply_error(res, ApiError(404, "The model '" + id + "' does not exist", "invalid_request_error", "model",
-                              "model_not_found"),
-                false);
+    reply_error(
+        res,
+        ApiError(404, "The model '" + id + "' does not exist", "invalid_request_error", "model", "model_not_found"),
+        false);
   });
 
   s.Post("/load", [this, authorized](const httplib::Request& req, httplib::Response& res) {
@@ -284,9 +286,10 @@ void HttpServer::routes() {
       const double ms = t_info.start == Clock::time_point{}
                             ? 0.0
                             : std::chrono::duration<double, std::milli>(Clock::now() - t_info.start).count();
-      const std::string line = json{{"id", t_info.id},      {"method", req.method},    {"route", req.path},
-                                    {"status", res.status}, {"audio_s", t_info.audio_s}, {"ms", std::round(ms * 10) / 10}}
-                                   .dump(-1, ' ', false, json::error_handler_t::replace);
+      const std::string line =
+          json{{"id", t_info.id},      {"method", req.method},      {"route", req.path},
+               {"status", res.status}, {"audio_s", t_info.audio_s}, {"ms", std::round(ms * 10) / 10}}
+              .dump(-1, ' ', false, json::error_handler_t::replace);
       std::fprintf(stderr, "%s\n", line.c_str());
     }
     t_info = RequestInfo{};
@@ -301,7 +304,8 @@ namespace {
 // (the listening TCP socket bound to `port`) among the descriptors and give it room.
 void widen_listen_backlog(int port) {
   rlimit lim{};
-  const int max_fd = getrlimit(RLIMIT_NOFILE, &lim) == 0 ? static_cast<int>(std::min<rlim_t>(lim.rlim_cur, 65536)) : 1024;
+  const int max_fd =
+      getrlimit(RLIMIT_NOFILE, &lim) == 0 ? static_cast<int>(std::min<rlim_t>(lim.rlim_cur, 65536)) : 1024;
   for (int fd = 0; fd < max_fd; ++fd) {
     int listening = 0;
     socklen_t len = sizeof listening;
@@ -323,7 +327,8 @@ void HttpServer::start() {
   std::signal(SIGPIPE, SIG_IGN);
   const ServerOptions& o = svc_.options();
   port_ = o.port == 0 ? http_->bind_to_any_port(o.host) : (http_->bind_to_port(o.host, o.port) ? o.port : -1);
-  if (port_ < 0) throw Error("cannot listen on " + o.host + ":" + std::to_string(o.port) + " (in use, or not an address here)");
+  if (port_ < 0)
+    throw Error("cannot listen on " + o.host + ":" + std::to_string(o.port) + " (in use, or not an address here)");
   widen_listen_backlog(port_);
   thread_ = std::thread([this] { http_->listen_after_bind(); });
   const auto until = Clock::now() + std::chrono::seconds(10);
@@ -334,7 +339,8 @@ void HttpServer::stop() {
   if (stopped_ || !thread_.joinable()) return;
   stopped_ = true;
   http_->stop();  // no new connections; the workers finish what they hold
-  svc_.drain(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(svc_.options().shutdown_grace_sec)));
+  svc_.drain(
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(svc_.options().shutdown_grace_sec)));
   thread_.join();
 }
 

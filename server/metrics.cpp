@@ -6,8 +6,14 @@
 namespace hark::server {
 namespace {
 
-const std::set<std::string> kRoutes = {"/v1/audio/transcriptions", "/v1/audio/translations", "/v1/models",
-                                       "/inference", "/load", "/health", "/metrics", "/v1/realtime"};
+const std::set<std::string> kRoutes = {"/v1/audio/transcriptions",
+                                       "/v1/audio/translations",
+                                       "/v1/models",
+                                       "/inference",
+                                       "/load",
+                                       "/health",
+                                       "/metrics",
+                                       "/v1/realtime"};
 
 std::string num(double x) {
   char buf[64];
@@ -57,8 +63,10 @@ std::string Metrics::prometheus(int running, int queued, int models_loaded) cons
   o += "# TYPE hark_audio_seconds_total counter\nhark_audio_seconds_total " + num(audio_s_) + "\n";
   o += "# HELP hark_compute_seconds_total Seconds spent transcribing (model load excluded).\n";
   o += "# TYPE hark_compute_seconds_total counter\nhark_compute_seconds_total " + num(compute_s_) + "\n";
-  o += "# HELP hark_real_time_factor Compute seconds per second of audio over all transcriptions (< 1: faster than real time).\n";
-  o += "# TYPE hark_real_time_factor gauge\nhark_real_time_factor " + num(audio_s_ > 0 ? compute_s_ / audio_s_ : 0) + "\n";
+  o += "# HELP hark_real_time_factor Compute seconds per second of audio over all transcriptions (< 1: faster than "
+       "real time).\n";
+  o += "# TYPE hark_real_time_factor gauge\nhark_real_time_factor " + num(audio_s_ > 0 ? compute_s_ / audio_s_ : 0) +
+       "\n";
   o += "# HELP hark_jobs_running Transcriptions running now.\n";
   o += "# TYPE hark_jobs_running gauge\nhark_jobs_running " + std::to_string(running) + "\n";
   o += "# HELP hark_queue_length Requests waiting for a free state.\n";

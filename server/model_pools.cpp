@@ -37,8 +37,8 @@ std::shared_ptr<ModelPool> ModelPools::find(const std::string& name) const {
     if (m->name() == name) return m;
   // OpenAI clients send their own model ids unchanged; they mean "the speech model you have".
   static const char* const kOpenAiIds[] = {"whisper-1", "gpt-4o-transcribe", "gpt-4o-mini-transcribe"};
-  const bool openai_id = std::any_of(std::begin(kOpenAiIds), std::end(kOpenAiIds),
-                                     [&](const char* id) { return name == id; });
+  const bool openai_id =
+      std::any_of(std::begin(kOpenAiIds), std::end(kOpenAiIds), [&](const char* id) { return name == id; });
   if ((name.empty() || openai_id) && !models_.empty()) return models_.front();
   return nullptr;
 }
@@ -60,9 +60,9 @@ void ModelPools::replace_default(std::shared_ptr<ModelPool> m) {
     return;
   }
   // Another model of the new one's name would be shadowed by it: it goes.
-  models_.erase(std::remove_if(models_.begin() + 1, models_.end(),
-                               [&](const auto& x) { return x->name() == m->name(); }),
-                models_.end());
+  models_.erase(
+      std::remove_if(models_.begin() + 1, models_.end(), [&](const auto& x) { return x->name() == m->name(); }),
+      models_.end());
   models_.front() = std::move(m);
 }
 

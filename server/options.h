@@ -16,22 +16,22 @@ struct ModelSpec {
 struct ServerOptions {
   std::vector<ModelSpec> models;  // the first is the default (also answers OpenAI's "whisper-1")
   std::string host = "127.0.0.1";
-  int port = 8080;  // 0: any free port (HttpServer::port() says which)
-  int parallel = 1;  // states per model: requests that run at once on it
-  int threads = 0;   // compute threads per state; 0: the machine's cores / parallel (at least 1)
+  int port = 8080;      // 0: any free port (HttpServer::port() says which)
+  int parallel = 1;     // states per model: requests that run at once on it
+  int threads = 0;      // compute threads per state; 0: the machine's cores / parallel (at least 1)
   int queue_size = 16;  // requests that may wait for a state (all models; each holds an HTTP thread); more get 503
-  double max_upload_mb = 25;    // bodies above this get 413 (OpenAI's limit is 25 MB)
-  double max_audio_sec = 0;     // longer audio gets 413; 0: no limit
-  double timeout_sec = 0;       // a request still unanswered after this gets 504; 0: none
+  double max_upload_mb = 25;  // bodies above this get 413 (OpenAI's limit is 25 MB)
+  double max_audio_sec = 0;   // longer audio gets 413; 0: no limit
+  double timeout_sec = 0;     // a request still unanswered after this gets 504; 0: none
   // Slow clients (slowloris): the longest wait for a request's next bytes, the time its request
   // line and headers may take in all, and the average rate its body must keep. A realtime
   // session silent for read_timeout_sec is closed.
   double read_timeout_sec = 30;
   double header_timeout_sec = 10;
-  double min_body_rate = 1024;  // bytes per second; 0: none
-  double shutdown_grace_sec = 10;  // on stop: running jobs may finish this long, then are aborted
+  double min_body_rate = 1024;        // bytes per second; 0: none
+  double shutdown_grace_sec = 10;     // on stop: running jobs may finish this long, then are aborted
   std::vector<std::string> api_keys;  // non-empty: every route but /health needs one (Bearer)
-  std::string cors_origin;  // non-empty: CORS headers with this origin ("*" for any)
+  std::string cors_origin;            // non-empty: CORS headers with this origin ("*" for any)
   // POST /load may load a model from a path only when the path is one of these files or lies
   // directly in one of these folders (after resolving links); empty: paths are refused.
   std::vector<std::string> load_allow;

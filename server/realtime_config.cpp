@@ -64,7 +64,6 @@ std::multimap<std::string, std::string> config_values_of(const nlohmann::json& m
   return v;
 }
 
-
 RealtimeConfig default_realtime_config(const ServerOptions& o) {
   RealtimeConfig c;
   c.transcribe = o.decoding;
@@ -85,7 +84,8 @@ void apply_realtime_config(RealtimeConfig& c, const std::multimap<std::string, s
   for (const auto& [key, v] : values) {
     if (key == "model") {
       if (!initial) {
-        if (v != c.model) throw bad_field(key, "model: a session's model is chosen in the upgrade request (?model=NAME)");
+        if (v != c.model)
+          throw bad_field(key, "model: a session's model is chosen in the upgrade request (?model=NAME)");
         continue;
       }
       c.model = v;
@@ -140,9 +140,10 @@ void apply_realtime_config(RealtimeConfig& c, const std::multimap<std::string, s
     } else if (key == "vad_silence_ms") {
       r.vad_silence_ms = integer(key, v, 0, 60000);
     } else if (key != "type") {
-      throw bad_field(key, key + ": not a realtime session option (model, language, prompt, translate, format, "
-                                 "sample_rate, channels, live, max_sec, slice_sec, min_sec, partial_sec, vad, vad_ms, "
-                                 "vad_thold, vad_freq_thold, silero_vad, vad_threshold, vad_silence_ms)");
+      throw bad_field(key, key +
+                               ": not a realtime session option (model, language, prompt, translate, format, "
+                               "sample_rate, channels, live, max_sec, slice_sec, min_sec, partial_sec, vad, vad_ms, "
+                               "vad_thold, vad_freq_thold, silero_vad, vad_threshold, vad_silence_ms)");
     }
   }
 }

@@ -4,7 +4,9 @@
 
 namespace hark::server {
 
-std::string dump_event(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string dump_event(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::string error_event(const ApiError& e) {
   return dump_event({{"type", "error"}, {"error", nlohmann::json::parse(openai_error_json(e))["error"]}});
@@ -12,8 +14,9 @@ std::string error_event(const ApiError& e) {
 
 std::string EventTyper::message(const RealtimeEvent& e) {
   if (e.code != 0) {
-    const char* code = e.code == kCodeOverflow ? "audio_dropped" : e.code == kCodeSourceFailed ? "audio_failed"
-                                                                                               : "transcription_failed";
+    const char* code = e.code == kCodeOverflow       ? "audio_dropped"
+                       : e.code == kCodeSourceFailed ? "audio_failed"
+                                                     : "transcription_failed";
     return error_event(ApiError(e.code == kCodeOverflow ? 400 : 500, e.error,
                                 e.code == kCodeOverflow ? "invalid_request_error" : "server_error", "", code));
   }

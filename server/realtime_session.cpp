@@ -126,8 +126,10 @@ class Session {
       if (auth.rfind("Bearer ", 0) == 0) key = auth.substr(7);
       if (auto it = query.find("api_key"); key.empty() && it != query.end()) key = it->second;
       if (!svc_.accepts_key(key)) {
-        ApiError e(401, key.empty() ? "You didn't provide an API key (Authorization: Bearer KEY)" : "Incorrect API key provided",
-                   "invalid_request_error", "", "invalid_api_key");
+        ApiError e(
+            401,
+            key.empty() ? "You didn't provide an API key (Authorization: Bearer KEY)" : "Incorrect API key provided",
+            "invalid_request_error", "", "invalid_api_key");
         throw e;
       }
       // Browsers send any page's WebSocket to any server (no CORS for WebSockets), so a page from
@@ -173,10 +175,10 @@ class Session {
     }
     status_ = 101;
     send(dump_event({{"type", "session.started"},
-               {"model", lease_->model().name()},
-               {"format", config_.format == PcmFormat::S16LE ? "s16le" : "f32le"},
-               {"sample_rate", config_.sample_rate},
-               {"channels", config_.channels}}));
+                     {"model", lease_->model().name()},
+                     {"format", config_.format == PcmFormat::S16LE ? "s16le" : "f32le"},
+                     {"sample_rate", config_.sample_rate},
+                     {"channels", config_.channels}}));
     co_return true;
   }
 
@@ -259,8 +261,8 @@ class Session {
     auto typer = std::make_shared<EventTyper>();
     auto sink = [this, typer](const RealtimeEvent& e) {
       std::string m = typer->message(e);
-      last_event_ = EventTyper::event_json(e);  // the transcriber's thread only
-      compute_s_ += e.process_time_ms / 1000.0;   // read after run(), once the thread has ended
+      last_event_ = EventTyper::event_json(e);   // the transcriber's thread only
+      compute_s_ += e.process_time_ms / 1000.0;  // read after run(), once the thread has ended
       if (!m.empty()) asio::post(ioc_, [this, m = std::move(m)] { send(m); });
     };
     try {
@@ -334,9 +336,9 @@ class Session {
       wake_.expires_at(asio::steady_timer::time_point::max());
       co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
-    const websocket::close_reason why = svc_.stopping()
-                                            ? websocket::close_reason(websocket::close_code::going_away, "server shutting down")
-                                            : websocket::close_reason(websocket::close_code::normal, "session done");
+    const websocket::close_reason why =
+        svc_.stopping() ? websocket::close_reason(websocket::close_code::going_away, "server shutting down")
+                        : websocket::close_reason(websocket::close_code::normal, "session done");
     co_await ws_->async_close(why, asio::redirect_error(asio::use_awaitable, ec));
   }
 

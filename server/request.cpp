@@ -30,7 +30,8 @@ Format format_of(const std::string& v) {
   if (v == "srt") return Format::Srt;
   if (v == "verbose_json") return Format::VerboseJson;
   if (v == "vtt") return Format::Vtt;
-  throw bad_field("response_format", "response_format: " + shown(v) + " is not one of json, text, srt, verbose_json, vtt");
+  throw bad_field("response_format",
+                  "response_format: " + shown(v) + " is not one of json, text, srt, verbose_json, vtt");
 }
 
 // What both APIs share: the file, model, language, prompt, format, temperature, batch size.

@@ -30,7 +30,7 @@ struct TranscriptionRequest {
   std::string_view audio;
   std::string filename;
   Format format = Format::Json;
-  bool stream = false;  // OpenAI: server-sent events of the text as it is decoded
+  bool stream = false;   // OpenAI: server-sent events of the text as it is decoded
   bool segments = true;  // verbose_json carries segments (timestamp_granularities)
   bool words = false;    // ... and words (word timestamps are computed)
   TranscribeParams params;

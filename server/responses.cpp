@@ -80,16 +80,11 @@ std::string plain_text(const Transcript& t) { return trimmed(t.text()); }
 
 Body render_transcript(const TranscriptionRequest& r, const Transcript& t, double duration_s) {
   switch (r.format) {
-    case Format::Text:
-      return {"text/plain; charset=utf-8", r.api == Api::OpenAI ? plain_text(t) + "\n" : to_txt(t)};
-    case Format::Srt:
-      return {"application/x-subrip", to_srt(t)};
-    case Format::Vtt:
-      return {"text/vtt; charset=utf-8", to_vtt(t)};
-    case Format::VerboseJson:
-      return {"application/json", dump(verbose_json(r, t, duration_s))};
-    case Format::Json:
-      break;
+    case Format::Text: return {"text/plain; charset=utf-8", r.api == Api::OpenAI ? plain_text(t) + "\n" : to_txt(t)};
+    case Format::Srt: return {"application/x-subrip", to_srt(t)};
+    case Format::Vtt: return {"text/vtt; charset=utf-8", to_vtt(t)};
+    case Format::VerboseJson: return {"application/json", dump(verbose_json(r, t, duration_s))};
+    case Format::Json: break;
   }
   json j{{"text", plain_text(t)}};
   if (r.api == Api::OpenAI)

@@ -24,9 +24,9 @@ std::string openai_error_json(const ApiError& e);
 std::string whisper_cpp_error_json(const ApiError& e);
 
 // One server-sent event: "event: TYPE\ndata: JSON\n\n".
-std::string sse_delta(const std::string& delta);                       // transcript.text.delta
-std::string sse_done(const std::string& text);                         // transcript.text.done
-std::string sse_error(const ApiError& e);                              // error (the SDKs raise it)
+std::string sse_delta(const std::string& delta);  // transcript.text.delta
+std::string sse_done(const std::string& text);    // transcript.text.done
+std::string sse_error(const ApiError& e);         // error (the SDKs raise it)
 
 // The whole text of a transcript as OpenAI gives it: segments joined, outer spaces trimmed.
 std::string plain_text(const Transcript& t);

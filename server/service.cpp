@@ -40,7 +40,8 @@ Service::Service(ServerOptions o) : opt_(std::move(o)), sched_(std::max(0, opt_.
     throw Error("--batch-size must be in [1, " + std::to_string(opt_.max_batch_size) + "] (--max-batch-size), got " +
                 std::to_string(batch));
   if (batch > 1 && opt_.vad_model.empty())
-    throw Error("--batch-size " + std::to_string(batch) + " needs --vad-model (the batched pipeline cuts the audio at pauses)");
+    throw Error("--batch-size " + std::to_string(batch) +
+                " needs --vad-model (the batched pipeline cuts the audio at pauses)");
   for (const ModelSpec& m : opt_.models) {
     for (const auto& loaded : models_.all())
       if (loaded->name() == m.name) throw Error("two models are named '" + m.name + "'");
@@ -69,8 +70,8 @@ Prepared Service::prepare(TranscriptionRequest r, Clock::time_point deadline, st
     if (e.code() == ErrorCode::Internal) throw api_error_of(e);
     // 415 Unsupported Media Type: the upload is no audio hark can read (the contract;
     // OpenAI itself answers 400 with the same error code, which its SDKs read the same way).
-    throw ApiError(415, std::string("file: the audio could not be decoded (WAV, FLAC, OGG Vorbis/Opus or MP3): ") +
-                            e.what(),
+    throw ApiError(415,
+                   std::string("file: the audio could not be decoded (WAV, FLAC, OGG Vorbis/Opus or MP3): ") + e.what(),
                    "invalid_request_error", "file", "invalid_file_format");
   }
   if (p.samples.empty()) throw bad_field("file", "file: the audio holds no samples");
@@ -81,8 +82,7 @@ Prepared Service::prepare(TranscriptionRequest r, Clock::time_point deadline, st
                   p.audio_s, opt_.max_audio_sec);
     throw ApiError(413, msg, "invalid_request_error", "file", "audio_too_long");
   }
-  if (r.params.vad && opt_.vad_model.empty())
-    throw bad_field("vad", "vad: this server has no VAD model (--vad-model)");
+  if (r.params.vad && opt_.vad_model.empty()) throw bad_field("vad", "vad: this server has no VAD model (--vad-model)");
   if (r.params.batch_size > 1) {
     if (r.params.batch_size > opt_.max_batch_size)
       throw bad_field("batch_size", "batch_size: " + std::to_string(r.params.batch_size) +
@@ -92,7 +92,8 @@ Prepared Service::prepare(TranscriptionRequest r, Clock::time_point deadline, st
     if (opt_.vad_model.empty())
       throw bad_field("batch_size", "batch_size: batching needs the server's VAD model, and it has none (--vad-model)");
   }
-  if (r.params.vad || r.params.batch_size > 1) r.params.vad_model_path = opt_.vad_model;  // never a path from the request
+  if (r.params.vad || r.params.batch_size > 1)
+    r.params.vad_model_path = opt_.vad_model;  // never a path from the request
   p.request = std::move(r);
   try {
     p.lease = sched_.acquire(std::move(model), deadline, gone);
@@ -112,8 +113,9 @@ std::unique_ptr<Lease> Service::lease_for_session(const std::string& name) {
   const int states = model->size();
   std::unique_ptr<Lease> lease = sched_.try_acquire(std::move(model));
   if (!lease) {
-    ApiError e(503, "the server is busy: all " + std::to_string(states) +
-                        " states of this model are in use (--parallel); try again shortly",
+    ApiError e(503,
+               "the server is busy: all " + std::to_string(states) +
+                   " states of this model are in use (--parallel); try again shortly",
                "server_error", "", "server_busy");
     e.retry_after_s = 1;
     metrics_.count_rejected("server_busy");
@@ -175,7 +177,8 @@ Transcript Service::run(Prepared& p, Clock::time_point deadline, std::function<b
     const char* code = why == 1 ? "timeout" : why == 2 ? "client_closed" : "shutting_down";
     metrics_.count_rejected(code);
     if (why == 1)
-      throw ApiError(504, "the transcription took longer than this server allows (--timeout)", "server_error", "", code);
+      throw ApiError(504, "the transcription took longer than this server allows (--timeout)", "server_error", "",
+                     code);
     if (why == 2) throw ApiError(499, "the client closed the connection", "invalid_request_error", "", code);
     throw ApiError(503, "the server is shutting down", "server_error", "", code);
   }

@@ -12,12 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include "admission.h"
 #include "hark/hark.hpp"
 #include "metrics.h"
 #include "model_pools.h"
 #include "options.h"
 #include "request.h"
-#include "admission.h"
 
 namespace hark::server {
 

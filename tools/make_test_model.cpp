@@ -71,14 +71,18 @@ int main(int argc, char** argv) {
     }
     if (i + 1 >= argc) die(a + " needs a value (see --help)");
     const char* v = argv[++i];
-    if (a == "--preset") preset = v;
-    else if (a == "--type") type_name = v;
+    if (a == "--preset")
+      preset = v;
+    else if (a == "--type")
+      type_name = v;
     else if (a == "--seed") {
       char* end = nullptr;
       seed = std::strtoull(v, &end, 10);
       if (end == v || *end != '\0') die("--seed: expected a non-negative integer, got '" + std::string(v) + "'");
-    } else if (a == "-o" || a == "--output") out = v;
-    else if (a == "--vocab-from") vocab_from = v;
+    } else if (a == "-o" || a == "--output")
+      out = v;
+    else if (a == "--vocab-from")
+      vocab_from = v;
     else {
       int field = -1;
       for (int f = 0; f < hark::HParams::kCount; ++f) {

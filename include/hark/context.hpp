@@ -31,9 +31,9 @@ HARK_API const char* kv_cache_type_name(KvCacheType t);
 HARK_API KvCacheType parse_kv_cache_type(std::string_view name);
 
 struct ContextParams {
-  int n_threads = 0;    // compute threads of each job; 0: the machine's cores (at most 8)
-  bool use_gpu = true;  // the best device in the registry; the CPU (with a reason) when none is usable
-  std::string device;   // a device by name ("cpu", "cpu-ref"); set, it overrides use_gpu
+  int n_threads = 0;       // compute threads of each job; 0: the machine's cores (at most 8)
+  bool use_gpu = true;     // the best device in the registry; the CPU (with a reason) when none is usable
+  std::string device;      // a device by name ("cpu", "cpu-ref"); set, it overrides use_gpu
   bool flash_attn = true;  // fused attention; false: the plain softmax(QK^T)V graph
   KvCacheType cross_kv_type = KvCacheType::F16;  // see KvCacheType
   // Called while the model file is read in (bytes so far, file size; from (0, size) to (size,

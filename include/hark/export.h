@@ -4,15 +4,15 @@
 #define HARK_EXPORT_H
 
 #if defined(_WIN32)
-#  if defined(HARK_BUILDING_LIBRARY)
-#    define HARK_API __declspec(dllexport)
-#  else
-#    define HARK_API
-#  endif
-#elif defined(__GNUC__) || defined(__clang__)
-#  define HARK_API __attribute__((visibility("default")))
+#if defined(HARK_BUILDING_LIBRARY)
+#define HARK_API __declspec(dllexport)
 #else
-#  define HARK_API
+#define HARK_API
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define HARK_API __attribute__((visibility("default")))
+#else
+#define HARK_API
 #endif
 
 #endif /* HARK_EXPORT_H */

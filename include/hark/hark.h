@@ -63,9 +63,9 @@ HARK_API const char* hark_system_info(void);
  * Whether a given model knows a language: multilingual models know them (large-v3 one more, "yue"),
  * English-only ones only "en". Any thread. */
 HARK_API int hark_language_count(void);
-HARK_API int hark_language_id(const char* code);       /* -1 when unknown or NULL */
-HARK_API const char* hark_language_code(int id);       /* static string; NULL when out of range */
-HARK_API const char* hark_language_name(int id);       /* "english", ... (OpenAI's names); NULL when out of range */
+HARK_API int hark_language_id(const char* code); /* -1 when unknown or NULL */
+HARK_API const char* hark_language_code(int id); /* static string; NULL when out of range */
+HARK_API const char* hark_language_name(int id); /* "english", ... (OpenAI's names); NULL when out of range */
 
 /* ---- logging ------------------------------------------------------------------------------ */
 
@@ -90,8 +90,8 @@ HARK_API hark_status hark_set_log_level(hark_log_level min_level);
 /* ---- devices ------------------------------------------------------------------------------ */
 
 typedef struct hark_device_info {
-  const char* name;          /* registry name: "cpu", "cpu-ref", ... */
-  const char* description;   /* e.g. the CPU's SIMD level */
+  const char* name;        /* registry name: "cpu", "cpu-ref", ... */
+  const char* description; /* e.g. the CPU's SIMD level */
   bool gpu;
   const char* reason_no_gpu; /* for a context's device: why it is not a GPU when one was asked
                                 for; "" otherwise */
@@ -115,19 +115,19 @@ typedef void (*hark_load_progress_callback)(uint64_t bytes_done, uint64_t bytes_
  * every decode step reads whole, once per window its rows attend to (tiny 9.2 MB, base 18.4 MB
  * per window in f16). */
 typedef enum hark_kv_type {
-  HARK_KV_F16 = 0,  /* the reference's results (the default) */
-  HARK_KV_Q8_0 = 1  /* 0.53x the memory and the bytes read per window: batched decoding gains
-                       most; logits move by ~1e-3 relative. Needs flash_attn. */
+  HARK_KV_F16 = 0, /* the reference's results (the default) */
+  HARK_KV_Q8_0 = 1 /* 0.53x the memory and the bytes read per window: batched decoding gains
+                      most; logits move by ~1e-3 relative. Needs flash_attn. */
 } hark_kv_type;
 
 typedef struct hark_context_params {
-  size_t struct_size;  /* set by hark_context_default_params(); see "Growing" at the top */
-  int n_threads;       /* compute threads of each job; 0: the machine's cores (at most 8) */
-  bool use_gpu;        /* the best device there is; the CPU (with a reason) when no GPU is usable */
-  bool flash_attn;     /* fused attention (default); false: the plain softmax(QK^T)V graph */
-  const char* device;  /* a device by name ("cpu", "cpu-ref"); NULL or "": chosen by use_gpu.
-                          Set, it overrides use_gpu. Read during hark_context_load only. */
-  hark_load_progress_callback load_progress_callback;  /* NULL: none; called during hark_context_load */
+  size_t struct_size; /* set by hark_context_default_params(); see "Growing" at the top */
+  int n_threads;      /* compute threads of each job; 0: the machine's cores (at most 8) */
+  bool use_gpu;       /* the best device there is; the CPU (with a reason) when no GPU is usable */
+  bool flash_attn;    /* fused attention (default); false: the plain softmax(QK^T)V graph */
+  const char* device; /* a device by name ("cpu", "cpu-ref"); NULL or "": chosen by use_gpu.
+                         Set, it overrides use_gpu. Read during hark_context_load only. */
+  hark_load_progress_callback load_progress_callback; /* NULL: none; called during hark_context_load */
   void* load_progress_user_data;
   /* ---- added after the batched pipeline ---- */
   int64_t cross_kv_type; /* a hark_kv_type (int64_t: the struct ends on a pointer-sized field).
@@ -153,8 +153,7 @@ static inline hark_context_params hark_context_default_params(void) {
  * new context, freed with hark_context_free; on failure *out is NULL.
  * HARK_ERR_IO: the file cannot be opened; HARK_ERR_MODEL: it is not a valid model;
  * HARK_ERR_INVALID_ARGUMENT: bad params (negative n_threads, unknown device, ...). Any thread. */
-HARK_API hark_status hark_context_load(const char* model_path, const hark_context_params* params,
-                                       hark_context** out);
+HARK_API hark_status hark_context_load(const char* model_path, const hark_context_params* params, hark_context** out);
 
 /* Aborts the jobs running on the context, waits for them to return (they return HARK_OK with
  * hark_result_aborted() 1), then frees it. States made from it live on. Any thread, but not
@@ -164,16 +163,16 @@ HARK_API hark_status hark_context_load(const char* model_path, const hark_contex
 HARK_API hark_status hark_context_free(hark_context* ctx);
 
 typedef struct hark_model_info {
-  const char* path;         /* strings: valid until the context is freed */
-  const char* size_name;    /* "tiny", "base.en", "large-v3", ... or "custom" */
-  const char* weight_type;  /* "f16", "q5_0", ... */
+  const char* path;        /* strings: valid until the context is freed */
+  const char* size_name;   /* "tiny", "base.en", "large-v3", ... or "custom" */
+  const char* weight_type; /* "f16", "q5_0", ... */
   bool multilingual;
   int n_vocab, n_audio_ctx, n_audio_state, n_audio_head, n_audio_layer;
   int n_text_ctx, n_text_state, n_text_head, n_text_layer, n_mels;
   int ftype;
-  uint64_t file_bytes;      /* size of the model file */
-  uint64_t tensor_bytes;    /* bytes of weights */
-  bool mapped;              /* weights are read from the file's memory mapping, not copied */
+  uint64_t file_bytes;   /* size of the model file */
+  uint64_t tensor_bytes; /* bytes of weights */
+  bool mapped;           /* weights are read from the file's memory mapping, not copied */
   double load_ms;
 } hark_model_info;
 
@@ -215,28 +214,27 @@ typedef void (*hark_progress_callback)(int percent, void* user_data);
 /* Segments as soon as they are final, in order: new_segments holds just those n_new segments
  * (read it with the hark_result_* getters; it is valid during the call only and must not be
  * freed), total is how many the job has produced so far, them included. */
-typedef void (*hark_new_segments_callback)(const hark_result* new_segments, int n_new, int total,
-                                           void* user_data);
+typedef void (*hark_new_segments_callback)(const hark_result* new_segments, int n_new, int total, void* user_data);
 /* Before each 30 s encoder window; return false to stop the job there (as if aborted). */
 typedef bool (*hark_encoder_begin_callback)(void* user_data);
 /* hark_abort_callback (hark_common.h): polled between graph nodes and tokens; return true to stop
  * the job (as if aborted). */
 
 typedef struct hark_transcribe_params {
-  size_t struct_size;          /* set by hark_transcribe_default_params(); see "Growing" at the top */
-  const char* language;        /* a code ("en", "de", ...) or "auto" to detect; NULL or "" also
-                                  detect. English-only models take "en" or auto. Default "en". */
-  bool translate;              /* into English (multilingual models) */
-  int n_threads;               /* 0: the context's (the state's for hark_transcribe_with_state) */
-  int n_processors;            /* 1..64; > 1: the audio is cut into this many parts decoded in
-                                  parallel, each on its own state; threads are shared out */
-  int64_t offset_ms;           /* start here in the audio (>= 0, inside the audio) */
-  int64_t duration_ms;         /* 0: to the end */
-  bool timestamps;             /* false: one segment per window, no timestamp tokens */
-  int max_tokens_per_window;   /* 0: the model's limit (n_text_ctx / 2) */
-  const char* initial_prompt;  /* text the model sees as previous context; NULL or "": none */
-  int job_id;                  /* run as this job (from hark_job_new()); 0: a new one, removed
-                                  from the registry when the call returns */
+  size_t struct_size;         /* set by hark_transcribe_default_params(); see "Growing" at the top */
+  const char* language;       /* a code ("en", "de", ...) or "auto" to detect; NULL or "" also
+                                 detect. English-only models take "en" or auto. Default "en". */
+  bool translate;             /* into English (multilingual models) */
+  int n_threads;              /* 0: the context's (the state's for hark_transcribe_with_state) */
+  int n_processors;           /* 1..64; > 1: the audio is cut into this many parts decoded in
+                                 parallel, each on its own state; threads are shared out */
+  int64_t offset_ms;          /* start here in the audio (>= 0, inside the audio) */
+  int64_t duration_ms;        /* 0: to the end */
+  bool timestamps;            /* false: one segment per window, no timestamp tokens */
+  int max_tokens_per_window;  /* 0: the model's limit (n_text_ctx / 2) */
+  const char* initial_prompt; /* text the model sees as previous context; NULL or "": none */
+  int job_id;                 /* run as this job (from hark_job_new()); 0: a new one, removed
+                                 from the registry when the call returns */
 
   /* Callbacks: NULL for none. Each gets its own user_data. They run on the transcribing thread
    * or a worker thread of the same job, one at a time. They may call any hark function except
@@ -270,9 +268,9 @@ typedef struct hark_transcribe_params {
   uint64_t seed;                     /* sampling seed (same seed, same text). Default 0 */
   const int32_t* suppress_tokens;    /* n_suppress_tokens token ids never produced; NULL for none */
   size_t n_suppress_tokens;
-  const char* suppress_regex;        /* ECMAScript; tokens whose whole text matches are never
-                                        produced; NULL or "": none. One that does not compile is
-                                        HARK_ERR_INVALID_ARGUMENT before any compute. */
+  const char* suppress_regex; /* ECMAScript; tokens whose whole text matches are never
+                                 produced; NULL or "": none. One that does not compile is
+                                 HARK_ERR_INVALID_ARGUMENT before any compute. */
   /* ---- word timestamps (TranscribeParams in hark.hpp; OpenAI's word_timestamps) ---- */
   bool word_timestamps;                  /* words by DTW over the alignment heads. Default false */
   int dtw_n_top;                         /* dtw_preset "top-n": heads of this many last text layers */
@@ -284,42 +282,42 @@ typedef struct hark_transcribe_params {
   const char* append_punctuations;       /* joined to the previous word; NULL: OpenAI's default */
   /* ---- token timestamps, segment length, speaker turns (whisper.cpp's whisper_full; added after
    * the decoding policy) ---- */
-  float thold_pt;         /* token timestamp trusted above this probability among the timestamps,
-                             in [0, 1] (whisper.rn's wordThold). Default 0.01 */
-  float thold_ptsum;      /* ... and when the timestamps together are above this, in [0, 1]. Default 0.01 */
-  bool token_timestamps;  /* t0/t1 per token (hark_token_data). Default false */
-  bool split_on_word;     /* max_len cuts only before a token that starts a word. Default false */
-  bool tdrz_enable;       /* tinydiarize models: speaker turns end segments
-                             (hark_result_segment_speaker_turn_next); refused before any compute
-                             on a model without the turn token. Default false */
-  int64_t max_len;        /* > 0: segments of at most this many bytes of text, cut at token times
-                             (turns token timestamps on); 0: no limit. Default 0 */
-  int beam_size;                     /* beam search at temperature 0 (1..64; 1: greedy). Default 1 */
-  float patience;                    /* beam search: round(beam_size * patience) finished candidates
-                                        (> 0). Default 1. (beam_size + patience: 8 bytes, no tail
-                                        padding for a later field to fall into.) */
+  float thold_pt;        /* token timestamp trusted above this probability among the timestamps,
+                            in [0, 1] (whisper.rn's wordThold). Default 0.01 */
+  float thold_ptsum;     /* ... and when the timestamps together are above this, in [0, 1]. Default 0.01 */
+  bool token_timestamps; /* t0/t1 per token (hark_token_data). Default false */
+  bool split_on_word;    /* max_len cuts only before a token that starts a word. Default false */
+  bool tdrz_enable;      /* tinydiarize models: speaker turns end segments
+                            (hark_result_segment_speaker_turn_next); refused before any compute
+                            on a model without the turn token. Default false */
+  int64_t max_len;       /* > 0: segments of at most this many bytes of text, cut at token times
+                            (turns token timestamps on); 0: no limit. Default 0 */
+  int beam_size;         /* beam search at temperature 0 (1..64; 1: greedy). Default 1 */
+  float patience;        /* beam search: round(beam_size * patience) finished candidates
+                            (> 0). Default 1. (beam_size + patience: 8 bytes, no tail
+                            padding for a later field to fall into.) */
   /* ---- VAD-assisted transcription (whisper.cpp's vad, vad_model_path, vad_params; TranscribeParams
    * in hark.hpp): the Silero VAD finds the speech, only the speech is transcribed, and every time in
    * the result is on the original audio's timeline. No speech: an empty result. The VAD model is
    * loaded once per context and path. Added after beam search; ends on a pointer. ---- */
-  bool vad;                          /* Default false */
-  float vad_threshold;               /* in [0, 1]: P(speech) that starts speech. Default 0.5 */
-  int vad_min_speech_duration_ms;    /* >= 0: shorter speech is dropped. Default 250 */
-  int vad_min_silence_duration_ms;   /* >= 0: a pause must last this long to end speech. Default 100 */
-  int vad_speech_pad_ms;             /* >= 0: added on both sides of the speech. Default 30 */
-  float vad_samples_overlap;         /* >= 0 seconds of audio kept after each stretch of speech. Default 0.1 */
-  double vad_max_speech_duration_s;  /* > 0: longer speech is cut. Default FLT_MAX (no limit) */
-  const char* vad_model_path;        /* the Silero model (ggml-silero-*.bin); required with vad.
-                                        Before any compute, a file that cannot be opened is HARK_ERR_IO,
-                                        one that is not a VAD model HARK_ERR_FAILED. */
+  bool vad;                         /* Default false */
+  float vad_threshold;              /* in [0, 1]: P(speech) that starts speech. Default 0.5 */
+  int vad_min_speech_duration_ms;   /* >= 0: shorter speech is dropped. Default 250 */
+  int vad_min_silence_duration_ms;  /* >= 0: a pause must last this long to end speech. Default 100 */
+  int vad_speech_pad_ms;            /* >= 0: added on both sides of the speech. Default 30 */
+  float vad_samples_overlap;        /* >= 0 seconds of audio kept after each stretch of speech. Default 0.1 */
+  double vad_max_speech_duration_s; /* > 0: longer speech is cut. Default FLT_MAX (no limit) */
+  const char* vad_model_path;       /* the Silero model (ggml-silero-*.bin); required with vad.
+                                       Before any compute, a file that cannot be opened is HARK_ERR_IO,
+                                       one that is not a VAD model HARK_ERR_FAILED. */
   /* ---- batched long-audio pipeline (TranscribeParams::batch_size in hark.hpp; added after VAD) ---- */
-  int64_t batch_size;                /* 1..32; > 1: the Silero VAD (vad_model_path, required; vad need
-                                        not be on; the vad_* options apply) cuts the audio at pauses
-                                        into independent chunks of at most 30 s, and batch_size of them
-                                        are decoded together, one decoder step for all (greedy,
-                                        best_of, beams, fallback); a finished chunk's place goes to
-                                        the next one at once. Not with n_processors > 1 nor
-                                        hallucination_silence_threshold. Default 1 (sequential) */
+  int64_t batch_size; /* 1..32; > 1: the Silero VAD (vad_model_path, required; vad need
+                         not be on; the vad_* options apply) cuts the audio at pauses
+                         into independent chunks of at most 30 s, and batch_size of them
+                         are decoded together, one decoder step for all (greedy,
+                         best_of, beams, fallback); a finished chunk's place goes to
+                         the next one at once. Not with n_processors > 1 nor
+                         hallucination_silence_threshold. Default 1 (sequential) */
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.
@@ -347,18 +345,17 @@ HARK_API hark_status hark_transcribe_with_state(hark_state* state, const float* 
                                                 const hark_transcribe_params* params, hark_result** out);
 /* Decodes a file (WAV, FLAC, OGG Vorbis/Opus, MP3; any rate and channel count) and transcribes it.
  * HARK_ERR_IO: cannot be opened; HARK_ERR_AUDIO: cannot be decoded. Any thread. */
-HARK_API hark_status hark_transcribe_file(hark_context* ctx, const char* path,
-                                          const hark_transcribe_params* params, hark_result** out);
+HARK_API hark_status hark_transcribe_file(hark_context* ctx, const char* path, const hark_transcribe_params* params,
+                                          hark_result** out);
 /* The same from a whole encoded file in memory. */
 HARK_API hark_status hark_transcribe_encoded(hark_context* ctx, const void* data, size_t size,
                                              const hark_transcribe_params* params, hark_result** out);
 /* The same from a data URI holding an encoded file: "data:audio/wav;base64,UklGR...". */
-HARK_API hark_status hark_transcribe_data_uri(hark_context* ctx, const char* uri,
-                                              const hark_transcribe_params* params, hark_result** out);
+HARK_API hark_status hark_transcribe_data_uri(hark_context* ctx, const char* uri, const hark_transcribe_params* params,
+                                              hark_result** out);
 /* Raw interleaved 16-bit PCM at any rate and channel count; n_values counts over all channels. */
-HARK_API hark_status hark_transcribe_pcm16(hark_context* ctx, const int16_t* samples, size_t n_values,
-                                           int sample_rate, int channels,
-                                           const hark_transcribe_params* params, hark_result** out);
+HARK_API hark_status hark_transcribe_pcm16(hark_context* ctx, const int16_t* samples, size_t n_values, int sample_rate,
+                                           int channels, const hark_transcribe_params* params, hark_result** out);
 
 /* ---- states ------------------------------------------------------------------------------- */
 
@@ -379,10 +376,10 @@ HARK_API hark_status hark_state_bytes(const hark_state* state, size_t* out);
 HARK_API hark_status hark_audio_load_file(const char* path, float** out, size_t* n_out);
 HARK_API hark_status hark_audio_decode(const void* data, size_t size, float** out, size_t* n_out);
 HARK_API hark_status hark_audio_decode_data_uri(const char* uri, float** out, size_t* n_out);
-HARK_API hark_status hark_audio_pcm16_to_mono16k(const int16_t* samples, size_t n_values, int sample_rate,
-                                                 int channels, float** out, size_t* n_out);
-HARK_API hark_status hark_audio_pcm_f32_to_mono16k(const float* samples, size_t n_values, int sample_rate,
-                                                   int channels, float** out, size_t* n_out);
+HARK_API hark_status hark_audio_pcm16_to_mono16k(const int16_t* samples, size_t n_values, int sample_rate, int channels,
+                                                 float** out, size_t* n_out);
+HARK_API hark_status hark_audio_pcm_f32_to_mono16k(const float* samples, size_t n_values, int sample_rate, int channels,
+                                                   float** out, size_t* n_out);
 /* Frees a buffer from the functions above; HARK_ERR_BAD_HANDLE for any other pointer. */
 HARK_API hark_status hark_audio_free(float* samples);
 
@@ -395,7 +392,7 @@ HARK_API hark_status hark_audio_free(float* samples);
  * for the one a new-segments callback was given (the library frees that). */
 HARK_API hark_status hark_result_free(hark_result* result);
 
-HARK_API int hark_result_job_id(const hark_result* result);       /* -1 on a bad handle */
+HARK_API int hark_result_job_id(const hark_result* result); /* -1 on a bad handle */
 /* 1: the job was stopped (hark_job_abort, abort_all, a callback, hark_context_free); the segments
  * are what was finished before. 0: it ran to the end. -1: bad handle. */
 HARK_API int hark_result_aborted(const hark_result* result);
@@ -405,23 +402,22 @@ HARK_API const char* hark_result_language(const hark_result* result);
 /* All segments' text joined. NULL on a bad handle. */
 HARK_API const char* hark_result_text(const hark_result* result);
 
-HARK_API int hark_result_n_segments(const hark_result* result);            /* -1 on a bad handle */
-HARK_API int64_t hark_result_segment_t0(const hark_result* result, int i); /* -1 on a bad handle or i */
-HARK_API int64_t hark_result_segment_t1(const hark_result* result, int i); /* -1 on a bad handle or i */
+HARK_API int hark_result_n_segments(const hark_result* result);                  /* -1 on a bad handle */
+HARK_API int64_t hark_result_segment_t0(const hark_result* result, int i);       /* -1 on a bad handle or i */
+HARK_API int64_t hark_result_segment_t1(const hark_result* result, int i);       /* -1 on a bad handle or i */
 HARK_API const char* hark_result_segment_text(const hark_result* result, int i); /* UTF-8; NULL on error */
-HARK_API int hark_result_segment_n_tokens(const hark_result* result, int i); /* -1 on error */
+HARK_API int hark_result_segment_n_tokens(const hark_result* result, int i);     /* -1 on error */
 
 typedef struct hark_token_data {
   int32_t id;
-  const char* text;  /* the token's bytes (may be part of a UTF-8 character) or a special name */
-  float p;           /* probability the model gave it */
-  int64_t t0, t1;    /* when token timestamps are on; -1 otherwise */
-  float logp;        /* log p (added after the first release) */
+  const char* text; /* the token's bytes (may be part of a UTF-8 character) or a special name */
+  float p;          /* probability the model gave it */
+  int64_t t0, t1;   /* when token timestamps are on; -1 otherwise */
+  float logp;       /* log p (added after the first release) */
 } hark_token_data;
 
 /* Token j of segment i (out_size = sizeof *out). */
-HARK_API hark_status hark_result_token(const hark_result* result, int i, int j, hark_token_data* out,
-                                       size_t out_size);
+HARK_API hark_status hark_result_token(const hark_result* result, int i, int j, hark_token_data* out, size_t out_size);
 
 /* How segment i's window was decoded (OpenAI's segment fields). */
 typedef struct hark_segment_decoding {
@@ -443,9 +439,9 @@ HARK_API int hark_result_n_fallback_windows(const hark_result* result);
 HARK_API int hark_result_segment_n_words(const hark_result* result, int i);
 
 typedef struct hark_word {
-  const char* text;  /* UTF-8, with its leading space and merged punctuation */
-  int64_t t0, t1;    /* 10 ms units from the start of the audio */
-  float p;           /* mean probability of its tokens */
+  const char* text; /* UTF-8, with its leading space and merged punctuation */
+  int64_t t0, t1;   /* 10 ms units from the start of the audio */
+  float p;          /* mean probability of its tokens */
 } hark_word;
 
 /* Word j of segment i (out_size = sizeof *out). */
@@ -456,7 +452,7 @@ HARK_API hark_status hark_result_word(const hark_result* result, int i, int j, h
 HARK_API int hark_result_segment_speaker_turn_next(const hark_result* result, int i);
 
 typedef struct hark_window {
-  int64_t t0, t1;  /* the stretch of audio one encoder window decoded */
+  int64_t t0, t1; /* the stretch of audio one encoder window decoded */
   bool skipped_as_silence;
 } hark_window;
 
@@ -464,11 +460,11 @@ HARK_API int hark_result_n_windows(const hark_result* result); /* -1 on a bad ha
 HARK_API hark_status hark_result_window(const hark_result* result, int i, hark_window* out, size_t out_size);
 
 typedef struct hark_timings {
-  double load_ms;  /* the model's load (once per context) */
+  double load_ms; /* the model's load (once per context) */
   double mel_ms, encode_ms, decode_ms;
-  double total_ms; /* this transcription, load excluded */
-  int n_windows;        /* encoder runs */
-  int n_decode_tokens;  /* decoder steps */
+  double total_ms;     /* this transcription, load excluded */
+  int n_windows;       /* encoder runs */
+  int n_decode_tokens; /* decoder steps */
   double audio_seconds;
   double real_time_factor; /* seconds of work per second of audio, load excluded */
   double vad_ms;           /* VAD-assisted transcription (vad): finding the speech; 0 without */
@@ -478,7 +474,7 @@ typedef struct hark_timings {
 HARK_API hark_status hark_result_timings(const hark_result* result, hark_timings* out, size_t out_size);
 
 typedef enum hark_format {
-  HARK_FORMAT_TXT = 0,  /* segment texts, one per line */
+  HARK_FORMAT_TXT = 0, /* segment texts, one per line */
   HARK_FORMAT_SRT = 1,
   HARK_FORMAT_VTT = 2,
   HARK_FORMAT_JSON = 3, /* {"language", "segments":[{t0,t1,text,tokens}], "timings"} */
@@ -498,12 +494,12 @@ HARK_API hark_status hark_format_timestamp(int64_t t, bool comma, char* buf, siz
 /* ---- bench -------------------------------------------------------------------------------- */
 
 typedef struct hark_bench_result {
-  char config[256];   /* system info: SIMD levels, device (cut short if longer) */
+  char config[256]; /* system info: SIMD levels, device (cut short if longer) */
   int n_threads;
-  double encode_ms;   /* one 30 s encoder window */
-  double decode_ms;   /* per token: 256 single-token steps */
-  double batch_ms;    /* per token: 64 steps of a 5-row batch */
-  double prompt_ms;   /* per token: 16 prompts of 256 tokens */
+  double encode_ms; /* one 30 s encoder window */
+  double decode_ms; /* per token: 256 single-token steps */
+  double batch_ms;  /* per token: 64 steps of a 5-row batch */
+  double prompt_ms; /* per token: 16 prompts of 256 tokens */
 } hark_bench_result;
 
 /* Measures the loaded model as whisper-bench does (n_threads 0: the context's). Any thread; runs
@@ -532,12 +528,12 @@ typedef struct hark_vad_stream hark_vad_stream;   /* one live stream's VAD state
 typedef struct hark_vad_result hark_vad_result;   /* segments and probabilities of one buffer */
 
 typedef struct hark_vad_context_params {
-  size_t struct_size;  /* set by hark_vad_context_default_params(); see "Growing" at the top */
-  int n_threads;       /* compute threads (default 1: the network is small) */
+  size_t struct_size;    /* set by hark_vad_context_default_params(); see "Growing" at the top */
+  int n_threads;         /* compute threads (default 1: the network is small) */
   bool upstream_context; /* false (default): whisper.cpp's front end, whose numbers hark matches;
                             true: the upstream Silero one (the previous frame's last 64 samples
                             in front of each frame) */
-  const char* device;  /* "cpu" (default, NULL or "") or "cpu-ref". Read during the load only. */
+  const char* device;    /* "cpu" (default, NULL or "") or "cpu-ref". Read during the load only. */
 } hark_vad_context_params;
 
 HARK_API hark_status hark_vad_context_params_init(hark_vad_context_params* params, size_t params_size);
@@ -579,10 +575,10 @@ static inline hark_vad_params hark_vad_default_params(void) {
 HARK_API hark_status hark_vad_detect_speech(hark_vad_context* ctx, const float* samples, size_t n_samples,
                                             const hark_vad_params* params, hark_vad_result** out);
 HARK_API hark_status hark_vad_result_free(hark_vad_result* result);
-HARK_API int hark_vad_result_n_segments(const hark_vad_result* result);             /* -1 on a bad handle */
-HARK_API int64_t hark_vad_result_segment_t0(const hark_vad_result* result, int i);  /* -1 on a bad handle or i */
-HARK_API int64_t hark_vad_result_segment_t1(const hark_vad_result* result, int i);  /* -1 on a bad handle or i */
-HARK_API int hark_vad_result_n_probs(const hark_vad_result* result);                /* -1 on a bad handle */
+HARK_API int hark_vad_result_n_segments(const hark_vad_result* result);            /* -1 on a bad handle */
+HARK_API int64_t hark_vad_result_segment_t0(const hark_vad_result* result, int i); /* -1 on a bad handle or i */
+HARK_API int64_t hark_vad_result_segment_t1(const hark_vad_result* result, int i); /* -1 on a bad handle or i */
+HARK_API int hark_vad_result_n_probs(const hark_vad_result* result);               /* -1 on a bad handle */
 /* n_probs values, one per frame of 512 samples (the last zero-padded); valid until the result is
  * freed. NULL on a bad handle. */
 HARK_API const float* hark_vad_result_probs(const hark_vad_result* result);
@@ -594,8 +590,8 @@ HARK_API hark_status hark_vad_stream_new(hark_vad_context* ctx, hark_vad_stream*
 HARK_API hark_status hark_vad_stream_free(hark_vad_stream* stream);
 /* Runs the frames this chunk completes; their probabilities go to probs (room for probs_cap
  * values; n_samples / 512 + 1 is always enough) and their count to *n_probs. */
-HARK_API hark_status hark_vad_stream_push(hark_vad_stream* stream, const float* samples, size_t n_samples,
-                                          float* probs, size_t probs_cap, size_t* n_probs);
+HARK_API hark_status hark_vad_stream_push(hark_vad_stream* stream, const float* samples, size_t n_samples, float* probs,
+                                          size_t probs_cap, size_t* n_probs);
 /* Runs the pending partial frame zero-padded: *ran 1 and *prob its probability, or *ran 0 when
  * nothing was pending. */
 HARK_API hark_status hark_vad_stream_flush(hark_vad_stream* stream, float* prob, bool* ran);
@@ -619,9 +615,9 @@ static inline hark_energy_vad_params hark_energy_vad_default_params(void) {
 }
 
 typedef struct hark_energy_vad_result {
-  bool detected;      /* the window is full and its end is quiet: the speaker paused */
-  float energy_all;   /* mean |x| of the high-passed window */
-  float energy_last;  /* mean |x| of its last last_ms */
+  bool detected;     /* the window is full and its end is quiet: the speaker paused */
+  float energy_all;  /* mean |x| of the high-passed window */
+  float energy_last; /* mean |x| of its last last_ms */
 } hark_energy_vad_result;
 
 /* params NULL: the defaults. out_size = sizeof *out. Any thread. */
@@ -634,40 +630,40 @@ typedef struct hark_stream hark_stream; /* one live transcription: free it befor
 /* whisper.rn's TranscribeRealtimeEvent; every pointer is valid during the callback only. */
 typedef struct hark_stream_event {
   int job_id;
-  int code;                 /* 0 ok; -1 transcription failed, -2 capture ring overflow, -3 source or recording failed */
-  const char* error;        /* "" when code is 0 */
+  int code;          /* 0 ok; -1 transcription failed, -2 capture ring overflow, -3 source or recording failed */
+  const char* error; /* "" when code is 0 */
   bool is_capturing;
   bool is_stopped_by_action; /* the last event after hark_stream_stop() */
   bool slice_final;          /* the slice below is closed: its text will not change */
   int slice_index;
-  const char* result;        /* that slice's text */
+  const char* result; /* that slice's text */
   double process_time_ms;
   double recording_time_ms;
-  int64_t dropped_samples;   /* lost to ring overflow so far */
-  const char* json;          /* the whole event, every slice with its segments, as one line of JSON */
+  int64_t dropped_samples; /* lost to ring overflow so far */
+  const char* json;        /* the whole event, every slice with its segments, as one line of JSON */
 } hark_stream_event;
 
 typedef void (*hark_stream_event_callback)(const hark_stream_event* event, void* user_data);
 
 typedef struct hark_stream_params {
-  size_t struct_size;        /* set by hark_stream_default_params() */
-  double audio_sec;          /* 30: realtimeAudioSec, capture ends after this much audio */
-  double audio_slice_sec;    /* 0: realtimeAudioSliceSec (0: audio_sec) */
-  double audio_min_sec;      /* 1: realtimeAudioMinSec */
-  double partial_sec;        /* 1: partial results at most every this much new audio; 0 none */
+  size_t struct_size;            /* set by hark_stream_default_params() */
+  double audio_sec;              /* 30: realtimeAudioSec, capture ends after this much audio */
+  double audio_slice_sec;        /* 0: realtimeAudioSliceSec (0: audio_sec) */
+  double audio_min_sec;          /* 1: realtimeAudioMinSec */
+  double partial_sec;            /* 1: partial results at most every this much new audio; 0 none */
   const char* audio_output_path; /* NULL: no recording; else a WAV (f32) of everything pushed */
-  bool use_vad;              /* false: whisper.rn's energy VAD ends slices at pauses */
-  bool live;                 /* true: audio that finds the ring full is dropped (reported); false: push waits */
-  int vad_ms;                /* 2000 */
-  float vad_thold;           /* 0.6 */
-  float vad_freq_thold;      /* 100 */
-  const char* vad_model_path; /* NULL, or a Silero VAD model instead of the energy VAD */
-  const char* language;      /* "en" */
-  int n_threads;             /* 0: the context's */
+  bool use_vad;                  /* false: whisper.rn's energy VAD ends slices at pauses */
+  bool live;                     /* true: audio that finds the ring full is dropped (reported); false: push waits */
+  int vad_ms;                    /* 2000 */
+  float vad_thold;               /* 0.6 */
+  float vad_freq_thold;          /* 100 */
+  const char* vad_model_path;    /* NULL, or a Silero VAD model instead of the energy VAD */
+  const char* language;          /* "en" */
+  int n_threads;                 /* 0: the context's */
   hark_stream_event_callback on_event; /* runs on the stream's own thread */
   void* user_data;
-  int sample_rate;           /* 16000: the rate of what hark_stream_push() takes (1000..768000 Hz) */
-  int channels;              /* 1: interleaved channels of what hark_stream_push() takes (1..256) */
+  int sample_rate; /* 16000: the rate of what hark_stream_push() takes (1000..768000 Hz) */
+  int channels;    /* 1: interleaved channels of what hark_stream_push() takes (1..256) */
 } hark_stream_params;
 
 HARK_API hark_status hark_stream_params_init(hark_stream_params* params, size_t params_size);
@@ -709,13 +705,13 @@ HARK_API hark_status hark_stream_free(hark_stream* stream);
  * (may be NULL) the sizes. Any thread. */
 typedef void (*hark_quantize_progress_callback)(uint64_t done_bytes, uint64_t total_bytes, void* user_data);
 typedef struct hark_quantize_result {
-  const char* from_type;  /* static strings: "f16", "q5_0", ... */
+  const char* from_type; /* static strings: "f16", "q5_0", ... */
   const char* to_type;
-  uint64_t input_bytes;   /* file sizes */
+  uint64_t input_bytes; /* file sizes */
   uint64_t output_bytes;
-  int n_tensors;          /* tensors in the file */
-  int n_converted;        /* tensors whose type changed */
-  int n_kept_f16;         /* matrices left f16: rows not whole 32-value blocks */
+  int n_tensors;   /* tensors in the file */
+  int n_converted; /* tensors whose type changed */
+  int n_kept_f16;  /* matrices left f16: rows not whole 32-value blocks */
 } hark_quantize_result;
 HARK_API hark_status hark_quantize_model(const char* input_path, const char* output_path, const char* type,
                                          hark_quantize_progress_callback progress, void* user_data,

@@ -21,8 +21,8 @@ typedef enum hark_status {
   HARK_ERR_MODEL = 4,            /* the model file is not a valid Whisper model */
   HARK_ERR_AUDIO = 5,            /* the audio could not be decoded or converted */
   HARK_ERR_OUT_OF_MEMORY = 6,
-  HARK_ERR_FAILED = 7,           /* the library could not do it; the message says why */
-  HARK_ERR_INTERNAL = 8          /* an unexpected failure inside hark: a bug, please report */
+  HARK_ERR_FAILED = 7,  /* the library could not do it; the message says why */
+  HARK_ERR_INTERNAL = 8 /* an unexpected failure inside hark: a bug, please report */
 } hark_status;
 
 /* Thread-local: the message of the last call on this thread that failed ("" when none has).

@@ -16,12 +16,12 @@ extern "C" {
 #endif
 
 typedef struct hark_model_entry {
-  const char* name;       /* "tiny.en"; strings are static, valid for the life of the process */
-  const char* file_name;  /* "ggml-tiny.en.bin" */
-  const char* url;        /* where it is downloaded from by default */
-  uint64_t size;          /* bytes; 0 when not published */
-  const char* disk;       /* the published size as people read it ("75 MiB"); "" when none */
-  const char* sha1;       /* 40 hex digits; "" when no digest is published */
+  const char* name;      /* "tiny.en"; strings are static, valid for the life of the process */
+  const char* file_name; /* "ggml-tiny.en.bin" */
+  const char* url;       /* where it is downloaded from by default */
+  uint64_t size;         /* bytes; 0 when not published */
+  const char* disk;      /* the published size as people read it ("75 MiB"); "" when none */
+  const char* sha1;      /* 40 hex digits; "" when no digest is published */
 } hark_model_entry;
 
 /* How many official models there are. Any thread. */
@@ -43,18 +43,18 @@ typedef void (*hark_download_progress_callback)(uint64_t bytes_done, uint64_t by
                                                 double seconds_left, bool verifying, void* user_data);
 
 typedef struct hark_download_params {
-  size_t struct_size;         /* set by hark_download_default_params() */
-  const char* dir;            /* NULL or "": the models folder (created when missing) */
-  const char* base_url;       /* NULL or "": the model's own URL; else base_url/ggml-NAME.bin */
-  const char* expected_sha1;  /* NULL or "": the published digest */
-  uint64_t expected_size;     /* 0: the published size */
-  bool force;                 /* download again when the file is there */
-  long connect_timeout_s;     /* default 30 */
-  long low_speed_time_s;      /* a stall: under low_speed_bytes per second this long (default 60; 0: none) */
-  long low_speed_bytes;       /* default 1 */
-  hark_download_progress_callback progress_callback;  /* NULL: none; on the calling thread */
+  size_t struct_size;        /* set by hark_download_default_params() */
+  const char* dir;           /* NULL or "": the models folder (created when missing) */
+  const char* base_url;      /* NULL or "": the model's own URL; else base_url/ggml-NAME.bin */
+  const char* expected_sha1; /* NULL or "": the published digest */
+  uint64_t expected_size;    /* 0: the published size */
+  bool force;                /* download again when the file is there */
+  long connect_timeout_s;    /* default 30 */
+  long low_speed_time_s;     /* a stall: under low_speed_bytes per second this long (default 60; 0: none) */
+  long low_speed_bytes;      /* default 1 */
+  hark_download_progress_callback progress_callback; /* NULL: none; on the calling thread */
   void* progress_user_data;
-  hark_abort_callback abort_callback;  /* returns true to stop (HARK_ERR_FAILED; the partial file is kept) */
+  hark_abort_callback abort_callback; /* returns true to stop (HARK_ERR_FAILED; the partial file is kept) */
   void* abort_user_data;
 } hark_download_params;
 

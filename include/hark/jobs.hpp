@@ -25,12 +25,12 @@ class HARK_API Job {
 
 namespace jobs {
 // All thread-safe.
-HARK_API std::shared_ptr<Job> create();           // a new job with a fresh id (never reused), registered
-HARK_API std::shared_ptr<Job> get(int id);        // nullptr when no such job is registered
-HARK_API bool remove(int id);                     // forgets the id; a running job runs on. false: unknown id
-HARK_API bool abort(int id);                      // false: unknown id
-HARK_API void abort_all();                        // every registered job, running or not yet started
-HARK_API bool is_transcribing();                  // some registered job is running
+HARK_API std::shared_ptr<Job> create();     // a new job with a fresh id (never reused), registered
+HARK_API std::shared_ptr<Job> get(int id);  // nullptr when no such job is registered
+HARK_API bool remove(int id);               // forgets the id; a running job runs on. false: unknown id
+HARK_API bool abort(int id);                // false: unknown id
+HARK_API void abort_all();                  // every registered job, running or not yet started
+HARK_API bool is_transcribing();            // some registered job is running
 }  // namespace jobs
 
 }  // namespace hark

@@ -14,8 +14,8 @@ enum class LogLevel { Debug = 0, Info = 1, Warn = 2, Error = 3 };
 // May be called from any thread (jobs run on many), so it must be thread-safe itself.
 using LogCallback = std::function<void(LogLevel level, const std::string& message)>;
 
-HARK_API void set_log_callback(LogCallback cb);  // nullptr: silent (the default)
-HARK_API void set_log_level(LogLevel min_level);  // below it nothing is built or sent (default Info)
+HARK_API void set_log_callback(LogCallback cb);       // nullptr: silent (the default)
+HARK_API void set_log_level(LogLevel min_level);      // below it nothing is built or sent (default Info)
 HARK_API const char* log_level_name(LogLevel level);  // "debug", "info", "warn", "error"
 
 }  // namespace hark

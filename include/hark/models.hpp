@@ -46,13 +46,13 @@ HARK_API std::string models_dir();
 HARK_API std::string find_model(const std::string& name_or_path, const std::string& dir = "");
 
 struct DownloadProgress {
-  uint64_t bytes_done = 0;   // of the whole file, a resumed part included
-  uint64_t bytes_total = 0;  // 0 while unknown
-  uint64_t bytes_resumed = 0;  // what an earlier attempt had already downloaded
+  uint64_t bytes_done = 0;      // of the whole file, a resumed part included
+  uint64_t bytes_total = 0;     // 0 while unknown
+  uint64_t bytes_resumed = 0;   // what an earlier attempt had already downloaded
   double bytes_per_second = 0;  // of this attempt, averaged over the last seconds
   double seconds_left = -1;     // -1 while unknown
   bool verifying = false;       // the transfer is done, the digest is being checked
-  bool waiting = false;  // another process or thread downloads this file: this call waits for it
+  bool waiting = false;         // another process or thread downloads this file: this call waits for it
 };
 
 struct DownloadOptions {
@@ -74,15 +74,15 @@ struct DownloadOptions {
 };
 
 struct DownloadResult {
-  std::string path;       // the final file
-  bool downloaded = false;  // false: it was already there (nothing fetched)
-  bool verified = false;    // its digest matched: see verified_with
-  std::string verified_with;  // "published SHA-1", "given SHA-1", "server's SHA-256" (Hugging Face's
-                              // X-Linked-Etag, checked where no SHA-1 is published); "" when unverified
-  uint64_t bytes = 0;       // its size
+  std::string path;            // the final file
+  bool downloaded = false;     // false: it was already there (nothing fetched)
+  bool verified = false;       // its digest matched: see verified_with
+  std::string verified_with;   // "published SHA-1", "given SHA-1", "server's SHA-256" (Hugging Face's
+                               // X-Linked-Etag, checked where no SHA-1 is published); "" when unverified
+  uint64_t bytes = 0;          // its size
   uint64_t bytes_resumed = 0;  // bytes an earlier attempt had left in the .part and that were kept
-  std::string sha1;         // of the file, when computed
-  std::string sha256;       // of the file, when a server's SHA-256 was checked
+  std::string sha1;            // of the file, when computed
+  std::string sha256;          // of the file, when a server's SHA-256 was checked
 };
 
 // Downloads an official model by name into options.dir. A file already there is kept (not

@@ -12,7 +12,7 @@ namespace hark {
 // ---- output formats (each ends with a newline when not empty) ----
 // "hh:mm:ss.mmm" (or with a comma for SRT), from 10 ms units.
 HARK_API std::string format_timestamp(int64_t t_10ms, bool comma = false);
-HARK_API std::string to_txt(const Transcript& t);   // segment texts, one per line
+HARK_API std::string to_txt(const Transcript& t);  // segment texts, one per line
 HARK_API std::string to_srt(const Transcript& t);
 HARK_API std::string to_vtt(const Transcript& t);
 // {"language", "language_prob", "n_fallback_windows", "text", "segments":[{start, end, t0, t1, text,

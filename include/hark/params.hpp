@@ -16,8 +16,8 @@ namespace hark {
 
 // ---- language detection (OpenAI's detect_language, whisper.cpp's whisper_lang_auto_detect) ----
 struct DetectLanguageParams {
-  int64_t offset_ms = 0;  // the 30 s of audio from here are listened to
-  int n_threads = 0;      // 0: the context's
+  int64_t offset_ms = 0;               // the 30 s of audio from here are listened to
+  int n_threads = 0;                   // 0: the context's
   std::function<bool()> should_abort;  // returns true to stop; polled as in transcribe
 };
 
@@ -27,14 +27,14 @@ struct DetectLanguageParams {
 inline constexpr int kMaxBatchSize = 32;
 
 struct TranscribeParams {
-  std::string language = "en";  // a language code, or "auto" to detect (multilingual models)
-  bool translate = false;       // into English (multilingual models)
-  int n_threads = 0;            // 0: the state's (new_state's count), else the context's
-  int n_processors = 1;         // > 1: the audio is cut into this many parts decoded in parallel, each on
-                                // its own state (whisper.cpp's whisper_full_parallel); threads are shared out
-  int64_t offset_ms = 0;        // start here in the audio
-  int64_t duration_ms = 0;      // 0: to the end
-  bool timestamps = true;       // false: one segment per window, no timestamp tokens
+  std::string language = "en";    // a language code, or "auto" to detect (multilingual models)
+  bool translate = false;         // into English (multilingual models)
+  int n_threads = 0;              // 0: the state's (new_state's count), else the context's
+  int n_processors = 1;           // > 1: the audio is cut into this many parts decoded in parallel, each on
+                                  // its own state (whisper.cpp's whisper_full_parallel); threads are shared out
+  int64_t offset_ms = 0;          // start here in the audio
+  int64_t duration_ms = 0;        // 0: to the end
+  bool timestamps = true;         // false: one segment per window, no timestamp tokens
   int max_tokens_per_window = 0;  // 0: the model's limit (n_text_ctx / 2)
   std::string initial_prompt;     // text the model sees as previous context
 
@@ -46,31 +46,31 @@ struct TranscribeParams {
   // The defaults are OpenAI's, whisper.cpp's and whisper.rn's: 0, 0.2, 0.4, ... 1.0.
   float temperature = 0.0f;
   float temperature_inc = 0.2f;
-  int best_of = 5;                  // candidates sampled at temperature > 0, the best kept
-  float length_penalty = -1.0f;     // ranking: < 0 divide by length; else alpha of ((5 + len) / 6)^alpha
+  int best_of = 5;               // candidates sampled at temperature > 0, the best kept
+  float length_penalty = -1.0f;  // ranking: < 0 divide by length; else alpha of ((5 + len) / 6)^alpha
   // Beam search at temperature 0 (1..64; at T > 0, as in OpenAI, best_of sampling runs instead):
   // beam_size beams decoded as one batch per step, finished candidates gathered until
   // round(beam_size * patience). Default 1 (greedy), the default of OpenAI's transcribe()
   // (DecodingOptions.beam_size None) and of whisper.rn; whisper.cpp's and OpenAI's command lines
   // use 5 (about 2x the decoding time here: opt in).
   int beam_size = 1;
-  float patience = 1.0f;            // > 0; OpenAI's default 1.0
+  float patience = 1.0f;  // > 0; OpenAI's default 1.0
   float compression_ratio_threshold = 2.4f;
   float logprob_threshold = -1.0f;
   // A window with P(no speech) > no_speech_threshold and average log-prob not above
   // logprob_threshold is skipped as silence.
   float no_speech_threshold = 0.6f;
-  uint64_t seed = 0;                // sampling at temperature > 0: same seed, same text
-  bool suppress_blank = true;       // no blank or end-of-text as a window's first text token
-  bool suppress_nst = true;         // non-speech tokens (symbols, music notes; OpenAI's "-1") never produced
-  std::string suppress_regex;       // ECMAScript regex: tokens whose whole text matches are never produced
+  uint64_t seed = 0;                     // sampling at temperature > 0: same seed, same text
+  bool suppress_blank = true;            // no blank or end-of-text as a window's first text token
+  bool suppress_nst = true;              // non-speech tokens (symbols, music notes; OpenAI's "-1") never produced
+  std::string suppress_regex;            // ECMAScript regex: tokens whose whole text matches are never produced
   std::vector<int32_t> suppress_tokens;  // token ids never produced
-  bool carry_initial_prompt = false;  // initial_prompt in front of every window's prompt, not only the first
-  bool no_context = false;          // do not use the previous windows' text as prompt
-  int max_context = -1;             // previous-text tokens kept as prompt at most; -1: the model's
-                                    // (n_text_ctx / 2 - 1); 0: as no_context (whisper.cpp's -mc)
-  float max_initial_timestamp = 1.0f;  // seconds; the first timestamp of a window at most this; < 0: no limit
-  bool single_segment = false;      // one segment per window (whisper.cpp's single_segment)
+  bool carry_initial_prompt = false;     // initial_prompt in front of every window's prompt, not only the first
+  bool no_context = false;               // do not use the previous windows' text as prompt
+  int max_context = -1;                  // previous-text tokens kept as prompt at most; -1: the model's
+                                         // (n_text_ctx / 2 - 1); 0: as no_context (whisper.cpp's -mc)
+  float max_initial_timestamp = 1.0f;    // seconds; the first timestamp of a window at most this; < 0: no limit
+  bool single_segment = false;           // one segment per window (whisper.cpp's single_segment)
 
   // ---- word timestamps (OpenAI's word_timestamps; whisper.cpp's -dtw) ----
   // Words by DTW over the alignment heads' cross-attention, one extra decoder pass per window;
@@ -93,8 +93,8 @@ struct TranscribeParams {
   // step's most likely timestamp when that one has probability > thold_pt within the timestamps
   // and the timestamps together > thold_ptsum; the others share the time between by text length.
   bool token_timestamps = false;
-  float thold_pt = 0.01f;           // in [0, 1] (whisper.rn's wordThold, whisper.cpp's -wt)
-  float thold_ptsum = 0.01f;        // in [0, 1]
+  float thold_pt = 0.01f;     // in [0, 1] (whisper.rn's wordThold, whisper.cpp's -wt)
+  float thold_ptsum = 0.01f;  // in [0, 1]
   // > 0: segments are cut to at most this many bytes of text (whisper.cpp's max_len: UTF-8 bytes,
   // never inside a character); the new segments take their times from the token times, so this
   // turns token_timestamps on. split_on_word: cut only before a token that starts a word.

@@ -25,9 +25,9 @@ struct QuantizeResult {
   std::string to_type;       // the output's
   uint64_t input_bytes = 0;  // file sizes
   uint64_t output_bytes = 0;
-  int n_tensors = 0;         // tensors in the file
-  int n_converted = 0;       // tensors whose type changed
-  int n_kept_f16 = 0;        // matrices left f16 because their rows are not whole blocks
+  int n_tensors = 0;    // tensors in the file
+  int n_converted = 0;  // tensors whose type changed
+  int n_kept_f16 = 0;   // matrices left f16 because their rows are not whole blocks
 };
 
 // progress(done, total): bytes of tensor data converted so far, after each tensor.

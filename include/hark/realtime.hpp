@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "hark/export.h"
 #include "hark/context.hpp"  // Context
+#include "hark/export.h"
 #include "hark/params.hpp"   // TranscribeParams
 #include "hark/results.hpp"  // Segment
 
@@ -60,8 +60,7 @@ HARK_API std::shared_ptr<PushSource> open_push_source(bool live = true, int samp
 
 // A file (any format load_audio reads) played at `speed` x real time (1: real time) in chunks of
 // chunk_ms; speed 0: as fast as the consumer takes it (tests, batch).
-HARK_API std::shared_ptr<AudioSource> open_file_source(const std::string& path, double speed = 1.0,
-                                                       int chunk_ms = 100);
+HARK_API std::shared_ptr<AudioSource> open_file_source(const std::string& path, double speed = 1.0, int chunk_ms = 100);
 // Raw PCM, signed 16-bit little-endian, interleaved, at sample_rate with `channels` (16 kHz mono
 // by default; converted like push()), read from a file descriptor (0: stdin) until end of file.
 // The descriptor is not closed.
@@ -84,9 +83,9 @@ HARK_API std::vector<CaptureDevice> list_capture_devices();
 // ---- the streaming transcriber ----
 // whisper.rn's TranscribeRealtimeOptions (names in comments), plus hark's own.
 struct RealtimeOptions {
-  double audio_sec = 30;        // realtimeAudioSec: capture stops after this much audio; <= 0: 30
-  double audio_slice_sec = 0;   // realtimeAudioSliceSec: a slice's length; <= 0 or >= audio_sec: audio_sec
-  double audio_min_sec = 1;     // realtimeAudioMinSec: a slice is not transcribed (partially) before this
+  double audio_sec = 30;          // realtimeAudioSec: capture stops after this much audio; <= 0: 30
+  double audio_slice_sec = 0;     // realtimeAudioSliceSec: a slice's length; <= 0 or >= audio_sec: audio_sec
+  double audio_min_sec = 1;       // realtimeAudioMinSec: a slice is not transcribed (partially) before this
   std::string audio_output_path;  // audioOutputPath: a WAV of everything captured ("" none)
   // Energy VAD (whisper.rn's useVad, vadMs, vadThold, vadFreqThold): a slice ends early at a pause.
   bool use_vad = false;
@@ -103,7 +102,7 @@ struct RealtimeOptions {
   // Capture ring buffer; <= 0: 2 slices + 5 s. Audio that finds it full is dropped and reported
   // (event code kCodeOverflow); the saved WAV still has it.
   double ring_sec = 0;
-  int n_threads = 0;            // transcription threads; 0: the context's
+  int n_threads = 0;  // transcription threads; 0: the context's
   // The base of every slice's transcription (language, ...). Its initial_prompt is used for the
   // first slice; each later slice gets the previous slice's text as prompt.
   std::shared_ptr<const TranscribeParams> transcribe;
@@ -118,23 +117,23 @@ struct RealtimeData {
 struct RealtimeSlice {
   int index = 0;
   RealtimeData data;
-  bool final = false;        // the slice closed: its text will not change
-  int64_t t0 = 0, t1 = 0;    // its audio, 10 ms units from the start of the recording
+  bool final = false;      // the slice closed: its text will not change
+  int64_t t0 = 0, t1 = 0;  // its audio, 10 ms units from the start of the recording
 };
 
 // whisper.rn's TranscribeRealtimeEvent.
 struct RealtimeEvent {
   int job_id = 0;
-  int code = 0;                // 0 ok; kCode* below otherwise, with error
+  int code = 0;  // 0 ok; kCode* below otherwise, with error
   std::string error;
   bool is_capturing = true;
   bool is_stopped_by_action = false;  // the last event after stop()
-  int slice_index = 0;         // the slice data belongs to
+  int slice_index = 0;                // the slice data belongs to
   RealtimeData data;
-  double process_time_ms = 0;  // this slice's transcription
-  double recording_time_ms = 0;  // audio captured so far
+  double process_time_ms = 0;         // this slice's transcription
+  double recording_time_ms = 0;       // audio captured so far
   std::vector<RealtimeSlice> slices;  // every slice so far, the open one last
-  int64_t dropped_samples = 0;  // lost to ring overflow so far
+  int64_t dropped_samples = 0;        // lost to ring overflow so far
 };
 inline constexpr int kCodeTranscribeFailed = -1;
 inline constexpr int kCodeOverflow = -2;

@@ -13,10 +13,10 @@ namespace hark {
 // ---- results ----
 struct TokenData {
   int32_t id = 0;
-  std::string text;  // the token's bytes (may be part of a UTF-8 character) or a special name
-  float p = 0.0f;    // probability the model gave it
+  std::string text;          // the token's bytes (may be part of a UTF-8 character) or a special name
+  float p = 0.0f;            // probability the model gave it
   int64_t t0 = -1, t1 = -1;  // 10 ms units, when token timestamps are on
-  float logp = 0.0f;  // log p (of the rule-filtered distribution at temperature 1)
+  float logp = 0.0f;         // log p (of the rule-filtered distribution at temperature 1)
 };
 
 // A word timed by DTW over the alignment heads' cross-attention (TranscribeParams::word_timestamps),
@@ -29,8 +29,8 @@ struct Word {
 };
 
 struct Segment {
-  int64_t t0 = 0;  // start, 10 ms units from the start of the audio
-  int64_t t1 = 0;  // end
+  int64_t t0 = 0;    // start, 10 ms units from the start of the audio
+  int64_t t1 = 0;    // end
   std::string text;  // valid UTF-8
   std::vector<TokenData> tokens;
   // How the window this segment came from was decoded (OpenAI's segment fields): the temperature
@@ -49,9 +49,9 @@ struct Segment {
 struct Timings {
   // load_ms: the model's load (once per Context); total_ms: this transcribe call, load excluded.
   double load_ms = 0, mel_ms = 0, encode_ms = 0, decode_ms = 0, total_ms = 0;
-  double vad_ms = 0;        // TranscribeParams::vad: finding the speech (the VAD network and the cut)
-  int n_windows = 0;        // encoder runs
-  int n_threads = 0;        // compute threads the job ran with
+  double vad_ms = 0;  // TranscribeParams::vad: finding the speech (the VAD network and the cut)
+  int n_windows = 0;  // encoder runs
+  int n_threads = 0;  // compute threads the job ran with
   // Tokens chosen, each from one decoder step's logits: every candidate (best_of) and every
   // fallback pass counted; prefix passes and language detection are not tokens.
   int n_decode_tokens = 0;
@@ -90,11 +90,11 @@ struct Transcript {
 };
 
 struct LanguageDetection {
-  std::string language;     // code of the most likely language ("de", ...)
+  std::string language;      // code of the most likely language ("de", ...)
   float probability = 0.0f;  // its probability
   // One per language of the model, by id (language_code_at(i)); they sum to 1.
   std::vector<float> probs;
-  bool aborted = false;      // stopped by should_abort: nothing else is set
+  bool aborted = false;  // stopped by should_abort: nothing else is set
 };
 
 // What on_new_segments reports, as whisper.rn's onNewSegments: the segments that just became

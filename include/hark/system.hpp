@@ -18,7 +18,7 @@ HARK_API std::string system_info();
 HARK_API int language_count();
 HARK_API int language_id(std::string_view code);  // -1 when unknown
 HARK_API const char* language_code_at(int id);    // nullptr when out of range
-HARK_API const char* language_name_at(int id);    // "english", "chinese", ... (OpenAI's names); nullptr when out of range
+HARK_API const char* language_name_at(int id);  // "english", "chinese", ... (OpenAI's names); nullptr when out of range
 
 // The device a Context computes on, and why it is not a GPU when one was asked for.
 struct DeviceChoice {

@@ -29,7 +29,7 @@ struct VadOptions {
   int min_speech_duration_ms = 250;   // shorter segments are dropped
   int min_silence_duration_ms = 100;  // a pause must last this long (below threshold - 0.15) to end speech
   float max_speech_duration_s = std::numeric_limits<float>::max();  // longer speech is cut
-  int speech_pad_ms = 30;             // added on both sides of each segment
+  int speech_pad_ms = 30;                                           // added on both sides of each segment
   // Seconds of audio kept on both sides of each segment when the speech is cut out of the audio
   // for transcription (whisper.cpp's samples_overlap); it does not change the segments.
   float samples_overlap = 0.1f;
@@ -95,9 +95,9 @@ class HARK_API VadStream {
   virtual float process(std::span<const float> frame) = 0;
   // The pending partial frame zero-padded and run (nothing when none is pending).
   virtual std::vector<float> flush() = 0;
-  virtual void reset() = 0;                      // fresh state, pending samples dropped
-  virtual int64_t frames() const = 0;            // frames run since the last reset
-  virtual size_t pending_samples() const = 0;    // pushed, waiting for a full frame
+  virtual void reset() = 0;                    // fresh state, pending samples dropped
+  virtual int64_t frames() const = 0;          // frames run since the last reset
+  virtual size_t pending_samples() const = 0;  // pushed, waiting for a full frame
   virtual int frame_samples() const = 0;
 };
 

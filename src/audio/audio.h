@@ -20,11 +20,11 @@ namespace detail {
 class SoxrStream;
 }
 
-inline constexpr int kSampleRate = 16000;           // what Whisper was trained on
-inline constexpr int kMinSourceRate = 1000;         // below this nothing intelligible survives
-inline constexpr int kMaxSourceRate = 768000;       // the highest rate real hardware records at
+inline constexpr int kSampleRate = 16000;      // what Whisper was trained on
+inline constexpr int kMinSourceRate = 1000;    // below this nothing intelligible survives
+inline constexpr int kMaxSourceRate = 768000;  // the highest rate real hardware records at
 inline constexpr int kMaxChannels = 256;
-inline constexpr int64_t kMaxSeconds = 8 * 3600;    // bounds memory: 8 h at 16 kHz is 1.8 GB f32
+inline constexpr int64_t kMaxSeconds = 8 * 3600;  // bounds memory: 8 h at 16 kHz is 1.8 GB f32
 
 // Decodes the file at `path`. The format is detected from the content; the name matters only
 // for a .mp3/.mp2/.mp1/.mpga file whose MPEG frames hide behind leading junk.
@@ -32,15 +32,12 @@ std::vector<float> load_file(const std::string& path);
 
 // Decodes a complete encoded file held in memory. `name` prefixes error messages and serves as
 // the name load_file would see (its extension is the same MPEG hint).
-std::vector<float> decode_memory(const void* data, size_t size,
-                                 const std::string& name = "<memory>");
+std::vector<float> decode_memory(const void* data, size_t size, const std::string& name = "<memory>");
 
 // Raw interleaved PCM: `n_samples` counts values over all channels, so it must be a multiple of
 // `channels`. 16-bit values are scaled by 1/32768, as libsndfile does for files.
-std::vector<float> from_pcm16(const int16_t* samples, size_t n_samples, int sample_rate,
-                              int channels);
-std::vector<float> from_f32(const float* samples, size_t n_samples, int sample_rate,
-                            int channels);
+std::vector<float> from_pcm16(const int16_t* samples, size_t n_samples, int sample_rate, int channels);
+std::vector<float> from_f32(const float* samples, size_t n_samples, int sample_rate, int channels);
 
 // Resamples mono audio from `in_rate` to `out_rate` (libsoxr, high quality). The result has
 // round(n * out_rate / in_rate) samples, so durations are preserved exactly to the sample.
@@ -71,7 +68,7 @@ class Converter {
   int64_t frames_in_ = 0;
   int64_t samples_out_ = 0;
   bool finished_ = false;
-  std::vector<float> mono_;             // scratch: the downmixed piece
+  std::vector<float> mono_;                        // scratch: the downmixed piece
   std::unique_ptr<detail::SoxrStream> resampler_;  // null when the input is already 16 kHz
 };
 
@@ -82,8 +79,7 @@ class WavWriter {
   enum class Format { kPcm16, kFloat32 };
 
   // Creates (truncates) `path`. Throws if it cannot be created or the rate/channels are invalid.
-  WavWriter(const std::string& path, int sample_rate, int channels = 1,
-            Format format = Format::kPcm16);
+  WavWriter(const std::string& path, int sample_rate, int channels = 1, Format format = Format::kPcm16);
   ~WavWriter();  // closes; errors at this point are swallowed, call close() to see them
   WavWriter(const WavWriter&) = delete;
   WavWriter& operator=(const WavWriter&) = delete;

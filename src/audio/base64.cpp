@@ -36,9 +36,10 @@ std::vector<uint8_t> base64_decode(std::string_view text, const std::string& nam
     }
     HARK_CHECK(padding == 0, name + ": base64 data continues after '=' padding at offset " + std::to_string(i));
     const int v = kTable[c];
-    HARK_CHECK(v >= 0, name + ": character " + (c >= 32 && c < 127 ? "'" + std::string(1, static_cast<char>(c)) + "'"
-                                                                     : "0x" + std::to_string(c)) +
-                           " at offset " + std::to_string(i) + " is not base64");
+    HARK_CHECK(v >= 0,
+               name + ": character " +
+                   (c >= 32 && c < 127 ? "'" + std::string(1, static_cast<char>(c)) + "'" : "0x" + std::to_string(c)) +
+                   " at offset " + std::to_string(i) + " is not base64");
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;
     ++n_chars;

@@ -20,35 +20,30 @@ std::string seconds_text(double s) {
 void check_format(const std::string& name, int rate, int channels) {
   HARK_CHECK(rate >= kMinSourceRate && rate <= kMaxSourceRate,
              name + ": unsupported sample rate " + std::to_string(rate) + " Hz (expected " +
-                 std::to_string(kMinSourceRate) + " to " + std::to_string(kMaxSourceRate) +
-                 " Hz)");
-  HARK_CHECK(channels >= 1 && channels <= kMaxChannels,
-             name + ": unsupported channel count " + std::to_string(channels) +
-                 " (expected 1 to " + std::to_string(kMaxChannels) + ")");
+                 std::to_string(kMinSourceRate) + " to " + std::to_string(kMaxSourceRate) + " Hz)");
+  HARK_CHECK(channels >= 1 && channels <= kMaxChannels, name + ": unsupported channel count " +
+                                                            std::to_string(channels) + " (expected 1 to " +
+                                                            std::to_string(kMaxChannels) + ")");
 }
 
 // Throws on the first NaN/Inf, naming its frame, channel and time. `first_frame` is the index of
 // in[0] in the whole stream. Rejected rather than zeroed: such values mean a broken decoder or
 // file, and silently patching them would hide that from the user.
-void check_finite(const std::string& name, const float* in, size_t n_frames, int channels,
-                  int64_t first_frame, int rate) {
+void check_finite(const std::string& name, const float* in, size_t n_frames, int channels, int64_t first_frame,
+                  int rate) {
   const size_t n_values = n_frames * size_t(channels);
   for (size_t i = 0; i < n_values; ++i) {
     if (std::isfinite(in[i])) continue;
     const int64_t frame = first_frame + int64_t(i / channels);
     HARK_CHECK(false, name + ": sample " + std::to_string(frame) +
-                          (channels > 1 ? " (channel " + std::to_string(i % channels) + ")"
-                                        : std::string()) +
-                          " at " + seconds_text(double(frame) / rate) + " is " +
-                          (std::isnan(in[i]) ? "NaN" : "infinite") +
+                          (channels > 1 ? " (channel " + std::to_string(i % channels) + ")" : std::string()) + " at " +
+                          seconds_text(double(frame) / rate) + " is " + (std::isnan(in[i]) ? "NaN" : "infinite") +
                           "; the audio data is corrupt");
   }
 }
 
 // round(n * out / in); no overflow for any n we accept (8 h at 768 kHz < 2^35, rates < 2^20).
-int64_t scaled_length(int64_t n, int in_rate, int out_rate) {
-  return (n * out_rate + in_rate / 2) / in_rate;
-}
+int64_t scaled_length(int64_t n, int in_rate, int out_rate) { return (n * out_rate + in_rate / 2) / in_rate; }
 
 }  // namespace
 
@@ -67,9 +62,8 @@ class detail::SoxrStream {
     const soxr_runtime_spec_t runtime = soxr_runtime_spec(1);
     soxr_ = soxr_create(in_rate, out_rate, 1, &err, &io, &quality, &runtime);
     if (err != nullptr && soxr_ != nullptr) soxr_delete(soxr_), soxr_ = nullptr;  // no dtor runs
-    HARK_CHECK(soxr_ != nullptr,
-               std::string("libsoxr could not create a ") + std::to_string(in_rate) + " -> " +
-                   std::to_string(out_rate) + " Hz resampler: " + (err ? err : "unknown error"));
+    HARK_CHECK(soxr_ != nullptr, std::string("libsoxr could not create a ") + std::to_string(in_rate) + " -> " +
+                                     std::to_string(out_rate) + " Hz resampler: " + (err ? err : "unknown error"));
   }
   ~SoxrStream() { soxr_delete(soxr_); }
   SoxrStream(const SoxrStream&) = delete;
@@ -83,8 +77,8 @@ class detail::SoxrStream {
       const size_t base = out->size();
       out->resize(base + room);
       size_t used = 0, made = 0;
-      soxr_error_t err = soxr_process(soxr_, in ? in + offered : nullptr, in ? n - offered : 0,
-                                      &used, out->data() + base, room, &made);
+      soxr_error_t err = soxr_process(soxr_, in ? in + offered : nullptr, in ? n - offered : 0, &used,
+                                      out->data() + base, room, &made);
       HARK_CHECK(err == nullptr, std::string("libsoxr failed while resampling: ") + err);
       out->resize(base + made);
       offered += used;
@@ -110,8 +104,8 @@ void Converter::push(const float* in, size_t n_frames, std::vector<float>* out) 
   HARK_CHECK(!finished_, name_ + ": audio pushed after finish()");
   if (n_frames == 0) return;
   HARK_CHECK_AS(ResourceExhausted, "", frames_in_ + int64_t(n_frames) <= kMaxSeconds * rate_,
-             name_ + ": longer than the " + std::to_string(kMaxSeconds / 3600) +
-                 " hour limit hark accepts; split the audio first");
+                name_ + ": longer than the " + std::to_string(kMaxSeconds / 3600) +
+                    " hour limit hark accepts; split the audio first");
   // Validate before anything is resampled, so the index we report is the caller's own.
   check_finite(name_, in, n_frames, channels_, frames_in_, rate_);
   frames_in_ += int64_t(n_frames);
@@ -158,9 +152,8 @@ std::vector<float> resample(const float* mono, size_t n, int in_rate, int out_ra
   check_format("resample", in_rate, 1);
   check_format("resample", out_rate, 1);
   HARK_CHECK_AS(ResourceExhausted, "", int64_t(n) <= kMaxSeconds * in_rate,
-             "resample: " + std::to_string(n) + " samples at " + std::to_string(in_rate) +
-                 " Hz is longer than the " + std::to_string(kMaxSeconds / 3600) +
-                 " hour limit hark accepts");
+                "resample: " + std::to_string(n) + " samples at " + std::to_string(in_rate) +
+                    " Hz is longer than the " + std::to_string(kMaxSeconds / 3600) + " hour limit hark accepts");
   check_finite("resample", mono, n, 1, 0, in_rate);
   if (in_rate == out_rate || n == 0) return std::vector<float>(mono, mono + n);
   std::vector<float> out;

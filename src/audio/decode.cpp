@@ -71,8 +71,7 @@ class FileSource final : public ByteSource {
 
 class MemorySource final : public ByteSource {
  public:
-  MemorySource(const void* data, size_t size)
-      : data_(static_cast<const unsigned char*>(data)), size_(int64_t(size)) {}
+  MemorySource(const void* data, size_t size) : data_(static_cast<const unsigned char*>(data)), size_(int64_t(size)) {}
   int64_t size() const override { return size_; }
   size_t read(void* dst, size_t n) override {
     const size_t k = size_t(std::min<int64_t>(int64_t(n), size_ - pos_));
@@ -121,8 +120,8 @@ bool looks_like_mpeg(ByteSource& src) {
   src.seek(0, SEEK_SET);
   if (src.read(h, 10) == 10 && std::memcmp(h, "ID3", 3) == 0) {
     // Tag size: four 7-bit "syncsafe" bytes, excluding the 10-byte header (and footer, flag 0x10).
-    const int64_t body = (int64_t(h[6] & 0x7F) << 21) | (int64_t(h[7] & 0x7F) << 14) |
-                         (int64_t(h[8] & 0x7F) << 7) | int64_t(h[9] & 0x7F);
+    const int64_t body = (int64_t(h[6] & 0x7F) << 21) | (int64_t(h[7] & 0x7F) << 14) | (int64_t(h[8] & 0x7F) << 7) |
+                         int64_t(h[9] & 0x7F);
     at = 10 + body + ((h[5] & 0x10) ? 10 : 0);
   }
   bool mpeg = false;
@@ -170,9 +169,9 @@ std::vector<float> decode_sndfile(SNDFILE* f, const SF_INFO& info, const std::st
   // A header's frame count is a claim, not a fact, but refusing early spares hours of decoding.
   if (info.frames > 0 && info.frames != SF_COUNT_MAX) {
     HARK_CHECK_AS(ResourceExhausted, name, info.frames / info.samplerate <= kMaxSeconds,
-               name + ": header says " + std::to_string(info.frames / info.samplerate) +
-                   " s of audio, more than the " + std::to_string(kMaxSeconds / 3600) +
-                   " hour limit hark accepts; split the audio first");
+                  name + ": header says " + std::to_string(info.frames / info.samplerate) +
+                      " s of audio, more than the " + std::to_string(kMaxSeconds / 3600) +
+                      " hour limit hark accepts; split the audio first");
   }
   std::vector<float> out;
   if (info.frames > 0 && info.frames != SF_COUNT_MAX) {
@@ -187,8 +186,7 @@ std::vector<float> decode_sndfile(SNDFILE* f, const SF_INFO& info, const std::st
   // libsndfile reports decode errors (e.g. a corrupt FLAC frame) here rather than from the read.
   const int err = sf_error(f);
   HARK_CHECK(err == SF_ERR_NO_ERROR,
-             name + ": decoding failed after " + std::to_string(conv.frames_in()) +
-                 " frames: " + sf_strerror(f));
+             name + ": decoding failed after " + std::to_string(conv.frames_in()) + " frames: " + sf_strerror(f));
   conv.finish(&out);
   return out;
 }
@@ -229,11 +227,9 @@ bool decode_mpg123(ByteSource& src, const std::string& name, std::vector<float>*
   size_t n_rates = 0;
   mpg123_rates(&rates, &n_rates);
   for (size_t i = 0; i < n_rates; ++i) {
-    mpg123_format(h, rates[i], MPG123_MONO | MPG123_STEREO,
-                  MPG123_ENC_FLOAT_32 | MPG123_ENC_SIGNED_16);
+    mpg123_format(h, rates[i], MPG123_MONO | MPG123_STEREO, MPG123_ENC_FLOAT_32 | MPG123_ENC_SIGNED_16);
   }
-  HARK_CHECK(mpg123_open_feed(h) == MPG123_OK,
-             name + ": libmpg123 could not open a stream: " + mpg123_strerror(h));
+  HARK_CHECK(mpg123_open_feed(h) == MPG123_OK, name + ": libmpg123 could not open a stream: " + mpg123_strerror(h));
 
   src.seek(0, SEEK_SET);
   std::unique_ptr<Converter> conv;
@@ -265,9 +261,9 @@ bool decode_mpg123(ByteSource& src, const std::string& name, std::vector<float>*
       if (conv) {
         // Concatenated MP3s can switch format; rather than splice two rates, say so.
         HARK_CHECK(new_rate == rate && new_channels == channels,
-                   name + ": the MPEG stream changes format mid-way (" + std::to_string(rate) +
-                       " Hz " + std::to_string(channels) + " ch to " + std::to_string(new_rate) +
-                       " Hz " + std::to_string(new_channels) + " ch); convert it first");
+                   name + ": the MPEG stream changes format mid-way (" + std::to_string(rate) + " Hz " +
+                       std::to_string(channels) + " ch to " + std::to_string(new_rate) + " Hz " +
+                       std::to_string(new_channels) + " ch); convert it first");
       } else {
         conv = std::make_unique<Converter>(int(new_rate), new_channels, name);
       }
@@ -275,8 +271,7 @@ bool decode_mpg123(ByteSource& src, const std::string& name, std::vector<float>*
       channels = new_channels;
       encoding = new_encoding;
       HARK_CHECK(encoding == MPG123_ENC_FLOAT_32 || encoding == MPG123_ENC_SIGNED_16,
-                 name + ": libmpg123 offered an unexpected sample encoding " +
-                     std::to_string(encoding));
+                 name + ": libmpg123 offered an unexpected sample encoding " + std::to_string(encoding));
       continue;
     }
     if (r == MPG123_NEED_MORE) {
@@ -344,20 +339,19 @@ std::vector<float> decode_classified(ByteSource& src, const std::string& name) {
 
 // Raw PCM goes through the Converter in chunks, so 16-bit input never needs a full f32 copy.
 template <typename T>
-std::vector<float> from_interleaved(const T* samples, size_t n_samples, int sample_rate,
-                                    int channels, const std::string& name) {
+std::vector<float> from_interleaved(const T* samples, size_t n_samples, int sample_rate, int channels,
+                                    const std::string& name) {
   Converter conv(sample_rate, channels, name);  // validates rate and channels first
   HARK_CHECK(n_samples > 0, name + ": contains no audio samples");
   HARK_CHECK(samples != nullptr, name + ": null data pointer");
-  HARK_CHECK(n_samples % size_t(channels) == 0,
-             name + ": " + std::to_string(n_samples) + " samples is not a whole number of " +
-                 std::to_string(channels) + "-channel frames");
+  HARK_CHECK(n_samples % size_t(channels) == 0, name + ": " + std::to_string(n_samples) +
+                                                    " samples is not a whole number of " + std::to_string(channels) +
+                                                    "-channel frames");
   const size_t n_frames = n_samples / size_t(channels);
   // Checked here as well as in push() so the reserve below is bounded.
   HARK_CHECK_AS(ResourceExhausted, "", int64_t(n_frames) <= kMaxSeconds * sample_rate,
-             name + ": " + std::to_string(n_frames / size_t(sample_rate)) +
-                 " s is longer than the " + std::to_string(kMaxSeconds / 3600) +
-                 " hour limit hark accepts; split the audio first");
+                name + ": " + std::to_string(n_frames / size_t(sample_rate)) + " s is longer than the " +
+                    std::to_string(kMaxSeconds / 3600) + " hour limit hark accepts; split the audio first");
   std::vector<float> out;
   out.reserve(size_t(double(n_frames) * kSampleRate / sample_rate) + 64);
   std::vector<float> buf;
@@ -389,13 +383,11 @@ std::vector<float> decode_memory(const void* data, size_t size, const std::strin
   return decode(src, name);
 }
 
-std::vector<float> from_f32(const float* samples, size_t n_samples, int sample_rate,
-                            int channels) {
+std::vector<float> from_f32(const float* samples, size_t n_samples, int sample_rate, int channels) {
   return from_interleaved(samples, n_samples, sample_rate, channels, "raw f32 PCM");
 }
 
-std::vector<float> from_pcm16(const int16_t* samples, size_t n_samples, int sample_rate,
-                              int channels) {
+std::vector<float> from_pcm16(const int16_t* samples, size_t n_samples, int sample_rate, int channels) {
   return from_interleaved(samples, n_samples, sample_rate, channels, "raw 16-bit PCM");
 }
 

@@ -11,12 +11,11 @@ namespace hark::audio {
 WavWriter::WavWriter(const std::string& path, int sample_rate, int channels, Format format)
     : path_(path), channels_(channels) {
   HARK_CHECK(sample_rate >= kMinSourceRate && sample_rate <= kMaxSourceRate,
-             path + ": cannot write a WAV at " + std::to_string(sample_rate) +
-                 " Hz (expected " + std::to_string(kMinSourceRate) + " to " +
-                 std::to_string(kMaxSourceRate) + " Hz)");
-  HARK_CHECK(channels >= 1 && channels <= kMaxChannels,
-             path + ": cannot write a WAV with " + std::to_string(channels) +
-                 " channels (expected 1 to " + std::to_string(kMaxChannels) + ")");
+             path + ": cannot write a WAV at " + std::to_string(sample_rate) + " Hz (expected " +
+                 std::to_string(kMinSourceRate) + " to " + std::to_string(kMaxSourceRate) + " Hz)");
+  HARK_CHECK(channels >= 1 && channels <= kMaxChannels, path + ": cannot write a WAV with " + std::to_string(channels) +
+                                                            " channels (expected 1 to " + std::to_string(kMaxChannels) +
+                                                            ")");
   SF_INFO info{};
   info.samplerate = sample_rate;
   info.channels = channels;
@@ -34,9 +33,7 @@ WavWriter::~WavWriter() {
   if (file_ != nullptr) sf_close(static_cast<SNDFILE*>(file_));
 }
 
-void WavWriter::check_open() const {
-  HARK_CHECK(file_ != nullptr, path_ + ": write after close");
-}
+void WavWriter::check_open() const { HARK_CHECK(file_ != nullptr, path_ + ": write after close"); }
 
 void WavWriter::write(const float* interleaved, size_t n_frames) {
   check_open();
@@ -44,25 +41,20 @@ void WavWriter::write(const float* interleaved, size_t n_frames) {
   for (size_t i = 0; i < n; ++i) {
     // A NaN would be written as-is to a float WAV, and hark's own loader would then refuse it.
     HARK_CHECK(std::isfinite(interleaved[i]),
-               path_ + ": refusing to write a " +
-                   (std::isnan(interleaved[i]) ? "NaN" : "infinite") + " sample at frame " +
-                   std::to_string(frames_ + int64_t(i / size_t(channels_))));
+               path_ + ": refusing to write a " + (std::isnan(interleaved[i]) ? "NaN" : "infinite") +
+                   " sample at frame " + std::to_string(frames_ + int64_t(i / size_t(channels_))));
   }
-  const sf_count_t wrote =
-      sf_writef_float(static_cast<SNDFILE*>(file_), interleaved, sf_count_t(n_frames));
-  HARK_CHECK(wrote == sf_count_t(n_frames),
-             path_ + ": write failed after " + std::to_string(frames_ + wrote) + " frames: " +
-                 sf_strerror(static_cast<SNDFILE*>(file_)));
+  const sf_count_t wrote = sf_writef_float(static_cast<SNDFILE*>(file_), interleaved, sf_count_t(n_frames));
+  HARK_CHECK(wrote == sf_count_t(n_frames), path_ + ": write failed after " + std::to_string(frames_ + wrote) +
+                                                " frames: " + sf_strerror(static_cast<SNDFILE*>(file_)));
   frames_ += wrote;
 }
 
 void WavWriter::write(const int16_t* interleaved, size_t n_frames) {
   check_open();
-  const sf_count_t wrote =
-      sf_writef_short(static_cast<SNDFILE*>(file_), interleaved, sf_count_t(n_frames));
-  HARK_CHECK(wrote == sf_count_t(n_frames),
-             path_ + ": write failed after " + std::to_string(frames_ + wrote) + " frames: " +
-                 sf_strerror(static_cast<SNDFILE*>(file_)));
+  const sf_count_t wrote = sf_writef_short(static_cast<SNDFILE*>(file_), interleaved, sf_count_t(n_frames));
+  HARK_CHECK(wrote == sf_count_t(n_frames), path_ + ": write failed after " + std::to_string(frames_ + wrote) +
+                                                " frames: " + sf_strerror(static_cast<SNDFILE*>(file_)));
   frames_ += wrote;
 }
 

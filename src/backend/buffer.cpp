@@ -21,9 +21,9 @@ void Buffer::place(Tensor& t, size_t offset) {
 void Buffer::check_range(const Tensor& t, size_t offset, size_t size, const char* what) const {
   HARK_CHECK(t.data != nullptr, std::string(what) + ": tensor " + t.describe() + " has no memory");
   const size_t n = t.nbytes();
-  HARK_CHECK(offset <= n && size <= n - offset,
-             std::string(what) + ": range [" + std::to_string(offset) + ", " + std::to_string(offset + size) +
-                 ") outside tensor " + t.describe() + " of " + std::to_string(n) + " bytes");
+  HARK_CHECK(offset <= n && size <= n - offset, std::string(what) + ": range [" + std::to_string(offset) + ", " +
+                                                    std::to_string(offset + size) + ") outside tensor " + t.describe() +
+                                                    " of " + std::to_string(n) + " bytes");
 }
 
 namespace {
@@ -50,8 +50,8 @@ class HostBuffer : public Buffer {
   }
   bool copy_tensor(const Tensor& src, Tensor& dst) override {
     if (!src.buffer || !src.buffer->type()->is_host()) return false;
-    HARK_CHECK(src.nbytes() == dst.nbytes(), "copy_tensor: " + src.describe() + " and " + dst.describe() +
-                                                 " differ in size");
+    HARK_CHECK(src.nbytes() == dst.nbytes(),
+               "copy_tensor: " + src.describe() + " and " + dst.describe() + " differ in size");
     std::memmove(dst.data, src.data, src.nbytes());
     return true;
   }

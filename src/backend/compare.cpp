@@ -8,8 +8,8 @@
 
 #include "backend/buffer.h"
 #include "backend/device.h"
-#include "runtime/error.h"
 #include "backend/graph_allocator.h"
+#include "runtime/error.h"
 #include "runtime/quant.h"
 
 namespace hark {
@@ -116,9 +116,8 @@ std::string CompareResult::report() const {
   std::string s;
   char line[256];
   for (const NodeDiff& d : nodes) {
-    std::snprintf(line, sizeof(line), "%-12s %-28s max_abs %.3g max_rel %.3g |ref| %.3g%s\n",
-                  op_name(d.node->op), d.node->name.c_str(), d.max_abs, d.max_rel, d.max_ref,
-                  d.exact_int ? "" : " INT MISMATCH");
+    std::snprintf(line, sizeof(line), "%-12s %-28s max_abs %.3g max_rel %.3g |ref| %.3g%s\n", op_name(d.node->op),
+                  d.node->name.c_str(), d.max_abs, d.max_rel, d.max_ref, d.exact_int ? "" : " INT MISMATCH");
     s += line;
   }
   return s;

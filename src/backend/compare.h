@@ -18,7 +18,7 @@ struct NodeDiff {
 };
 
 struct CompareResult {
-  std::vector<NodeDiff> nodes;  // computed nodes, graph order (views skipped)
+  std::vector<NodeDiff> nodes;    // computed nodes, graph order (views skipped)
   const NodeDiff& worst() const;  // by max_abs / max(1, max_ref)
   std::string report() const;     // one line per node
 };

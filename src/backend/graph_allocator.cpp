@@ -55,8 +55,8 @@ class Planner {
 
   void give_back(size_t offset, size_t size) {
     size = round_up(size);
-    auto it = std::lower_bound(free_.begin(), free_.end(), offset,
-                               [](const Block& b, size_t off) { return b.offset < off; });
+    auto it =
+        std::lower_bound(free_.begin(), free_.end(), offset, [](const Block& b, size_t off) { return b.offset < off; });
     it = free_.insert(it, Block{offset, size});
     // merge with the next and previous neighbours
     if (it + 1 != free_.end() && it->offset + it->size == (it + 1)->offset) {
@@ -94,8 +94,7 @@ size_t GraphAllocator::buffer_size() const { return buffer_ ? buffer_->size() : 
 size_t GraphAllocator::plan(const Graph& g, const Filter& owns) {
   placements_.clear();
   auto needs_memory = [&](const Tensor* t) {
-    return t->view_src == nullptr && (t->data == nullptr || (t->flags & kFlagAllocated)) &&
-           (!owns || owns(*t));
+    return t->view_src == nullptr && (t->data == nullptr || (t->flags & kFlagAllocated)) && (!owns || owns(*t));
   };
 
   // Per tensor the graph touches: how many nodes read it, how many views keep its bytes alive,

@@ -40,7 +40,7 @@ class GraphAllocator {
 
   size_t peak_bytes() const { return last_peak_; }  // bytes the last planned graph needed
   size_t buffer_size() const;
-  int n_reallocs() const { return n_reallocs_; }     // buffer (re)allocations after the first
+  int n_reallocs() const { return n_reallocs_; }  // buffer (re)allocations after the first
   Buffer* buffer() const { return buffer_.get(); }
 
   // The plan of the last graph: offset of each allocated tensor (for tests and diagnostics).
@@ -68,7 +68,7 @@ class GraphAllocator {
   struct Users {
     int32_t readers, views, placement;
   };
-  PointerMap index_;          // tensor -> its entry in users_
+  PointerMap index_;  // tensor -> its entry in users_
   std::vector<Users> users_;
   std::vector<FreeBlock> free_blocks_;
   size_t last_peak_ = 0;

@@ -47,11 +47,11 @@ struct Scheduler::Impl {
   std::unordered_map<const Tensor*, int> node_backend;  // computed nodes -> backend index
   // Storage tensors whose memory one of our allocators plans -> that allocator's index.
   std::unordered_map<const Tensor*, int> owner;
-  TensorArena arena;   // copy tensors and views over them; rebuilt by every plan
-  Graph plan_graph;    // the graph with the copies inserted: what the allocators plan
+  TensorArena arena;                           // copy tensors and views over them; rebuilt by every plan
+  Graph plan_graph;                            // the graph with the copies inserted: what the allocators plan
   std::vector<std::unique_ptr<Event>> events;  // one per backend: end of its latest split
-  std::vector<char> ran;                        // backend has work recorded in its event
-  const Graph* fresh = nullptr;  // allocated by alloc_graph and not computed since
+  std::vector<char> ran;                       // backend has work recorded in its event
+  const Graph* fresh = nullptr;                // allocated by alloc_graph and not computed since
   AbortCallback abort;
   // The plan is the one-backend shortcut (plan_single): one split of the whole graph, nothing
   // copied, every planned tensor the only allocator's; node_backend and owner are left empty.
@@ -368,10 +368,11 @@ void Scheduler::reserve(Graph& g) {
     allocators_[0]->reserve(g);
     return;
   }
-  with_rewires([this](bool on) { apply_rewires(on); }, [&] {
-    for (int i = 0; i < n_backends(); ++i)
-      allocators_[i]->reserve(impl_->plan_graph, owned_by(impl_->owner, i));
-  });
+  with_rewires([this](bool on) { apply_rewires(on); },
+               [&] {
+                 for (int i = 0; i < n_backends(); ++i)
+                   allocators_[i]->reserve(impl_->plan_graph, owned_by(impl_->owner, i));
+               });
 }
 
 void Scheduler::alloc_graph(Graph& g) {
@@ -379,10 +380,11 @@ void Scheduler::alloc_graph(Graph& g) {
   if (impl_->single) {
     allocators_[0]->alloc(g);
   } else {
-    with_rewires([this](bool on) { apply_rewires(on); }, [&] {
-      for (int i = 0; i < n_backends(); ++i)
-        allocators_[i]->alloc(impl_->plan_graph, owned_by(impl_->owner, i));
-    });
+    with_rewires([this](bool on) { apply_rewires(on); },
+                 [&] {
+                   for (int i = 0; i < n_backends(); ++i)
+                     allocators_[i]->alloc(impl_->plan_graph, owned_by(impl_->owner, i));
+                 });
   }
   impl_->fresh = &g;
 }

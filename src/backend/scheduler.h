@@ -38,7 +38,7 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  void reserve(Graph& g);    // assigns, splits and sizes compute buffers for a worst-case graph
+  void reserve(Graph& g);      // assigns, splits and sizes compute buffers for a worst-case graph
   void alloc_graph(Graph& g);  // assigns, splits and allocates memory for g
   // Runs g. Uses the plan of the last alloc_graph(g) when nothing has been computed since;
   // otherwise plans and allocates again (cheap when the buffers already fit), so a graph object
@@ -59,7 +59,7 @@ class Scheduler {
  private:
   struct Split;
   struct Impl;
-  void plan(Graph& g);       // plan_single, else assign + build_splits
+  void plan(Graph& g);               // plan_single, else assign + build_splits
   bool plan_single(const Graph& g);  // the one-backend shortcut; false when it does not apply
   void assign(const Graph& g);
   void build_splits(const Graph& g);

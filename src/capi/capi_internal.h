@@ -7,8 +7,8 @@
 // (context.cpp, transcribe.cpp, results.cpp, ...), each C params struct converted from and
 // defaulted by its C++ options in the file of its section.
 //
-// This header is what every one of those files shares: the structs behind the handles, errors (guarded: every exception stops here and
-// becomes a status and hark_last_error()), the handle registry's checks and the leases that let
+// This header is what every one of those files shares: the structs behind the handles, errors (guarded: every exception
+// stops here and becomes a status and hark_last_error()), the handle registry's checks and the leases that let
 // hark_*_free stop and wait for running calls, and the plumbing of structs that carry their size.
 #pragma once
 #include <algorithm>
@@ -89,7 +89,7 @@ struct CallError {
 };
 
 [[noreturn]] inline void raise(hark_status status, std::string message,
-                        hark::ErrorCode code = hark::ErrorCode::InvalidArgument) {
+                               hark::ErrorCode code = hark::ErrorCode::InvalidArgument) {
   throw CallError{status, std::move(message), code};
 }
 
@@ -198,8 +198,8 @@ inline const char* kind_name(Kind k) {
   if (!p) raise(HARK_ERR_BAD_HANDLE, std::string(arg) + " is NULL");
   char addr[32];
   std::snprintf(addr, sizeof addr, "%p", p);
-  raise(HARK_ERR_BAD_HANDLE, std::string(arg) + " (" + addr + ") is not a live " + kind_name(k) +
-                                 ": freed already, or never made by hark");
+  raise(HARK_ERR_BAD_HANDLE,
+        std::string(arg) + " (" + addr + ") is not a live " + kind_name(k) + ": freed already, or never made by hark");
 }
 
 // The registry's shared lock, held while a short call reads the object: a concurrent free waits.
@@ -268,8 +268,9 @@ template <typename H>
 void close_and_wait(H* h, Kind k, const char* arg) {
   if (std::find(t_in_callback_of.begin(), t_in_callback_of.end(), static_cast<const void*>(h)) !=
       t_in_callback_of.end())
-    raise(HARK_ERR_INVALID_ARGUMENT, std::string(arg) + " is running the job whose callback this call comes from; "
-                                                         "free it after the job returns");
+    raise(HARK_ERR_INVALID_ARGUMENT, std::string(arg) +
+                                         " is running the job whose callback this call comes from; "
+                                         "free it after the job returns");
   {
     std::unique_lock<std::shared_mutex> lock(handles().mutex());
     if (!handles().remove_locked(h, k)) bad_handle(h, k, arg);
@@ -348,7 +349,7 @@ void write_out(S* out, size_t out_size, size_t v1, const S& value) {
 // The C structs' VAD options (hark_vad_params, hark_transcribe_params' vad_* fields) as the C++
 // ones; the C maximum is a double, so a value beyond float's range means "no limit" as FLT_MAX does.
 inline hark::VadOptions vad_options(float threshold, int min_speech_ms, int min_silence_ms, int pad_ms, float overlap,
-                             double max_speech_s) {
+                                    double max_speech_s) {
   hark::VadOptions o;
   o.threshold = threshold;
   o.min_speech_duration_ms = min_speech_ms;
@@ -388,6 +389,5 @@ inline hark_device_info device_info(const hark::DeviceChoice& d) {
   i.reason_no_gpu = d.reason_no_gpu.c_str();
   return i;
 }
-
 
 }  // namespace hark::capi

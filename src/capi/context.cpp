@@ -35,10 +35,12 @@ hark_status hark_context_load(const char* model_path, const hark_context_params*
   return guarded("hark_context_load", HARK_ERR_MODEL, [&] {
     require_out(out);
     require(model_path != nullptr, "model_path is NULL");
-    const hark_context_params p = read_params(params, kContextParamsV1, context_defaults(), "hark_context_default_params");
+    const hark_context_params p =
+        read_params(params, kContextParamsV1, context_defaults(), "hark_context_default_params");
     // The enum read as its bytes (any int may come from C); the library checks the rest.
-    require(p.cross_kv_type == HARK_KV_F16 || p.cross_kv_type == HARK_KV_Q8_0,
-            "params->cross_kv_type must be HARK_KV_F16 (0) or HARK_KV_Q8_0 (1), got " + std::to_string(p.cross_kv_type));
+    require(
+        p.cross_kv_type == HARK_KV_F16 || p.cross_kv_type == HARK_KV_Q8_0,
+        "params->cross_kv_type must be HARK_KV_F16 (0) or HARK_KV_Q8_0 (1), got " + std::to_string(p.cross_kv_type));
     hark::ContextParams cp;
     cp.n_threads = p.n_threads;
     cp.use_gpu = p.use_gpu;
@@ -132,8 +134,8 @@ hark_status hark_state_free(hark_state* state) {
       const auto lock = read_lock(state, Kind::State, "state");
       std::lock_guard<std::mutex> guard(state->activity.mu);
       // Ending the stream waits for its thread, which runs its callback.
-      require(!state->lent() || std::find(t_in_callback_of.begin(), t_in_callback_of.end(),
-                                                    state->lent_to_handle) == t_in_callback_of.end(),
+      require(!state->lent() || std::find(t_in_callback_of.begin(), t_in_callback_of.end(), state->lent_to_handle) ==
+                                    t_in_callback_of.end(),
               "state is lent to the stream whose callback this call comes from; free it after hark_stream_free");
     }
     close_and_wait(state, Kind::State, "state");

@@ -32,8 +32,8 @@ const char* hark_language_code(int id) {
   const char* code = nullptr;
   guarded("hark_language_code", HARK_ERR_INVALID_ARGUMENT, [&] {
     code = hark::language_code_at(id);
-    require(code != nullptr, "id " + std::to_string(id) + " is out of range [0, " +
-                                 std::to_string(hark::language_count()) + ")");
+    require(code != nullptr,
+            "id " + std::to_string(id) + " is out of range [0, " + std::to_string(hark::language_count()) + ")");
   });
   return code;
 }
@@ -42,8 +42,8 @@ const char* hark_language_name(int id) {
   const char* name = nullptr;
   guarded("hark_language_name", HARK_ERR_INVALID_ARGUMENT, [&] {
     name = hark::language_name_at(id);
-    require(name != nullptr, "id " + std::to_string(id) + " is out of range [0, " +
-                                 std::to_string(hark::language_count()) + ")");
+    require(name != nullptr,
+            "id " + std::to_string(id) + " is out of range [0, " + std::to_string(hark::language_count()) + ")");
   });
   return name;
 }
@@ -82,9 +82,9 @@ int hark_device_count(void) {
 hark_status hark_device_get(int index, hark_device_info* out, size_t out_size) {
   return guarded("hark_device_get", HARK_ERR_INTERNAL, [&] {
     const auto& d = all_devices();
-    require(index >= 0 && static_cast<size_t>(index) < d.size(),
-            "index " + std::to_string(index) + " is out of range (hark_device_count() is " + std::to_string(d.size()) +
-                ")");
+    require(index >= 0 && static_cast<size_t>(index) < d.size(), "index " + std::to_string(index) +
+                                                                     " is out of range (hark_device_count() is " +
+                                                                     std::to_string(d.size()) + ")");
     write_out(out, out_size, kDeviceInfoV1, device_info(d[static_cast<size_t>(index)]));
   });
 }

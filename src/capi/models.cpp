@@ -80,12 +80,15 @@ hark_status hark_download_model(const char* name, const hark_download_params* pa
     require(name != nullptr, "name is NULL");
     require(hark::find_model_entry(name) != nullptr,
             std::string("unknown model '") + name + "' (hark_model_at lists the official ones)");
-    if (out) require(out_size >= kDownloadResultV1, "out_size " + std::to_string(out_size) +
-                                                        " is smaller than the struct; pass sizeof *out");
-    const hark_download_params p = read_params(params, kDownloadParamsV1, download_defaults(),
-                                               "hark_download_default_params");
-    require(p.connect_timeout_s > 0, "params->connect_timeout_s must be > 0, got " + std::to_string(p.connect_timeout_s));
-    require(p.low_speed_time_s >= 0, "params->low_speed_time_s must be >= 0, got " + std::to_string(p.low_speed_time_s));
+    if (out)
+      require(out_size >= kDownloadResultV1,
+              "out_size " + std::to_string(out_size) + " is smaller than the struct; pass sizeof *out");
+    const hark_download_params p =
+        read_params(params, kDownloadParamsV1, download_defaults(), "hark_download_default_params");
+    require(p.connect_timeout_s > 0,
+            "params->connect_timeout_s must be > 0, got " + std::to_string(p.connect_timeout_s));
+    require(p.low_speed_time_s >= 0,
+            "params->low_speed_time_s must be >= 0, got " + std::to_string(p.low_speed_time_s));
     require(p.low_speed_bytes >= 1, "params->low_speed_bytes must be >= 1, got " + std::to_string(p.low_speed_bytes));
     const std::string sha1 = str_or_empty(p.expected_sha1);
     require(sha1.empty() || (sha1.size() == 40 && sha1.find_first_not_of("0123456789abcdef") == std::string::npos),

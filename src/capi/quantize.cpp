@@ -22,7 +22,9 @@ hark_status hark_quantize_model(const char* input_path, const char* output_path,
     const std::string t = type;
     require(std::string(static_type_name(t)) == t,
             "type \"" + t + "\" is not one of f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0");
-    if (out) require(out_size >= kQuantizeResultV1, "out_size " + std::to_string(out_size) + " is smaller than the struct (" + std::to_string(kQuantizeResultV1) + "); pass sizeof *out");
+    if (out)
+      require(out_size >= kQuantizeResultV1, "out_size " + std::to_string(out_size) + " is smaller than the struct (" +
+                                                 std::to_string(kQuantizeResultV1) + "); pass sizeof *out");
     hark::QuantizeProgress cb;
     if (progress) cb = [&](uint64_t done, uint64_t total) { progress(done, total, user_data); };
     const hark::QuantizeResult r = hark::quantize_model(input_path, output_path, t, cb);

@@ -17,9 +17,9 @@ T get(const char* fn, const hark_result* r, T sentinel, F&& f) noexcept {
 }
 
 const hark::Segment& segment(const hark_result& r, int i) {
-  require(i >= 0 && static_cast<size_t>(i) < r.t.segments.size(),
-          "segment index " + std::to_string(i) + " is out of range (n_segments " + std::to_string(r.t.segments.size()) +
-              ")");
+  require(i >= 0 && static_cast<size_t>(i) < r.t.segments.size(), "segment index " + std::to_string(i) +
+                                                                      " is out of range (n_segments " +
+                                                                      std::to_string(r.t.segments.size()) + ")");
   return r.t.segments[static_cast<size_t>(i)];
 }
 
@@ -151,8 +151,7 @@ float hark_result_language_prob(const hark_result* result) {
 }
 
 int hark_result_n_fallback_windows(const hark_result* result) {
-  return get("hark_result_n_fallback_windows", result, -1,
-             [](const hark_result& r) { return r.t.n_fallback_windows; });
+  return get("hark_result_n_fallback_windows", result, -1, [](const hark_result& r) { return r.t.n_fallback_windows; });
 }
 
 int hark_result_n_windows(const hark_result* result) {
@@ -164,9 +163,8 @@ hark_status hark_result_window(const hark_result* result, int i, hark_window* ou
   return guarded("hark_result_window", HARK_ERR_INTERNAL, [&] {
     const auto lock = read_result(result);
     const auto& w = result->t.windows;
-    require(i >= 0 && static_cast<size_t>(i) < w.size(), "window index " + std::to_string(i) +
-                                                             " is out of range (n_windows " +
-                                                             std::to_string(w.size()) + ")");
+    require(i >= 0 && static_cast<size_t>(i) < w.size(),
+            "window index " + std::to_string(i) + " is out of range (n_windows " + std::to_string(w.size()) + ")");
     hark_window v;
     std::memset(static_cast<void*>(&v), 0, sizeof v);
     v.t0 = w[static_cast<size_t>(i)].t0;
@@ -202,7 +200,8 @@ const char* hark_result_format(const hark_result* result, hark_format format) {
   guarded("hark_result_format", HARK_ERR_INTERNAL, [&] {
     const auto lock = read_result(result);
     const int f = enum_value(format);
-    require(f >= HARK_FORMAT_TXT && f <= HARK_FORMAT_LRC, "format " + std::to_string(f) + " is not a hark_format (0..5)");
+    require(f >= HARK_FORMAT_TXT && f <= HARK_FORMAT_LRC,
+            "format " + std::to_string(f) + " is not a hark_format (0..5)");
     hark_result& r = const_cast<hark_result&>(*result);  // only the lazily made strings change
     std::lock_guard<std::mutex> fl(r.format_mu);
     if (!r.formatted[f]) {

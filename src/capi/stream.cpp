@@ -100,8 +100,8 @@ void create_stream(const hark_stream_params* params, hark_stream** out, Start&& 
           "params->sample_rate " + std::to_string(p.sample_rate) + " Hz is out of range (1000..768000)");
   require(p.channels >= 1 && p.channels <= 256,
           "params->channels " + std::to_string(p.channels) + " is out of range (1..256)");
-  require(p.n_threads >= 0, "params->n_threads must be >= 0 (0: the context's or state's), got " +
-                                std::to_string(p.n_threads));
+  require(p.n_threads >= 0,
+          "params->n_threads must be >= 0 (0: the context's or state's), got " + std::to_string(p.n_threads));
   auto tp = std::make_shared<hark::TranscribeParams>();
   if (p.language) tp->language = p.language;
   o.transcribe = tp;
@@ -152,18 +152,18 @@ hark_status hark_stream_create_on_state(hark_state* state, const hark_stream_par
         st->lending = false;
       }
     } unmark{state};
-    create_stream(params, out, [&](const hark_stream* handle, auto source, const hark::RealtimeOptions& o,
-                                   auto on_event) {
-      {
-        std::lock_guard<std::mutex> guard(state->activity.mu);
-        state->lent_to_handle = handle;  // before its callback can run
-      }
-      std::shared_ptr<hark::RealtimeTranscriber> rt =
-          hark::RealtimeTranscriber::start(*state->impl, std::move(source), o, std::move(on_event));
-      std::lock_guard<std::mutex> guard(state->activity.mu);
-      state->lent_to = rt;
-      return rt;
-    });
+    create_stream(params, out,
+                  [&](const hark_stream* handle, auto source, const hark::RealtimeOptions& o, auto on_event) {
+                    {
+                      std::lock_guard<std::mutex> guard(state->activity.mu);
+                      state->lent_to_handle = handle;  // before its callback can run
+                    }
+                    std::shared_ptr<hark::RealtimeTranscriber> rt =
+                        hark::RealtimeTranscriber::start(*state->impl, std::move(source), o, std::move(on_event));
+                    std::lock_guard<std::mutex> guard(state->activity.mu);
+                    state->lent_to = rt;
+                    return rt;
+                  });
   });
 }
 
@@ -172,9 +172,9 @@ hark_status hark_stream_push(hark_stream* stream, const float* samples, size_t n
     std::optional<Lease> l;
     lease(stream, Kind::Stream, "stream", l);
     require(samples != nullptr || n_samples == 0, "samples is NULL");
-    require(n_samples % size_t(stream->channels) == 0,
-            "n_samples " + std::to_string(n_samples) + " is not a whole number of frames of " +
-                std::to_string(stream->channels) + " channels");
+    require(n_samples % size_t(stream->channels) == 0, "n_samples " + std::to_string(n_samples) +
+                                                           " is not a whole number of frames of " +
+                                                           std::to_string(stream->channels) + " channels");
     if (n_samples) stream->source->push(std::span<const float>(samples, n_samples));
   });
 }

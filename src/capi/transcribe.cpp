@@ -71,8 +71,8 @@ hark_transcribe_params transcribe_defaults() {
 // no id, numbers wider than the C++ fields. Every option's value and range is checked once, by the
 // library (TranscribeParams), whose messages name the field.
 void check_c_params(const hark_transcribe_params& p) {
-  require(p.job_id >= 0, "params->job_id must be 0 (a new job) or an id from hark_job_new(), got " +
-                             std::to_string(p.job_id));
+  require(p.job_id >= 0,
+          "params->job_id must be 0 (a new job) or an id from hark_job_new(), got " + std::to_string(p.job_id));
   require(p.n_suppress_tokens == 0 || p.suppress_tokens != nullptr,
           "params->suppress_tokens is NULL but n_suppress_tokens is " + std::to_string(p.n_suppress_tokens));
   require(p.max_len >= INT32_MIN && p.max_len <= INT32_MAX,
@@ -188,8 +188,9 @@ struct CallJob {
       own = true;
     } else {
       job = hark::jobs::get(id);
-      require(job != nullptr, "params->job_id " + std::to_string(id) +
-                                  " is not a registered job (make one with hark_job_new; it stays until hark_job_remove)");
+      require(job != nullptr,
+              "params->job_id " + std::to_string(id) +
+                  " is not a registered job (make one with hark_job_new; it stays until hark_job_remove)");
     }
   }
   ~CallJob() {
@@ -198,7 +199,6 @@ struct CallJob {
   CallJob(const CallJob&) = delete;
   CallJob& operator=(const CallJob&) = delete;
 };
-
 
 // The common end of every transcribe call: owner already leased, params read and checked.
 template <typename Run>
@@ -214,7 +214,6 @@ void run_job(Lease& lease, const void* owner, const hark_transcribe_params& p, c
   hark::Transcript t = run(std::span<const float>(samples, n), c);
   *out = publish(std::move(t));
 }
-
 
 // The hark_transcribe_params field of a TranscribeParams field an error names, when it is spelled
 // differently ("vad_params.threshold" is vad_threshold); "" when it is the same or no option.
@@ -243,8 +242,8 @@ hark_status transcribe_on(const char* fn, Handle* h, Kind k, const char* arg, co
     std::optional<Lease> l;
     lease(h, k, arg, l);
     require_not_lent(h);
-    const hark_transcribe_params p = read_params(params, kTranscribeParamsV1, transcribe_defaults(),
-                                                 "hark_transcribe_default_params");
+    const hark_transcribe_params p =
+        read_params(params, kTranscribeParamsV1, transcribe_defaults(), "hark_transcribe_default_params");
     check_c_params(p);
     std::vector<float> storage;
     const auto [samples, n] = audio(storage);

@@ -141,7 +141,8 @@ hark_status hark_vad_detect_speech(hark_vad_context* ctx, const float* samples, 
     const hark::VadOptions o = vad_options(p.threshold, p.min_speech_duration_ms, p.min_silence_duration_ms,
                                            p.speech_pad_ms, p.samples_overlap, p.max_speech_duration_s);
     auto r = std::make_unique<hark_vad_result>();
-    r->r = phase(HARK_ERR_INVALID_ARGUMENT, [&] { return ctx->impl->detect_speech(samples_span(samples, n_samples), o); });
+    r->r =
+        phase(HARK_ERR_INVALID_ARGUMENT, [&] { return ctx->impl->detect_speech(samples_span(samples, n_samples), o); });
     handles().add(r.get(), Kind::VadResult);
     *out = r.release();
   });
@@ -208,8 +209,8 @@ hark_status hark_vad_stream_push(hark_vad_stream* stream, const float* samples, 
     require_vad_samples(samples, n_samples);
     const size_t w = static_cast<size_t>(stream->impl->frame_samples());
     const size_t completes = (stream->impl->pending_samples() + n_samples) / w;
-    require(probs != nullptr || completes == 0, "probs is NULL but this chunk completes " +
-                                                    std::to_string(completes) + " frames");
+    require(probs != nullptr || completes == 0,
+            "probs is NULL but this chunk completes " + std::to_string(completes) + " frames");
     require(probs_cap >= completes, "probs_cap " + std::to_string(probs_cap) + " is too small: this chunk completes " +
                                         std::to_string(completes) + " frames");
     const std::vector<float> p =

@@ -54,9 +54,8 @@ void append_utf8(char32_t c, std::string* out) {
 
 // Python's str.isspace() code points (what str.strip() with no argument removes).
 bool py_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-         c == 0x202F || c == 0x205F || c == 0x3000;
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 std::string py_strip(std::string_view s) {
@@ -165,8 +164,10 @@ void median_filter_row(std::span<const float> in, std::span<float> out, int widt
   for (int f = 0; f < n; ++f) {
     for (int k = -pad; k <= pad; ++k) {
       int idx = f + k;
-      if (idx < 0) idx = -idx;                   // reflect: x[-1] = x[1]
-      else if (idx >= n) idx = 2 * (n - 1) - idx;  // x[n] = x[n-2]
+      if (idx < 0)
+        idx = -idx;  // reflect: x[-1] = x[1]
+      else if (idx >= n)
+        idx = 2 * (n - 1) - idx;  // x[n] = x[n-2]
       win[static_cast<size_t>(k + pad)] = in[static_cast<size_t>(idx)];
     }
     // sort()[..., width // 2]: the middle of the sorted window
@@ -198,9 +199,9 @@ Matrix mean_over_heads(const HeadWeights& w) {
 }
 
 Matrix rows_between(const Matrix& m, int first, int end) {
-  HARK_CHECK(first >= 0 && first <= end && end <= m.rows,
-             "alignment: rows [" + std::to_string(first) + ", " + std::to_string(end) +
-                 ") do not lie in a matrix of " + std::to_string(m.rows) + " rows");
+  HARK_CHECK(first >= 0 && first <= end && end <= m.rows, "alignment: rows [" + std::to_string(first) + ", " +
+                                                              std::to_string(end) + ") do not lie in a matrix of " +
+                                                              std::to_string(m.rows) + " rows");
   Matrix out(end - first, m.cols);
   std::copy(m.data.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(first) * static_cast<size_t>(m.cols)),
             m.data.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(end) * static_cast<size_t>(m.cols)),
@@ -210,9 +211,9 @@ Matrix rows_between(const Matrix& m, int first, int end) {
 
 Matrix alignment_matrix(const HeadWeights& qk, int n_mel_frames, int n_sot, const AlignmentOptions& opt) {
   HARK_CHECK(qk.n_heads > 0, "alignment: no alignment heads");
-  HARK_CHECK(qk.data.size() == qk.index(qk.n_heads, 0, 0),
-             "alignment: the weights hold " + std::to_string(qk.data.size()) + " values, expected " +
-                 std::to_string(qk.index(qk.n_heads, 0, 0)));
+  HARK_CHECK(qk.data.size() == qk.index(qk.n_heads, 0, 0), "alignment: the weights hold " +
+                                                               std::to_string(qk.data.size()) + " values, expected " +
+                                                               std::to_string(qk.index(qk.n_heads, 0, 0)));
   HARK_CHECK(n_sot >= 1 && qk.n_tokens >= n_sot + 2,
              "alignment: " + std::to_string(qk.n_tokens) + " token rows cannot hold a sot sequence of " +
                  std::to_string(n_sot) + ", <|notimestamps|> and <|endoftext|>");
@@ -272,10 +273,14 @@ AlignmentPath backtrace(DtwTables t) {
     p.text_indices.push_back(i - 1);
     p.time_indices.push_back(j - 1);
     switch (t.trace[at(i, j)]) {
-      case 0: --i; --j; break;
+      case 0:
+        --i;
+        --j;
+        break;
       case 1: --i; break;
       case 2: --j; break;
-      default: throw Error("alignment: DTW trace has no move at (" + std::to_string(i) + ", " + std::to_string(j) + ")");
+      default:
+        throw Error("alignment: DTW trace has no move at (" + std::to_string(i) + ", " + std::to_string(j) + ")");
     }
   }
   std::reverse(p.text_indices.begin(), p.text_indices.end());
@@ -311,8 +316,8 @@ WordSplit split_tokens_on_unicode(std::span<const int32_t> tokens, const TokenBy
     // A U+FFFD that the whole text also has at this place is a real one (bytes that never form a
     // character), not a character still waiting for its next token. Past the end of the full text
     // (Python would raise there; it does not happen for one consistent token list) counts as real.
-    const bool complete = bad == std::u32string::npos || offset + bad >= full.size() ||
-                          full[offset + bad] == kReplacement;
+    const bool complete =
+        bad == std::u32string::npos || offset + bad >= full.size() || full[offset + bad] == kReplacement;
     if (complete) {
       out.words.push_back(std::move(decoded));
       out.tokens.push_back(std::move(current));
@@ -344,8 +349,8 @@ WordSplit split_tokens_on_spaces(std::span<const int32_t> tokens, const TokenByt
 }
 
 bool splits_on_unicode(std::string_view language) {
-  return language == "zh" || language == "ja" || language == "th" || language == "lo" ||
-         language == "my" || language == "yue";
+  return language == "zh" || language == "ja" || language == "th" || language == "lo" || language == "my" ||
+         language == "yue";
 }
 
 WordSplit split_to_word_tokens(std::span<const int32_t> tokens, const TokenBytes& bytes, int32_t eot,
@@ -372,12 +377,12 @@ std::vector<WordTiming> word_timings(const WordSplit& split, const AlignmentPath
   for (size_t k = 0; k < path.text_indices.size(); ++k)
     if (k == 0 || path.text_indices[k] != path.text_indices[k - 1])
       jump_times.push_back(path.time_indices[k] / kAlignFramesPerSecond);
-  HARK_CHECK(boundaries.back() < jump_times.size(),
-             "alignment: the path covers " + std::to_string(jump_times.size()) + " token rows, the words need " +
-                 std::to_string(boundaries.back() + 1));
-  HARK_CHECK(boundaries.back() <= text_token_probs.size(),
-             "alignment: " + std::to_string(text_token_probs.size()) + " token probabilities for " +
-                 std::to_string(boundaries.back()) + " text tokens");
+  HARK_CHECK(boundaries.back() < jump_times.size(), "alignment: the path covers " + std::to_string(jump_times.size()) +
+                                                        " token rows, the words need " +
+                                                        std::to_string(boundaries.back() + 1));
+  HARK_CHECK(boundaries.back() <= text_token_probs.size(), "alignment: " + std::to_string(text_token_probs.size()) +
+                                                               " token probabilities for " +
+                                                               std::to_string(boundaries.back()) + " text tokens");
 
   std::vector<WordTiming> out;
   out.reserve(n_words - 1);
@@ -400,8 +405,8 @@ std::vector<float> text_token_probs(std::span<const float> logits, int n_vocab, 
                                     std::span<const int32_t> text_tokens) {
   HARK_CHECK(n_vocab > 0 && eot > 0 && eot <= n_vocab, "alignment: bad vocabulary size or eot id");
   HARK_CHECK(logits.size() >= text_tokens.size() * static_cast<size_t>(n_vocab),
-             "alignment: " + std::to_string(logits.size() / static_cast<size_t>(n_vocab)) +
-                 " logits rows for " + std::to_string(text_tokens.size()) + " text tokens");
+             "alignment: " + std::to_string(logits.size() / static_cast<size_t>(n_vocab)) + " logits rows for " +
+                 std::to_string(text_tokens.size()) + " text tokens");
   std::vector<float> out;
   out.reserve(text_tokens.size());
   for (size_t i = 0; i < text_tokens.size(); ++i) {
@@ -417,8 +422,7 @@ std::vector<float> text_token_probs(std::span<const float> logits, int n_vocab, 
 }
 
 std::vector<WordTiming> find_alignment(const HeadWeights& qk, int n_mel_frames, int n_sot,
-                                       std::span<const int32_t> text_tokens,
-                                       std::span<const float> text_token_probs_,
+                                       std::span<const int32_t> text_tokens, std::span<const float> text_token_probs_,
                                        const TokenBytes& bytes, int32_t eot, std::string_view language,
                                        const AlignmentOptions& opt) {
   if (text_tokens.empty()) return {};
@@ -439,8 +443,7 @@ std::vector<WordTiming> find_alignment(const HeadWeights& qk, int n_mel_frames, 
 
 // ---- add_word_timestamps ------------------------------------------------------------------------
 
-void merge_punctuations(std::vector<WordTiming>& alignment, std::string_view prepended,
-                        std::string_view appended) {
+void merge_punctuations(std::vector<WordTiming>& alignment, std::string_view prepended, std::string_view appended) {
   if (alignment.size() < 2) return;
   // Prepended marks (opening quotes, brackets, '¿', '-') belong to the word after them. From the
   // end, so a run of them all lands on the same word; j stays on the word that receives them.
@@ -491,9 +494,9 @@ double round2(double x) {
   return y;
 }
 
-void add_word_timestamps(std::span<SegmentForWords> segments, std::vector<WordTiming> alignment,
-                         double time_offset, double last_speech_timestamp,
-                         std::string_view prepend_punctuations, std::string_view append_punctuations) {
+void add_word_timestamps(std::span<SegmentForWords> segments, std::vector<WordTiming> alignment, double time_offset,
+                         double last_speech_timestamp, std::string_view prepend_punctuations,
+                         std::string_view append_punctuations) {
   if (segments.empty()) return;
 
   // The typical word length of this window: median of the non-zero durations, at most 0.7 s.
@@ -511,8 +514,10 @@ void add_word_timestamps(std::span<SegmentForWords> segments, std::vector<WordTi
     for (size_t i = 1; i < alignment.size(); ++i) {
       WordTiming& w = alignment[i];
       if (w.end - w.start > max_duration) {
-        if (py_in(w.word, kSentenceEndMarks)) w.end = w.start + max_duration;
-        else if (py_in(alignment[i - 1].word, kSentenceEndMarks)) w.start = w.end - max_duration;
+        if (py_in(w.word, kSentenceEndMarks))
+          w.end = w.start + max_duration;
+        else if (py_in(alignment[i - 1].word, kSentenceEndMarks))
+          w.start = w.end - max_duration;
       }
     }
   }

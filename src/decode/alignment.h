@@ -41,13 +41,16 @@ struct HeadWeights {
 
   HeadWeights() = default;
   HeadWeights(int heads, int tokens, int frames)
-      : n_heads(heads), n_tokens(tokens), n_frames(frames),
+      : n_heads(heads),
+        n_tokens(tokens),
+        n_frames(frames),
         data(static_cast<size_t>(heads) * static_cast<size_t>(tokens) * static_cast<size_t>(frames), 0.0f) {}
   float& at(int h, int t, int f) { return data[index(h, t, f)]; }
   float at(int h, int t, int f) const { return data[index(h, t, f)]; }
   size_t index(int h, int t, int f) const {
     return (static_cast<size_t>(h) * static_cast<size_t>(n_tokens) + static_cast<size_t>(t)) *
-               static_cast<size_t>(n_frames) + static_cast<size_t>(f);
+               static_cast<size_t>(n_frames) +
+           static_cast<size_t>(f);
   }
 };
 
@@ -60,7 +63,9 @@ struct Matrix {
   Matrix() = default;
   Matrix(int r, int c) : rows(r), cols(c), data(static_cast<size_t>(r) * static_cast<size_t>(c), 0.0f) {}
   float& at(int r, int c) { return data[static_cast<size_t>(r) * static_cast<size_t>(cols) + static_cast<size_t>(c)]; }
-  float at(int r, int c) const { return data[static_cast<size_t>(r) * static_cast<size_t>(cols) + static_cast<size_t>(c)]; }
+  float at(int r, int c) const {
+    return data[static_cast<size_t>(r) * static_cast<size_t>(cols) + static_cast<size_t>(c)];
+  }
 };
 
 // Audio positions (encoder outputs) per second and per mel frame: the encoder halves the 100 mel
@@ -107,8 +112,7 @@ struct AlignmentOptions {
   // instead (keep_frames_and_renormalize); qk_scale must then be 1.
   bool input_is_softmax = false;
 };
-Matrix alignment_matrix(const HeadWeights& qk, int n_mel_frames, int n_sot,
-                        const AlignmentOptions& opt = {});
+Matrix alignment_matrix(const HeadWeights& qk, int n_mel_frames, int n_sot, const AlignmentOptions& opt = {});
 
 // ---- step 6: DTW ----------------------------------------------------------------------------------
 
@@ -147,8 +151,8 @@ AlignmentPath dtw(const Matrix& x);
 using TokenBytes = std::function<std::string_view(int32_t)>;
 
 struct WordSplit {
-  std::vector<std::string> words;             // UTF-8 text, invalid bytes as U+FFFD
-  std::vector<std::vector<int32_t>> tokens;   // the tokens of each word
+  std::vector<std::string> words;            // UTF-8 text, invalid bytes as U+FFFD
+  std::vector<std::vector<int32_t>> tokens;  // the tokens of each word
 };
 
 // split_tokens_on_unicode: cuts after every token at which the tokens so far decode without an
@@ -167,7 +171,7 @@ WordSplit split_to_word_tokens(std::span<const int32_t> tokens, const TokenBytes
 struct WordTiming {
   std::string word;
   std::vector<int32_t> tokens;
-  double start = 0.0;        // seconds from the start of the window
+  double start = 0.0;  // seconds from the start of the window
   double end = 0.0;
   double probability = 0.0;  // mean of the word's token probabilities
 };
@@ -188,8 +192,7 @@ std::vector<float> text_token_probs(std::span<const float> logits, int n_vocab, 
 // audio positions. qk: the heads' pre-softmax cross-attention logits over the sequence
 // [sot_sequence (n_sot), notimestamps, text_tokens, eot]. Throws hark::Error on inconsistent sizes.
 std::vector<WordTiming> find_alignment(const HeadWeights& qk, int n_mel_frames, int n_sot,
-                                       std::span<const int32_t> text_tokens,
-                                       std::span<const float> text_token_probs,
+                                       std::span<const int32_t> text_tokens, std::span<const float> text_token_probs,
                                        const TokenBytes& bytes, int32_t eot, std::string_view language,
                                        const AlignmentOptions& opt = {});
 
@@ -197,16 +200,14 @@ std::vector<WordTiming> find_alignment(const HeadWeights& qk, int n_mel_frames, 
 
 // The reference's defaults (timing.py: add_word_timestamps' keyword defaults), as UTF-8.
 inline constexpr std::string_view kPrependPunctuations = "\"'\u201c\u00bf([{-";
-inline constexpr std::string_view kAppendPunctuations =
-    "\"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001";
+inline constexpr std::string_view kAppendPunctuations = "\"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001";
 
 // merge_punctuations: a word that starts with a space and whose stripped text is a substring of
 // `prepended` is moved (text and tokens) to the front of the next non-emptied word, going from
 // the end; then a word whose whole text is a substring of `appended` is moved to the end of the
 // previous word that does not end in a space, going from the start. Moved words are left with ""
 // and no tokens (they stay in the list); times and probabilities never move.
-void merge_punctuations(std::vector<WordTiming>& alignment, std::string_view prepended,
-                        std::string_view appended);
+void merge_punctuations(std::vector<WordTiming>& alignment, std::string_view prepended, std::string_view appended);
 
 struct SegmentWord {
   std::string word;
@@ -216,7 +217,7 @@ struct SegmentWord {
 };
 
 struct SegmentForWords {
-  double start = 0.0;                // seconds, absolute; updated from the words
+  double start = 0.0;  // seconds, absolute; updated from the words
   double end = 0.0;
   std::vector<int32_t> text_tokens;  // the segment's tokens below eot (no timestamps)
   std::vector<SegmentWord> words;    // filled by add_word_timestamps
@@ -242,9 +243,8 @@ struct SegmentForWords {
 //    word. Likewise at the end: the segment's end is kept when the last word ends more than 0.5 s
 //    after it (and the segment ends after the last word starts), the word then ends at
 //    max(word start + median, segment end); otherwise the segment ends at the last word.
-void add_word_timestamps(std::span<SegmentForWords> segments, std::vector<WordTiming> alignment,
-                         double time_offset, double last_speech_timestamp,
-                         std::string_view prepend_punctuations = kPrependPunctuations,
+void add_word_timestamps(std::span<SegmentForWords> segments, std::vector<WordTiming> alignment, double time_offset,
+                         double last_speech_timestamp, std::string_view prepend_punctuations = kPrependPunctuations,
                          std::string_view append_punctuations = kAppendPunctuations);
 
 // Python's round(x, 2): the double nearest to x rounded to 2 decimals, ties to even on the exact

@@ -19,13 +19,11 @@ constexpr H kTinyEn[] = {{1, 0}, {2, 0}, {2, 5}, {3, 0}, {3, 1}, {3, 2}, {3, 3},
 constexpr H kTiny[] = {{2, 2}, {3, 0}, {3, 2}, {3, 3}, {3, 4}, {3, 5}};
 constexpr H kBaseEn[] = {{3, 3}, {4, 7}, {5, 1}, {5, 5}, {5, 7}};
 constexpr H kBase[] = {{3, 1}, {4, 2}, {4, 3}, {4, 7}, {5, 1}, {5, 2}, {5, 4}, {5, 6}};
-constexpr H kSmallEn[] = {{6, 6},  {7, 0},  {7, 3},  {7, 8},  {8, 2},   {8, 5},  {8, 7},
-                          {9, 0},  {9, 4},  {9, 8},  {9, 10}, {10, 0},  {10, 1}, {10, 2},
-                          {10, 3}, {10, 6}, {10, 11}, {11, 2}, {11, 4}};
+constexpr H kSmallEn[] = {{6, 6},  {7, 0},  {7, 3},  {7, 8},  {8, 2},  {8, 5},  {8, 7},   {9, 0},  {9, 4}, {9, 8},
+                          {9, 10}, {10, 0}, {10, 1}, {10, 2}, {10, 3}, {10, 6}, {10, 11}, {11, 2}, {11, 4}};
 constexpr H kSmall[] = {{5, 3}, {5, 9}, {8, 0}, {8, 4}, {8, 7}, {8, 8}, {9, 0}, {9, 7}, {9, 9}, {10, 5}};
-constexpr H kMediumEn[] = {{11, 4},  {14, 1},  {14, 12}, {14, 14}, {15, 4},  {16, 0},
-                           {16, 4},  {16, 9},  {17, 12}, {17, 14}, {18, 7},  {18, 10},
-                           {18, 15}, {20, 0},  {20, 3},  {20, 9},  {20, 14}, {21, 12}};
+constexpr H kMediumEn[] = {{11, 4},  {14, 1}, {14, 12}, {14, 14}, {15, 4}, {16, 0}, {16, 4}, {16, 9},  {17, 12},
+                           {17, 14}, {18, 7}, {18, 10}, {18, 15}, {20, 0}, {20, 3}, {20, 9}, {20, 14}, {21, 12}};
 constexpr H kMedium[] = {{13, 15}, {15, 4}, {15, 15}, {16, 1}, {20, 0}, {23, 4}};
 constexpr H kLargeV1[] = {{9, 19}, {11, 2}, {11, 4}, {11, 17}, {22, 7}, {22, 11}, {22, 17}, {23, 2}, {23, 15}};
 constexpr H kLargeV2[] = {{10, 12}, {13, 17}, {16, 11}, {16, 12}, {16, 13}, {17, 15}, {17, 16}, {18, 4},
@@ -66,14 +64,12 @@ const AlignmentHeadsPreset& alignment_heads_preset(std::string_view name) {
               "; or give the top N layers, or a list of layer,head pairs)");
 }
 
-std::vector<AlignmentHead> top_most_alignment_heads(int32_t n_top, int32_t n_text_layer,
-                                                    int32_t n_text_head) {
-  HARK_CHECK(n_text_layer >= 1 && n_text_head >= 1,
-             "alignment heads: the model has " + std::to_string(n_text_layer) + " text layers of " +
-                 std::to_string(n_text_head) + " heads");
+std::vector<AlignmentHead> top_most_alignment_heads(int32_t n_top, int32_t n_text_layer, int32_t n_text_head) {
+  HARK_CHECK(n_text_layer >= 1 && n_text_head >= 1, "alignment heads: the model has " + std::to_string(n_text_layer) +
+                                                        " text layers of " + std::to_string(n_text_head) + " heads");
   HARK_CHECK(n_top >= 1 && n_top <= n_text_layer,
-             "alignment heads: the number of top text layers must be between 1 and " +
-                 std::to_string(n_text_layer) + " for this model, got " + std::to_string(n_top));
+             "alignment heads: the number of top text layers must be between 1 and " + std::to_string(n_text_layer) +
+                 " for this model, got " + std::to_string(n_top));
   std::vector<AlignmentHead> out;
   out.reserve(static_cast<size_t>(n_top) * static_cast<size_t>(n_text_head));
   for (int32_t l = n_text_layer - n_top; l < n_text_layer; ++l)
@@ -81,17 +77,16 @@ std::vector<AlignmentHead> top_most_alignment_heads(int32_t n_top, int32_t n_tex
   return out;
 }
 
-std::vector<AlignmentHead> checked_alignment_heads(std::span<const AlignmentHead> heads,
-                                                   int32_t n_text_layer, int32_t n_text_head) {
+std::vector<AlignmentHead> checked_alignment_heads(std::span<const AlignmentHead> heads, int32_t n_text_layer,
+                                                   int32_t n_text_head) {
   HARK_CHECK(!heads.empty(), "alignment heads: the list is empty; give at least one layer,head pair");
   for (const auto& h : heads) {
-    HARK_CHECK(h.layer >= 0 && h.layer < n_text_layer,
-               "alignment heads: pair " + pair_text(h) + " names text layer " +
-                   std::to_string(h.layer) + ", but the model has layers 0.." +
-                   std::to_string(n_text_layer - 1));
-    HARK_CHECK(h.head >= 0 && h.head < n_text_head,
-               "alignment heads: pair " + pair_text(h) + " names head " + std::to_string(h.head) +
-                   ", but the model has heads 0.." + std::to_string(n_text_head - 1));
+    HARK_CHECK(h.layer >= 0 && h.layer < n_text_layer, "alignment heads: pair " + pair_text(h) + " names text layer " +
+                                                           std::to_string(h.layer) + ", but the model has layers 0.." +
+                                                           std::to_string(n_text_layer - 1));
+    HARK_CHECK(h.head >= 0 && h.head < n_text_head, "alignment heads: pair " + pair_text(h) + " names head " +
+                                                        std::to_string(h.head) + ", but the model has heads 0.." +
+                                                        std::to_string(n_text_head - 1));
   }
   std::vector<AlignmentHead> out(heads.begin(), heads.end());
   std::sort(out.begin(), out.end());
@@ -105,8 +100,8 @@ std::vector<AlignmentHead> parse_alignment_heads(std::string_view text) {
   size_t pos = 0;
   auto is_sep = [](char c) { return c == ' ' || c == ';' || c == '\t' || c == '\n'; };
   auto bad = [&](const std::string& why) {
-    return Error("alignment heads: cannot read '" + std::string(text) + "' as layer,head pairs (" +
-                 why + " at offset " + std::to_string(pos) + "); example: \"2,4 2,11 3,3\"");
+    return Error("alignment heads: cannot read '" + std::string(text) + "' as layer,head pairs (" + why +
+                 " at offset " + std::to_string(pos) + "); example: \"2,4 2,11 3,3\"");
   };
   auto read_int = [&](int32_t* v) {
     const char* b = text.data() + pos;

@@ -25,8 +25,8 @@ struct AlignmentHead {
 };
 
 struct AlignmentHeadsPreset {
-  std::string_view name;       // "tiny.en", "tiny", ..., "large-v3-turbo"
-  int32_t n_text_layer = 0;    // the model's decoder shape the pairs are for
+  std::string_view name;     // "tiny.en", "tiny", ..., "large-v3-turbo"
+  int32_t n_text_layer = 0;  // the model's decoder shape the pairs are for
   int32_t n_text_head = 0;
   std::span<const AlignmentHead> heads;
 };
@@ -40,13 +40,12 @@ const AlignmentHeadsPreset& alignment_heads_preset(std::string_view name);
 
 // Every head of the top n_top text layers (layers n_text_layer - n_top .. n_text_layer - 1).
 // Throws hark::Error unless 1 <= n_top <= n_text_layer and n_text_head >= 1.
-std::vector<AlignmentHead> top_most_alignment_heads(int32_t n_top, int32_t n_text_layer,
-                                                    int32_t n_text_head);
+std::vector<AlignmentHead> top_most_alignment_heads(int32_t n_top, int32_t n_text_layer, int32_t n_text_head);
 
 // Checks heads against a model's decoder shape (each layer and head in range, none twice, at
 // least one) and returns them sorted. Throws hark::Error naming the first bad pair.
-std::vector<AlignmentHead> checked_alignment_heads(std::span<const AlignmentHead> heads,
-                                                   int32_t n_text_layer, int32_t n_text_head);
+std::vector<AlignmentHead> checked_alignment_heads(std::span<const AlignmentHead> heads, int32_t n_text_layer,
+                                                   int32_t n_text_head);
 
 // Parses a user's list "layer,head layer,head ..." (pairs separated by spaces or ';', e.g.
 // "2,4 2,11;3,3"). Throws hark::Error for text that is not such a list. Range checks are left

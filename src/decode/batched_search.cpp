@@ -24,7 +24,8 @@ std::vector<int32_t> prefix_of(const SpecialTokens& st, const WindowRequest& req
   }
   *sot_at = prefix.size();
   prefix.insert(prefix.end(), req.start.begin(), req.start.end());
-  HARK_CHECK(static_cast<int>(prefix.size()) < n_ctx, "decode batched: the prompt and start sequence fill the text context");
+  HARK_CHECK(static_cast<int>(prefix.size()) < n_ctx,
+             "decode batched: the prompt and start sequence fill the text context");
   return prefix;
 }
 
@@ -162,7 +163,8 @@ ComputeStatus BatchDecoder::step() {
     for (size_t l : searching) advance(l);  // a beam step forks slots through the model: one at a time
   } else {
     // Greedy and best-of searches touch only their own rows and candidates: at once.
-    model_.run_rows(static_cast<int64_t>(searching.size()), [&](int64_t i) { advance(searching[static_cast<size_t>(i)]); });
+    model_.run_rows(static_cast<int64_t>(searching.size()),
+                    [&](int64_t i) { advance(searching[static_cast<size_t>(i)]); });
   }
   for (size_t l = 0; l < jobs_.size(); ++l) {
     Job& j = *jobs_[l];

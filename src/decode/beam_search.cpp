@@ -39,7 +39,12 @@ void top_tokens(std::span<const float> lp, int k, std::vector<int32_t>& top) {
 class BeamStepper final : public WindowSearch {
  public:
   BeamStepper(SearchModel& model, const SpecialTokens& st, const WindowRequest& req, int base_slot)
-      : model_(model), st_(st), req_(req), base_(base_slot), n_beams_(req.beam_size), n_ctx_(model.n_text_ctx()),
+      : model_(model),
+        st_(st),
+        req_(req),
+        base_(base_slot),
+        n_beams_(req.beam_size),
+        n_ctx_(model.n_text_ctx()),
         max_finished_(static_cast<size_t>(beam_max_candidates(req.beam_size, req.patience))) {}
 
   void start(std::span<const float> logits, int n_past) override {
@@ -126,7 +131,8 @@ class BeamStepper final : public WindowSearch {
         props_.push_back({beams_[b].w.sum_logprob + lps_[b][static_cast<size_t>(t)], static_cast<int>(b), t});
     HARK_CHECK(!props_.empty() || !finished_.empty(),
                "decode: every token was ruled out (the logits hold no finite value)");
-    std::stable_sort(props_.begin(), props_.end(), [](const Proposal& a, const Proposal& b) { return a.score > b.score; });
+    std::stable_sort(props_.begin(), props_.end(),
+                     [](const Proposal& a, const Proposal& b) { return a.score > b.score; });
 
     // Walk down the ranking: end-of-text finishes a candidate, anything else is a next beam. The
     // walk stops at the n_beams-th non-eot proposal; a parent's history is copied for each of
@@ -189,12 +195,12 @@ class BeamStepper final : public WindowSearch {
   const int n_ctx_;
   const size_t max_finished_;
   std::vector<Beam> beams_, next_;
-  std::vector<WindowTokens> finished_;  // in the order gathered
-  std::vector<float> first_;             // the prefix's logits, made log-probs in place
-  std::vector<std::span<float>> lps_;    // each beam's log-probs this step (its row, in place)
+  std::vector<WindowTokens> finished_;      // in the order gathered
+  std::vector<float> first_;                // the prefix's logits, made log-probs in place
+  std::vector<std::span<float>> lps_;       // each beam's log-probs this step (its row, in place)
   std::vector<std::vector<int32_t>> tops_;  // each beam's most likely tokens this step
   std::vector<Proposal> props_;
-  std::vector<int> uses_;      // per beam: proposals of this step's walk that extend it
+  std::vector<int> uses_;       // per beam: proposals of this step's walk that extend it
   std::vector<size_t> row_of_;  // beam -> its row in this step's logits
   std::vector<size_t> order_;   // the beams in slot order: the rows of the next step
   std::vector<char> kept_;
@@ -214,7 +220,7 @@ int beam_max_candidates(int beam_size, float patience) {
 }
 
 std::unique_ptr<WindowSearch> make_beam_search(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
-                                                int base_slot) {
+                                               int base_slot) {
   return std::make_unique<BeamStepper>(model, st, req, base_slot);
 }
 

@@ -25,7 +25,7 @@ namespace hark::decode {
 
 // The beams in slots [base_slot, base_slot + beam_size) (reserved by the caller).
 std::unique_ptr<WindowSearch> make_beam_search(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
-                                                int base_slot);
+                                               int base_slot);
 
 // round(beam_size * patience) as Python rounds (half to even), at least 1.
 int beam_max_candidates(int beam_size, float patience);

@@ -18,8 +18,13 @@ namespace {
 class CandidatesSearch final : public WindowSearch {
  public:
   CandidatesSearch(SearchModel& model, const SpecialTokens& st, const WindowRequest& req, int base_slot, uint64_t seed)
-      : model_(model), st_(st), req_(req), base_(base_slot), n_ctx_(model.n_text_ctx()),
-        sampling_(req.temperature > 0.0f), cands_(static_cast<size_t>(sampling_ ? req.best_of : 1)) {
+      : model_(model),
+        st_(st),
+        req_(req),
+        base_(base_slot),
+        n_ctx_(model.n_text_ctx()),
+        sampling_(req.temperature > 0.0f),
+        cands_(static_cast<size_t>(sampling_ ? req.best_of : 1)) {
     for (size_t c = 0; c < cands_.size(); ++c) {
       cands_[c].rng = candidate_rng(seed, static_cast<int>(c));
       cands_[c].w.temperature = req.temperature;
@@ -94,16 +99,16 @@ class CandidatesSearch final : public WindowSearch {
   const int n_ctx_;
   const bool sampling_;
   std::vector<Candidate> cands_;
-  std::vector<float> row_;  // the prefix's row, copied for each candidate
+  std::vector<float> row_;           // the prefix's row, copied for each candidate
   std::vector<Candidate*> running_;  // this step's rows, in order
-  int pos_ = 0;             // where the candidates' last tokens go
+  int pos_ = 0;                      // where the candidates' last tokens go
   int n_sampled_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<WindowSearch> make_candidates_search(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
-                                                     int base_slot, uint64_t seed) {
+std::unique_ptr<WindowSearch> make_candidates_search(SearchModel& model, const SpecialTokens& st,
+                                                     const WindowRequest& req, int base_slot, uint64_t seed) {
   return std::make_unique<CandidatesSearch>(model, st, req, base_slot, seed);
 }
 

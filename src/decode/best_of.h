@@ -15,7 +15,7 @@ namespace hark::decode {
 
 // Candidates in slots [base_slot, base_slot + (T > 0 ? best_of : 1)); seed: the window's
 // sampling seed (candidate c draws with candidate_rng(seed, c)).
-std::unique_ptr<WindowSearch> make_candidates_search(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
-                                                     int base_slot, uint64_t seed);
+std::unique_ptr<WindowSearch> make_candidates_search(SearchModel& model, const SpecialTokens& st,
+                                                     const WindowRequest& req, int base_slot, uint64_t seed);
 
 }  // namespace hark::decode

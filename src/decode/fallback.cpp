@@ -12,8 +12,8 @@ double compression_ratio(std::string_view text) {
   if (text.empty()) return 0.0;
   uLongf n = compressBound(static_cast<uLong>(text.size()));
   std::vector<Bytef> buf(n);
-  const int rc = compress2(buf.data(), &n, reinterpret_cast<const Bytef*>(text.data()),
-                           static_cast<uLong>(text.size()), Z_DEFAULT_COMPRESSION);
+  const int rc = compress2(buf.data(), &n, reinterpret_cast<const Bytef*>(text.data()), static_cast<uLong>(text.size()),
+                           Z_DEFAULT_COMPRESSION);
   HARK_CHECK(rc == Z_OK, "zlib compress2 failed (" + std::to_string(rc) + ")");
   return static_cast<double>(text.size()) / static_cast<double>(n);
 }

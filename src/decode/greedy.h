@@ -25,28 +25,28 @@ struct WindowRequest {
   std::vector<int32_t> prompt;  // earlier text (ordinary tokens), fed after <|startofprev|>; may be empty
   std::vector<int32_t> start;   // <|startoftranscript|> [language, task] [<|notimestamps|>]
   RuleOptions rules;
-  int max_tokens = 224;         // sampled tokens at most (Whisper: n_text_ctx / 2)
-  float temperature = 0.0f;     // 0: greedy
-  int best_of = 1;              // candidates at temperature > 0
-  float length_penalty = -1.0f; // < 0: score = sum_logprob / length; else / ((5 + length) / 6)^alpha
-  uint64_t seed = 0;            // of the sampling generator (temperature > 0)
-  int beam_size = 1;            // > 1: beam search at temperature 0
-  float patience = 1.0f;        // beam search: finished candidates gathered = round(beam_size * patience)
-  bool batch_candidates = true; // best-of: candidates in lockstep (one batch step); false: one by one
+  int max_tokens = 224;          // sampled tokens at most (Whisper: n_text_ctx / 2)
+  float temperature = 0.0f;      // 0: greedy
+  int best_of = 1;               // candidates at temperature > 0
+  float length_penalty = -1.0f;  // < 0: score = sum_logprob / length; else / ((5 + length) / 6)^alpha
+  uint64_t seed = 0;             // of the sampling generator (temperature > 0)
+  int beam_size = 1;             // > 1: beam search at temperature 0
+  float patience = 1.0f;         // beam search: finished candidates gathered = round(beam_size * patience)
+  bool batch_candidates = true;  // best-of: candidates in lockstep (one batch step); false: one by one
 };
 
 struct WindowTokens {
-  std::vector<int32_t> tokens;   // sampled, end-of-text included when it was produced
-  std::vector<float> probs;      // probability of each sampled token (after the rules)
-  std::vector<float> logprobs;   // its log-probability
+  std::vector<int32_t> tokens;          // sampled, end-of-text included when it was produced
+  std::vector<float> probs;             // probability of each sampled token (after the rules)
+  std::vector<float> logprobs;          // its log-probability
   std::vector<TimestampProb> ts_probs;  // the timestamps' probabilities at each token's step
   double sum_logprob = 0.0;
-  double avg_logprob = 0.0;      // over the sampled tokens, end-of-text included
-  float no_speech_prob = 0.0f;   // P(<|nospeech|>) right after <|startoftranscript|>
+  double avg_logprob = 0.0;     // over the sampled tokens, end-of-text included
+  float no_speech_prob = 0.0f;  // P(<|nospeech|>) right after <|startoftranscript|>
   float temperature = 0.0f;
   bool aborted = false;
-  int n_steps = 0;               // decoder graph runs (prefix passes included)
-  int n_sampled = 0;             // tokens chosen, over every candidate
+  int n_steps = 0;    // decoder graph runs (prefix passes included)
+  int n_sampled = 0;  // tokens chosen, over every candidate
 };
 
 // The model must have encoded the window. Throws hark::Error on inconsistent input.

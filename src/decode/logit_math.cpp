@@ -31,7 +31,8 @@ int32_t row_argmax(std::span<const float> x) {
 
 double log_sum_exp(std::span<const float> x) {
   const float m = row_max(x);
-  if (!std::isfinite(m)) return m == std::numeric_limits<float>::infinity() ? m : -std::numeric_limits<double>::infinity();
+  if (!std::isfinite(m))
+    return m == std::numeric_limits<float>::infinity() ? m : -std::numeric_limits<double>::infinity();
   const float s = kernels().exp_sub_sum(static_cast<int64_t>(x.size()), x.data(), m, nullptr);
   return static_cast<double>(m) + std::log(static_cast<double>(s));
 }

@@ -21,7 +21,9 @@ struct Rng {
 };
 
 // The generator of best-of candidate c (0-based) of a window whose sampling seed is `seed`.
-inline Rng candidate_rng(uint64_t seed, int c) { return Rng{seed ^ (0xD1B54A32D192ED03ull * static_cast<uint64_t>(c + 1))}; }
+inline Rng candidate_rng(uint64_t seed, int c) {
+  return Rng{seed ^ (0xD1B54A32D192ED03ull * static_cast<uint64_t>(c + 1))};
+}
 
 // A token drawn from softmax(logits / temperature) (temperature > 0); -inf logits are never drawn.
 int32_t sample(std::span<const float> logits, float temperature, Rng& rng);

@@ -14,8 +14,8 @@ int32_t speaker_turn_token(const SpecialTokens& st, int32_t n_file_tokens) {
   return special_slot && st.solm >= n_file_tokens ? st.solm : -1;
 }
 
-WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> all_tokens,
-                          int64_t window_offset, int64_t window_frames, int32_t speaker_turn) {
+WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> all_tokens, int64_t window_offset,
+                          int64_t window_frames, int32_t speaker_turn) {
   std::vector<int32_t> tokens(all_tokens.begin(), all_tokens.end());
   while (!tokens.empty() && tokens.back() == st.eot) tokens.pop_back();
 
@@ -43,12 +43,16 @@ WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> all_
     // A turn before any text here came right after the segment before (whose closing timestamp
     // the model wrote first): that one is marked.
     if (turn_before_text) {
-      if (!out->empty()) out->back().speaker_turn_next = true;
-      else r.speaker_turn_first = true;  // the segment before is the previous window's
+      if (!out->empty())
+        out->back().speaker_turn_next = true;
+      else
+        r.speaker_turn_first = true;  // the segment before is the previous window's
     }
     size_t total = 0, before = 0;
     for (const RawSegment& p : parts) total += p.tokens.size();
-    auto at = [&](size_t k) { return total == 0 ? t0 : t0 + (t1 - t0) * static_cast<int64_t>(k) / static_cast<int64_t>(total); };
+    auto at = [&](size_t k) {
+      return total == 0 ? t0 : t0 + (t1 - t0) * static_cast<int64_t>(k) / static_cast<int64_t>(total);
+    };
     for (RawSegment& p : parts) {
       if (p.tokens.empty()) continue;
       p.t0 = at(before);

@@ -25,8 +25,8 @@ namespace hark::decode {
 struct RawSegment {
   int64_t t0 = 0;  // 10 ms units, absolute (window offset included)
   int64_t t1 = 0;
-  std::vector<int32_t> tokens;  // text tokens only (no timestamps, no end-of-text)
-  std::vector<size_t> positions;  // where each of them stands in the window's tokens
+  std::vector<int32_t> tokens;     // text tokens only (no timestamps, no end-of-text)
+  std::vector<size_t> positions;   // where each of them stands in the window's tokens
   bool speaker_turn_next = false;  // a speaker-turn token followed this segment's text
 };
 
@@ -46,7 +46,7 @@ int32_t speaker_turn_token(const SpecialTokens& st, int32_t n_file_tokens);
 // window_offset: start of the window in 10 ms units. window_frames: mel frames the window really
 // covered (<= 3000; less at the end of the audio). speaker_turn: the token that marks a speaker
 // turn (SpecialTokens::solm when tinydiarize is on), -1 for none.
-WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> tokens,
-                          int64_t window_offset, int64_t window_frames, int32_t speaker_turn = -1);
+WindowResult split_window(const SpecialTokens& st, std::span<const int32_t> tokens, int64_t window_offset,
+                          int64_t window_frames, int32_t speaker_turn = -1);
 
 }  // namespace hark::decode

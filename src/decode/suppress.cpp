@@ -10,9 +10,9 @@ namespace {
 
 // Single characters, then multi-character sequences (space separated).
 constexpr std::string_view kSymbolChars = "\"#()*+/:;<=>@[\\]^_`{|}~";
-constexpr std::string_view kSymbolStrings[] = {"「", "」", "『", "』", "<<", ">>", "<<<", ">>>", "--", "---",
-                                               "-(", "-[", "('", "(\"", "((", "))", "(((", ")))", "[[",
-                                               "]]", "{{", "}}", "♪♪", "♪♪♪"};
+constexpr std::string_view kSymbolStrings[] = {"「",  "」",  "『", "』", "<<", ">>",  "<<<", ">>>",
+                                               "--",  "---", "-(", "-[", "('", "(\"", "((",  "))",
+                                               "(((", ")))", "[[", "]]", "{{", "}}",  "♪♪",  "♪♪♪"};
 // Music and notation characters: suppressed by their first token even when they take several.
 constexpr std::string_view kMusic[] = {"♩", "♪", "♫", "♬", "♭", "♮", "♯"};
 

@@ -24,8 +24,7 @@ std::vector<int32_t> default_suppressed(const SpecialTokens& st) {
   return ids;
 }
 
-void apply_rules(const SpecialTokens& st, const RuleOptions& opt, std::span<const int32_t> sampled,
-                 float* logits) {
+void apply_rules(const SpecialTokens& st, const RuleOptions& opt, std::span<const int32_t> sampled, float* logits) {
   const int32_t n_vocab = st.n_vocab;
   for (int32_t id : opt.suppress)
     if (id >= 0 && id < n_vocab) logits[id] = kNegInf;

@@ -28,8 +28,7 @@ struct RuleOptions {
 
 // `sampled`: the tokens produced so far in this window (not the prompt/start sequence).
 // logits: n_vocab values, modified in place (forbidden tokens get -infinity).
-void apply_rules(const SpecialTokens& st, const RuleOptions& opt, std::span<const int32_t> sampled,
-                 float* logits);
+void apply_rules(const SpecialTokens& st, const RuleOptions& opt, std::span<const int32_t> sampled, float* logits);
 
 // The special tokens that are never sampled as text (start tokens, language and task tokens,
 // start-of-prev, start-of-lm, no-speech), on top of any caller list.

@@ -38,11 +38,16 @@ TimestampProb record_timestamp_prob(const SpecialTokens& st, std::span<const flo
 double voice_length(std::string_view text) {
   double len = 0.0;
   for (char c : text) {
-    if (c == ' ') len += 0.01;
-    else if (c == ',') len += 2.0;
-    else if (c == '.' || c == '!' || c == '?') len += 3.0;
-    else if (c >= '0' && c <= '9') len += 3.0;
-    else len += 1.0;
+    if (c == ' ')
+      len += 0.01;
+    else if (c == ',')
+      len += 2.0;
+    else if (c == '.' || c == '!' || c == '?')
+      len += 3.0;
+    else if (c >= '0' && c <= '9')
+      len += 3.0;
+    else
+      len += 1.0;
   }
   return len;
 }

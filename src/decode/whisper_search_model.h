@@ -38,7 +38,7 @@ class WhisperSearchModel final : public SearchModel {
   }
   void select_window(int w) override {
     HARK_CHECK(w >= 0 && w < r_.n_windows(), "select_window: window " + std::to_string(w) + " outside [0, " +
-                                                  std::to_string(r_.n_windows()) + ") (reserve_windows first)");
+                                                 std::to_string(r_.n_windows()) + ") (reserve_windows first)");
     window_ = w;
   }
   ComputeStatus decode_rows(std::span<const int32_t> tokens, std::span<const int> seqs, std::span<const int> windows,

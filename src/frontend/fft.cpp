@@ -119,7 +119,7 @@ void Fft::pass(cd* out, const cd* in, size_t stride, size_t stage) const {
     for (size_t j = 0; j < p; ++j) t[j] = mul(out[k + j * m], tw_[j * k * stride]);
     for (size_t q = 0; q < p; ++q) {
       cd sum = t[0];
-      size_t e = 0;  // j*q mod p, stepped rather than divided: a division per term was the
+      size_t e = 0;                     // j*q mod p, stepped rather than divided: a division per term was the
       for (size_t j = 1; j < p; ++j) {  // single largest cost of the whole transform
         e += q;
         if (e >= p) e -= p;

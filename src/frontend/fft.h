@@ -27,17 +27,15 @@ class Fft {
   // Spectrum of a real signal of even length n: bins 0..n/2 (n/2 + 1 values, the rest being
   // their conjugates). Runs one complex FFT of length n/2. `scratch` is resized as needed.
   // For odd n it falls back to a full complex transform.
-  void forward_real(const double* in, std::complex<double>* out,
-                    std::vector<std::complex<double>>* scratch) const;
+  void forward_real(const double* in, std::complex<double>* out, std::vector<std::complex<double>>* scratch) const;
 
  private:
-  void pass(std::complex<double>* out, const std::complex<double>* in, size_t stride,
-            size_t stage) const;
+  void pass(std::complex<double>* out, const std::complex<double>* in, size_t stride, size_t stage) const;
 
   size_t n_;
-  std::vector<size_t> factors_;            // radices, outermost first; product == n
-  std::vector<std::complex<double>> tw_;   // tw_[e] = exp(-2*pi*i*e/n)
-  size_t root5_ = 0;                        // n/5 when 5 divides n: tw_[root5_] = W_5
+  std::vector<size_t> factors_;           // radices, outermost first; product == n
+  std::vector<std::complex<double>> tw_;  // tw_[e] = exp(-2*pi*i*e/n)
+  size_t root5_ = 0;                      // n/5 when 5 divides n: tw_[root5_] = W_5
   // forward_real: the half-length transform and the twiddles that unpack it.
   std::unique_ptr<const Fft> half_;
   std::vector<std::complex<double>> real_tw_;  // exp(-2*pi*i*k/n), k in [0, n/2]

@@ -28,9 +28,7 @@ constexpr double kMinLogHz = 1000.0;
 constexpr double kMinLogMel = kMinLogHz / kFSp;  // 15
 const double kLogStep = std::log(6.4) / 27.0;
 
-double hz_to_mel(double hz) {
-  return hz >= kMinLogHz ? kMinLogMel + std::log(hz / kMinLogHz) / kLogStep : hz / kFSp;
-}
+double hz_to_mel(double hz) { return hz >= kMinLogHz ? kMinLogMel + std::log(hz / kMinLogHz) / kLogStep : hz / kFSp; }
 double mel_to_hz(double mel) {
   return mel >= kMinLogMel ? kMinLogHz * std::exp(kLogStep * (mel - kMinLogMel)) : mel * kFSp;
 }
@@ -90,32 +88,27 @@ class PaddedSignal {
   size_t n_, len_;
 };
 
-void validate(const float* samples, size_t n, const MelFilters& filters, int n_threads,
-              size_t pad_samples) {
+void validate(const float* samples, size_t n, const MelFilters& filters, int n_threads, size_t pad_samples) {
   HARK_CHECK(n > 0, "log-mel: no audio samples (n == 0)");
   HARK_CHECK(samples != nullptr, "log-mel: null sample pointer");
   HARK_CHECK(n <= kMaxSamples && pad_samples <= kMaxSamples,
              "log-mel: " + std::to_string(n) + " samples + " + std::to_string(pad_samples) +
-                 " padding is more than the 8 hour limit (" + std::to_string(kMaxSamples) +
-                 " samples at 16 kHz)");
-  HARK_CHECK(n_threads >= 1, "log-mel: n_threads must be at least 1, got " +
-                                 std::to_string(n_threads));
+                 " padding is more than the 8 hour limit (" + std::to_string(kMaxSamples) + " samples at 16 kHz)");
+  HARK_CHECK(n_threads >= 1, "log-mel: n_threads must be at least 1, got " + std::to_string(n_threads));
   HARK_CHECK(filters.n_mels >= 1 && filters.n_mels <= kMaxMels,
-             "log-mel: filterbank has " + std::to_string(filters.n_mels) +
-                 " mel bins (expected 1 to " + std::to_string(kMaxMels) + ")");
+             "log-mel: filterbank has " + std::to_string(filters.n_mels) + " mel bins (expected 1 to " +
+                 std::to_string(kMaxMels) + ")");
   HARK_CHECK(filters.weights.size() == size_t(filters.n_mels) * kNFreq,
              "log-mel: filterbank holds " + std::to_string(filters.weights.size()) +
-                 " weights, expected n_mels x 201 = " +
-                 std::to_string(size_t(filters.n_mels) * kNFreq));
+                 " weights, expected n_mels x 201 = " + std::to_string(size_t(filters.n_mels) * kNFreq));
   for (size_t i = 0; i < filters.weights.size(); ++i) {
-    HARK_CHECK(std::isfinite(filters.weights[i]),
-               "log-mel: filterbank weight " + std::to_string(i) + " (mel " +
-                   std::to_string(i / kNFreq) + ", bin " + std::to_string(i % kNFreq) +
-                   ") is not finite");
+    HARK_CHECK(std::isfinite(filters.weights[i]), "log-mel: filterbank weight " + std::to_string(i) + " (mel " +
+                                                      std::to_string(i / kNFreq) + ", bin " +
+                                                      std::to_string(i % kNFreq) + ") is not finite");
   }
   for (size_t i = 0; i < n; ++i) {
-    HARK_CHECK(std::isfinite(samples[i]), "log-mel: sample " + std::to_string(i) + " is " +
-                                              (std::isnan(samples[i]) ? "NaN" : "infinite"));
+    HARK_CHECK(std::isfinite(samples[i]),
+               "log-mel: sample " + std::to_string(i) + " is " + (std::isnan(samples[i]) ? "NaN" : "infinite"));
   }
 }
 
@@ -154,11 +147,9 @@ void parallel_for(size_t n, int n_threads, size_t block, Fn fn) {
 
 MelFilters slaney_mel_filters(int n_mels, int sample_rate, int n_fft) {
   HARK_CHECK(n_mels >= 1 && n_mels <= kMaxMels,
-             "slaney_mel_filters: n_mels " + std::to_string(n_mels) + " out of range 1.." +
-                 std::to_string(kMaxMels));
-  HARK_CHECK(sample_rate > 0 && n_fft >= 2, "slaney_mel_filters: sample_rate " +
-                                                std::to_string(sample_rate) + " and n_fft " +
-                                                std::to_string(n_fft) + " must be positive");
+             "slaney_mel_filters: n_mels " + std::to_string(n_mels) + " out of range 1.." + std::to_string(kMaxMels));
+  HARK_CHECK(sample_rate > 0 && n_fft >= 2, "slaney_mel_filters: sample_rate " + std::to_string(sample_rate) +
+                                                " and n_fft " + std::to_string(n_fft) + " must be positive");
   const int n_freq = n_fft / 2 + 1;
   // Band edges: n_mels + 2 points evenly spaced in mel from 0 Hz to Nyquist.
   const double max_mel = hz_to_mel(sample_rate / 2.0);
@@ -184,8 +175,8 @@ MelFilters slaney_mel_filters(int n_mels, int sample_rate, int n_fft) {
   return f;
 }
 
-LogMel log_mel_spectrogram(const float* samples, size_t n, const MelFilters& filters,
-                           int n_threads, size_t pad_samples, const std::function<bool()>& should_stop) {
+LogMel log_mel_spectrogram(const float* samples, size_t n, const MelFilters& filters, int n_threads, size_t pad_samples,
+                           const std::function<bool()>& should_stop) {
   validate(samples, n, filters, n_threads, pad_samples);
   const int n_mels = filters.n_mels;
 
@@ -275,8 +266,7 @@ LogMel log_mel_spectrogram(const float* samples, size_t n, const MelFilters& fil
 }
 
 std::vector<float> mel_window(const LogMel& mel, size_t seek) {
-  HARK_CHECK(seek <= mel.n_frames, "mel_window: seek " + std::to_string(seek) +
-                                       " is past the spectrogram's " +
+  HARK_CHECK(seek <= mel.n_frames, "mel_window: seek " + std::to_string(seek) + " is past the spectrogram's " +
                                        std::to_string(mel.n_frames) + " frames");
   std::vector<float> win(size_t(mel.n_mels) * kWindowFrames, 0.0f);
   const size_t end = std::min(seek + kWindowFrames, mel.n_content_frames);

@@ -19,10 +19,10 @@
 namespace hark::frontend {
 
 inline constexpr int kSampleRate = 16000;
-inline constexpr int kNFft = 400;            // 25 ms window
-inline constexpr int kHop = 160;             // 10 ms
-inline constexpr int kNFreq = kNFft / 2 + 1;  // 201 bins
-inline constexpr int kWindowFrames = 3000;   // one 30 s encoder window
+inline constexpr int kNFft = 400;                                       // 25 ms window
+inline constexpr int kHop = 160;                                        // 10 ms
+inline constexpr int kNFreq = kNFft / 2 + 1;                            // 201 bins
+inline constexpr int kWindowFrames = 3000;                              // one 30 s encoder window
 inline constexpr size_t kWindowSamples = size_t(kWindowFrames) * kHop;  // 480000
 
 // Mel filterbank: n_mels rows of kNFreq weights, row-major. A model file supplies its own.
@@ -56,9 +56,8 @@ struct LogMel {
 // n_threads < 1, or more than 8 hours of audio.
 // `should_stop`, when given, is polled every 64 frames (~0.1 ms of work): an hour of audio takes
 // most of a second, and a job's abort must not wait for it.
-LogMel log_mel_spectrogram(const float* samples, size_t n, const MelFilters& filters,
-                           int n_threads, size_t pad_samples = kWindowSamples,
-                           const std::function<bool()>& should_stop = {});
+LogMel log_mel_spectrogram(const float* samples, size_t n, const MelFilters& filters, int n_threads,
+                           size_t pad_samples = kWindowSamples, const std::function<bool()>& should_stop = {});
 
 // The 3000-frame encoder input starting at frame `seek`, as Whisper's transcribe() cuts it:
 // frames [seek, min(seek + 3000, n_content_frames)) of `mel`, then zeros (the value 0 after

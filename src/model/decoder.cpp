@@ -34,9 +34,8 @@ void build_cross_qk(TensorArena& a, Graph& g, Tensor* q, Tensor* cross_k, int il
   const float kq_scale = 1.0f / std::sqrt(static_cast<float>(d));
   for (const CrossQkHead& ch : opts.cross_qk) {
     if (ch.layer != il) continue;
-    HARK_CHECK(ch.head >= 0 && ch.head < hp.n_text_head,
-               "decoder: cross-attention head " + std::to_string(ch.head) + " outside [0, " +
-                   std::to_string(hp.n_text_head) + ")");
+    HARK_CHECK(ch.head >= 0 && ch.head < hp.n_text_head, "decoder: cross-attention head " + std::to_string(ch.head) +
+                                                             " outside [0, " + std::to_string(hp.n_text_head) + ")");
     Tensor* qh = view(a, q, {d, n}, {q->nb[1]}, static_cast<size_t>(ch.head) * dtype_row_bytes(q->type, d));
     Tensor* kh = view(a, cross_k, {d, hp.n_audio_ctx}, {cross_k->nb[1]}, static_cast<size_t>(ch.head) * cross_k->nb[2]);
     Tensor* qk = ops::scale(a, mul_mat(a, kh, qh), kq_scale);  // [n_audio_ctx, n]
@@ -52,30 +51,31 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
                       Tensor* tokens, int n_past, const DecoderGraphOptions& opts) {
   const int64_t n = tokens->ne[0];
   const int64_t n_kv = n_past + n;
-  HARK_CHECK(tokens->type == DType::I32 && n >= 1, "decoder: tokens must be a non-empty i32 vector, got " +
-                                                       tokens->describe());
-  HARK_CHECK(n_past >= 0 && n_kv <= hp.n_text_ctx,
-             "decoder: " + std::to_string(n_past) + " cached + " + std::to_string(n) +
-                 " new tokens exceed the text context of " + std::to_string(hp.n_text_ctx));
+  HARK_CHECK(tokens->type == DType::I32 && n >= 1,
+             "decoder: tokens must be a non-empty i32 vector, got " + tokens->describe());
+  HARK_CHECK(n_past >= 0 && n_kv <= hp.n_text_ctx, "decoder: " + std::to_string(n_past) + " cached + " +
+                                                       std::to_string(n) + " new tokens exceed the text context of " +
+                                                       std::to_string(hp.n_text_ctx));
   HARK_CHECK(!(opts.flash_attn && cache.v_transposed()),
              "decoder: flash_attn reads values as [S, n_ctx], but this KV cache stores them transposed");
   g.clear();
-  HARK_CHECK(opts.seq >= 0 && opts.seq < cache.n_seq(),
-             "decoder: sequence slot " + std::to_string(opts.seq) + " outside the KV cache's [0, " +
-                 std::to_string(cache.n_seq()) + ")");
+  HARK_CHECK(opts.seq >= 0 && opts.seq < cache.n_seq(), "decoder: sequence slot " + std::to_string(opts.seq) +
+                                                            " outside the KV cache's [0, " +
+                                                            std::to_string(cache.n_seq()) + ")");
   HARK_CHECK(opts.window >= 0 && opts.window < cache.n_windows(),
              "decoder: cross K/V window " + std::to_string(opts.window) + " outside the KV cache's [0, " +
                  std::to_string(cache.n_windows()) + ")");
   for (const CrossQkHead& ch : opts.cross_qk)
-    HARK_CHECK(ch.layer >= 0 && ch.layer < hp.n_text_layer,
-               "decoder: cross-attention layer " + std::to_string(ch.layer) + " outside [0, " +
-                   std::to_string(hp.n_text_layer) + ")");
+    HARK_CHECK(ch.layer >= 0 && ch.layer < hp.n_text_layer, "decoder: cross-attention layer " +
+                                                                std::to_string(ch.layer) + " outside [0, " +
+                                                                std::to_string(hp.n_text_layer) + ")");
   const int n_head = hp.n_text_head;
   // Values of the first n positions of a V cache, per head, in the layout the attention path
   // reads: [D, n, H] for flash_attn, key-major [n, D, H] from a transposed cache.
   auto attend = [&](Tensor* q, Tensor* k_cache, Tensor* v_cache, int64_t n_keys, bool causal) {
     Tensor* k = cache_heads(a, k_cache, n_head, n_keys);
-    if (cache.v_transposed()) return plain_attention(a, q, k, cache_heads_transposed(a, v_cache, n_head, n_keys), n_head, causal);
+    if (cache.v_transposed())
+      return plain_attention(a, q, k, cache_heads_transposed(a, v_cache, n_head, n_keys), n_head, causal);
     return multi_head_attention(a, q, k, cache_heads(a, v_cache, n_head, n_keys), n_head, causal, opts.flash_attn);
   };
 
@@ -104,8 +104,9 @@ Tensor* build_decoder(TensorArena& a, Graph& g, const WhisperWeights& w, const H
     q = linear(a, h, l.cross_q_w, l.cross_q_b);
     Tensor* cross_k = cache.cross_k_heads(a, il, opts.window);  // [D, n_audio_ctx, H]
     Tensor* cross_v = cache.cross_v_heads(a, il, opts.window);
-    att = cache.v_transposed() ? plain_attention(a, q, cross_k, cross_v, n_head, /*causal=*/false)
-                               : multi_head_attention(a, q, cross_k, cross_v, n_head, /*causal=*/false, opts.flash_attn);
+    att = cache.v_transposed()
+              ? plain_attention(a, q, cross_k, cross_v, n_head, /*causal=*/false)
+              : multi_head_attention(a, q, cross_k, cross_v, n_head, /*causal=*/false, opts.flash_attn);
     x = linear_residual(a, att, l.cross_out_w, l.cross_out_b, x);
     build_cross_qk(a, g, q, cross_k, il, hp, opts);
 
@@ -129,11 +130,12 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
                             Tensor* tokens, std::span<const int> seqs, std::span<const int> positions,
                             const DecoderGraphOptions& opts, std::span<const int> windows) {
   const int64_t n_rows = tokens->ne[0];
-  HARK_CHECK(tokens->type == DType::I32 && n_rows >= 1 && tokens->ne[1] == 1 && tokens->ne[2] == 1 && tokens->ne[3] == 1,
-             "decoder batch: tokens must be a non-empty i32 vector, got " + tokens->describe());
-  HARK_CHECK(static_cast<int64_t>(seqs.size()) == n_rows,
-             "decoder batch: " + std::to_string(n_rows) + " tokens but " + std::to_string(seqs.size()) +
-                 " sequence slots (one slot per row)");
+  HARK_CHECK(
+      tokens->type == DType::I32 && n_rows >= 1 && tokens->ne[1] == 1 && tokens->ne[2] == 1 && tokens->ne[3] == 1,
+      "decoder batch: tokens must be a non-empty i32 vector, got " + tokens->describe());
+  HARK_CHECK(static_cast<int64_t>(seqs.size()) == n_rows, "decoder batch: " + std::to_string(n_rows) + " tokens but " +
+                                                              std::to_string(seqs.size()) +
+                                                              " sequence slots (one slot per row)");
   for (size_t i = 0; i < seqs.size(); ++i) {
     HARK_CHECK(seqs[i] >= 0 && seqs[i] < cache.n_seq(),
                "decoder batch: row " + std::to_string(i) + "'s sequence slot " + std::to_string(seqs[i]) +
@@ -153,9 +155,9 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
   HARK_CHECK(opts.window >= 0 && opts.window < cache.n_windows(),
              "decoder batch: cross window " + std::to_string(opts.window) + " is outside the KV cache's [0, " +
                  std::to_string(cache.n_windows()) + ")");
-  HARK_CHECK(static_cast<int64_t>(positions.size()) == n_rows,
-             "decoder batch: " + std::to_string(n_rows) + " rows but " + std::to_string(positions.size()) +
-                 " positions (one per row)");
+  HARK_CHECK(static_cast<int64_t>(positions.size()) == n_rows, "decoder batch: " + std::to_string(n_rows) +
+                                                                   " rows but " + std::to_string(positions.size()) +
+                                                                   " positions (one per row)");
   bool uniform = true;
   for (size_t i = 0; i < positions.size(); ++i) {
     HARK_CHECK(positions[i] >= 0 && positions[i] < hp.n_text_ctx,
@@ -216,9 +218,9 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
   for (int il = 0; il < hp.n_text_layer; ++il) {
     const DecoderLayer& l = w.dec[static_cast<size_t>(il)];
     Tensor* h = layer_norm(a, x, l.attn_ln_w, l.attn_ln_b, kLayerNormEps);
-    Tensor* q = linear(a, h, l.attn_q_w, l.attn_q_b);           // [S, B]
-    Tensor* k = linear(a, h, l.attn_k_w, nullptr);              // [S, B]
-    Tensor* v = linear(a, h, l.attn_v_w, l.attn_v_b);           // [S, B]
+    Tensor* q = linear(a, h, l.attn_q_w, l.attn_q_b);  // [S, B]
+    Tensor* k = linear(a, h, l.attn_k_w, nullptr);     // [S, B]
+    Tensor* v = linear(a, h, l.attn_v_w, l.attn_v_b);  // [S, B]
     Tensor* kc = cache.self_k(il);
     Tensor* vc = cache.self_v(il);
     const size_t vel = dtype_row_bytes(vc->type, 1);
@@ -227,7 +229,9 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
     for (const SeqCopy& f : opts.forks) {
       if (f.src == f.dst || f.n_past == 0) continue;
       for (Tensor* c : {kc, vc}) {
-        const auto at = [&](int slot) { return view(a, c, {S, static_cast<int64_t>(f.n_past)}, {c->nb[1]}, static_cast<size_t>(slot) * c->nb[2]); };
+        const auto at = [&](int slot) {
+          return view(a, c, {S, static_cast<int64_t>(f.n_past)}, {c->nb[1]}, static_cast<size_t>(slot) * c->nb[2]);
+        };
         g.build(copy(a, at(f.src), at(f.dst)));
       }
     }
@@ -252,7 +256,8 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
           g.build(copy(a, reshape(a, slice(a, v, 1, b, b + 1), {1, S}),
                        view(a, vc, {1, S}, {vc->nb[1]}, slot * vc->nb[2] + p * vel)));
         } else {
-          g.build(copy(a, slice(a, v, 1, b, b + 1), view(a, vc, {S, 1}, {vc->nb[1]}, slot * vc->nb[2] + p * vc->nb[1])));
+          g.build(
+              copy(a, slice(a, v, 1, b, b + 1), view(a, vc, {S, 1}, {vc->nb[1]}, slot * vc->nb[2] + p * vc->nb[1])));
         }
       }
     }
@@ -272,13 +277,13 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
         // The plain path (layers.h's plain_attention with a batch dim): keys as weight rows, the
         // values key-major, read in place from a transposed cache.
         Tensor* vt = cache.v_transposed()
-                         ? view(a, vc, {n_kv, D, n_head, B}, {vc->nb[1], static_cast<size_t>(D) * vc->nb[1], step * vc->nb[2]},
-                                first * vc->nb[2])
+                         ? view(a, vc, {n_kv, D, n_head, B},
+                                {vc->nb[1], static_cast<size_t>(D) * vc->nb[1], step * vc->nb[2]}, first * vc->nb[2])
                          : cont(a, transpose(a, view(a, vc, {D, n_kv, n_head, B},
                                                      {vc->nb[1], dtype_row_bytes(vc->type, D), step * vc->nb[2]},
                                                      first * vc->nb[2])));
         Tensor* probs = soft_max(a, mul_mat(a, kh, qh), nullptr, kq_scale, /*causal=*/false);  // [n_kv, 1, H, B]
-        out = cont(a, permute(a, mul_mat(a, vt, probs), 0, 2, 1, 3));                        // [D, H, 1, B]
+        out = cont(a, permute(a, mul_mat(a, vt, probs), 0, 2, 1, 3));                          // [D, H, 1, B]
       }
       att = reshape(a, out, {S, B});
     } else {
@@ -287,10 +292,12 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
         const int64_t row_kv = positions[static_cast<size_t>(b)] + 1;
         Tensor* kv_k = cache_heads(a, slot_view(a, kc, slot), n_head, row_kv);
         Tensor* qb = slice(a, q, 1, b, b + 1);
-        Tensor* ab = cache.v_transposed()
-                         ? plain_attention(a, qb, kv_k, cache_heads_transposed(a, slot_view(a, vc, slot), n_head, row_kv), n_head, false)
-                         : multi_head_attention(a, qb, kv_k, cache_heads(a, slot_view(a, vc, slot), n_head, row_kv), n_head,
-                                                false, opts.flash_attn);
+        Tensor* ab =
+            cache.v_transposed()
+                ? plain_attention(a, qb, kv_k, cache_heads_transposed(a, slot_view(a, vc, slot), n_head, row_kv),
+                                  n_head, false)
+                : multi_head_attention(a, qb, kv_k, cache_heads(a, slot_view(a, vc, slot), n_head, row_kv), n_head,
+                                       false, opts.flash_attn);
         att = att ? concat(a, att, ab, 1) : ab;
       }
     }
@@ -313,14 +320,14 @@ Tensor* build_decoder_batch(TensorArena& a, Graph& g, const WhisperWeights& w, c
       const int ws = static_cast<int>(wstep);
       Tensor* qh = permute(a, reshape(a, q, {D, n_head, 1, B}), 0, 2, 1, 3);
       Tensor* kh = cache.cross_k_heads(a, il, w0, B, ws);  // [D, n_audio_ctx, H, B]
-      Tensor* out = nullptr;                                // [D, H, 1, B]
+      Tensor* out = nullptr;                               // [D, H, 1, B]
       if (opts.flash_attn) {
         out = flash_attn(a, qh, kh, cache.cross_v_heads(a, il, w0, B, ws), nullptr, kq_scale, /*causal=*/false);
       } else {
         Tensor* vt = cache.v_transposed() ? cache.cross_v_heads(a, il, w0, B, ws)
                                           : cont(a, transpose(a, cache.cross_v_heads(a, il, w0, B, ws)));
         Tensor* probs = soft_max(a, mul_mat(a, kh, qh), nullptr, kq_scale, /*causal=*/false);  // [n_ctx, 1, H, B]
-        out = cont(a, permute(a, mul_mat(a, vt, probs), 0, 2, 1, 3));                         // [D, H, 1, B]
+        out = cont(a, permute(a, mul_mat(a, vt, probs), 0, 2, 1, 3));                          // [D, H, 1, B]
       }
       att = reshape(a, out, {S, B});
     } else {
@@ -350,7 +357,8 @@ void fill_key_mask(Tensor& mask, std::span<const int> positions) {
   std::vector<float> m(static_cast<size_t>(n * mask.ne[3]));
   for (size_t b = 0; b < positions.size(); ++b)
     for (int64_t j = 0; j < n; ++j)
-      m[b * static_cast<size_t>(n) + static_cast<size_t>(j)] = j <= positions[b] ? 0.0f : -std::numeric_limits<float>::infinity();
+      m[b * static_cast<size_t>(n) + static_cast<size_t>(j)] =
+          j <= positions[b] ? 0.0f : -std::numeric_limits<float>::infinity();
   tensor_set(mask, m.data(), m.size() * sizeof(float));
 }
 

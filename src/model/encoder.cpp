@@ -54,7 +54,8 @@ void build_cross_kv(TensorArena& a, Graph& g, const WhisperWeights& w, const HPa
     // A transposed cache takes the values key-major (the copy converts the strided view).
     if (cache.v_transposed()) {
       Tensor* c = cache.cross_v(l);
-      g.build(copy(a, transpose(a, v), view(a, c, {c->ne[0], c->ne[1]}, {c->nb[1]}, static_cast<size_t>(window) * c->nb[2])));
+      g.build(copy(a, transpose(a, v),
+                   view(a, c, {c->ne[0], c->ne[1]}, {c->nb[1]}, static_cast<size_t>(window) * c->nb[2])));
     } else {
       g.build(copy(a, heads_outer(v), cache.cross_v_heads(a, l, window)));
     }

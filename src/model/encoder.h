@@ -17,8 +17,7 @@ namespace hark {
 
 // mel: f32 [2 * n_audio_ctx frames, n_mels] (frames innermost, as LogMel stores them).
 // Returns the encoder output, f32 [n_audio_state, n_audio_ctx].
-Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp, Tensor* mel,
-                      bool flash_attn = true);
+Tensor* build_encoder(TensorArena& a, const WhisperWeights& w, const HParams& hp, Tensor* mel, bool flash_attn = true);
 
 // Adds to g, layer by layer, the nodes that project `features` into every decoder layer's cross
 // key/value cache window `window` (and, on the way, the encoder nodes that compute `features`).

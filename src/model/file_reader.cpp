@@ -46,8 +46,8 @@ TensorRecord read_tensor_record(Reader& r, const std::string& label, size_t inde
     throw Error(at(label, nth + " n_dims", t.offset) + "expected " + std::to_string(min_dims) + "..4, found " +
                 std::to_string(t.n_dims));
   if (name_len < 1 || name_len > max_name)
-    throw Error(at(label, nth + " name length", t.offset + 4) + "expected 1.." + std::to_string(max_name) +
-                ", found " + std::to_string(name_len));
+    throw Error(at(label, nth + " name length", t.offset + 4) + "expected 1.." + std::to_string(max_name) + ", found " +
+                std::to_string(name_len));
   for (int d = 0; d < t.n_dims; ++d) t.ne[static_cast<size_t>(d)] = r.i32(nth + " ne[" + std::to_string(d) + "]");
   const uint8_t* p = r.bytes(static_cast<uint64_t>(name_len), nth + " name");
   t.name.assign(reinterpret_cast<const char*>(p), static_cast<size_t>(name_len));
@@ -82,9 +82,10 @@ Mapping map_file(const std::string& path, bool populate, const char* kind) {
   const int err = errno;
   ::close(fd);  // the mapping keeps its own reference to the file
   if (p == MAP_FAILED)
-    throw Error(err == ENOMEM ? ErrorCode::ResourceExhausted : ErrorCode::Io,
-                path + ": cannot map " + std::string(kind) + " of " + std::to_string(size) + " bytes: " + std::strerror(err),
-                path);
+    throw Error(
+        err == ENOMEM ? ErrorCode::ResourceExhausted : ErrorCode::Io,
+        path + ": cannot map " + std::string(kind) + " of " + std::to_string(size) + " bytes: " + std::strerror(err),
+        path);
   Mapping m;
   m.data = static_cast<const uint8_t*>(p);
   m.size = size;

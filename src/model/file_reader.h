@@ -3,9 +3,9 @@
 // the field being read and its byte offset, so a truncated or corrupted file is an actionable
 // hark::Error and never a read past the end.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <array>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -48,8 +48,8 @@ class Reader {
   const uint8_t* bytes(uint64_t n, const std::string& what) {
     if (n > left()) {
       throw Error(label_ + ": " + what + " at offset " + std::to_string(pos_) + ": needs " + std::to_string(n) +
-                  " bytes, the file has only " + std::to_string(left()) + " left (file size " +
-                  std::to_string(size_) + "; truncated?)");
+                  " bytes, the file has only " + std::to_string(left()) + " left (file size " + std::to_string(size_) +
+                  "; truncated?)");
     }
     const uint8_t* p = data_ + pos_;
     pos_ += static_cast<size_t>(n);
@@ -78,7 +78,7 @@ class Reader {
 struct TensorRecord {
   uint64_t offset = 0;  // the record's first byte, for messages
   int n_dims = 0;
-  int32_t type = 0;     // the file's type id, not checked here
+  int32_t type = 0;                       // the file's type id, not checked here
   std::array<int64_t, 4> ne{1, 1, 1, 1};  // 1 beyond n_dims
   std::string name;
 };

@@ -10,9 +10,9 @@ namespace hark {
 
 namespace {
 
-constexpr const char* kFieldNames[HParams::kCount] = {
-    "n_vocab",      "n_audio_ctx", "n_audio_state", "n_audio_head", "n_audio_layer", "n_text_ctx",
-    "n_text_state", "n_text_head", "n_text_layer",  "n_mels",       "ftype"};
+constexpr const char* kFieldNames[HParams::kCount] = {"n_vocab",       "n_audio_ctx", "n_audio_state", "n_audio_head",
+                                                      "n_audio_layer", "n_text_ctx",  "n_text_state",  "n_text_head",
+                                                      "n_text_layer",  "n_mels",      "ftype"};
 
 // The quantized block layouts hark reads are those of quantization version 2; files quantized
 // before it store other layouts under the same type ids, and reading them would give garbage.
@@ -33,41 +33,40 @@ constexpr std::array<FileType, 7> kFileTypes{{{0, DType::F32},
                                               {9, DType::Q5_1}}};
 
 constexpr std::array<const char*, kMaxLanguages> kLanguages{
-    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv",
-    "it", "id", "hi", "fi", "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu", "ta", "no",
-    "th", "ur", "hr", "bg", "lt", "la", "mi", "ml", "cy", "sk", "te", "fa", "lv", "bn", "sr",
-    "az", "sl", "kn", "et", "mk", "br", "eu", "is", "hy", "ne", "mn", "bs", "kk", "sq", "sw",
-    "gl", "mr", "pa", "si", "km", "sn", "yo", "so", "af", "oc", "ka", "be", "tg", "sd", "gu",
-    "am", "yi", "lo", "uz", "fo", "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl",
-    "mg", "as", "tt", "haw", "ln", "ha", "ba", "jw", "su", "yue"};
+    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt",  "tr", "pl", "ca", "nl", "ar", "sv", "it", "id",
+    "hi", "fi", "vi", "he", "uk", "el", "ms", "cs", "ro",  "da", "hu", "ta", "no", "th", "ur", "hr", "bg",
+    "lt", "la", "mi", "ml", "cy", "sk", "te", "fa", "lv",  "bn", "sr", "az", "sl", "kn", "et", "mk", "br",
+    "eu", "is", "hy", "ne", "mn", "bs", "kk", "sq", "sw",  "gl", "mr", "pa", "si", "km", "sn", "yo", "so",
+    "af", "oc", "ka", "be", "tg", "sd", "gu", "am", "yi",  "lo", "uz", "fo", "ht", "ps", "tk", "nn", "mt",
+    "sa", "lb", "my", "bo", "tl", "mg", "as", "tt", "haw", "ln", "ha", "ba", "jw", "su", "yue"};
 
 // Their English names in the same order (OpenAI's LANGUAGES, as its verbose_json reports them).
 constexpr std::array<const char*, kMaxLanguages> kLanguageNames{
-    "english", "chinese", "german", "spanish", "russian", "korean", "french", "japanese",
-    "portuguese", "turkish", "polish", "catalan", "dutch", "arabic", "swedish", "italian",
-    "indonesian", "hindi", "finnish", "vietnamese", "hebrew", "ukrainian", "greek", "malay",
-    "czech", "romanian", "danish", "hungarian", "tamil", "norwegian", "thai", "urdu", "croatian",
-    "bulgarian", "lithuanian", "latin", "maori", "malayalam", "welsh", "slovak", "telugu",
-    "persian", "latvian", "bengali", "serbian", "azerbaijani", "slovenian", "kannada", "estonian",
-    "macedonian", "breton", "basque", "icelandic", "armenian", "nepali", "mongolian", "bosnian",
-    "kazakh", "albanian", "swahili", "galician", "marathi", "punjabi", "sinhala", "khmer", "shona",
-    "yoruba", "somali", "afrikaans", "occitan", "georgian", "belarusian", "tajik", "sindhi",
-    "gujarati", "amharic", "yiddish", "lao", "uzbek", "faroese", "haitian creole", "pashto",
-    "turkmen", "nynorsk", "maltese", "sanskrit", "luxembourgish", "myanmar", "tibetan", "tagalog",
-    "malagasy", "assamese", "tatar", "hawaiian", "lingala", "hausa", "bashkir", "javanese",
-    "sundanese", "cantonese"};
+    "english",    "chinese",    "german",        "spanish",        "russian",   "korean",     "french",
+    "japanese",   "portuguese", "turkish",       "polish",         "catalan",   "dutch",      "arabic",
+    "swedish",    "italian",    "indonesian",    "hindi",          "finnish",   "vietnamese", "hebrew",
+    "ukrainian",  "greek",      "malay",         "czech",          "romanian",  "danish",     "hungarian",
+    "tamil",      "norwegian",  "thai",          "urdu",           "croatian",  "bulgarian",  "lithuanian",
+    "latin",      "maori",      "malayalam",     "welsh",          "slovak",    "telugu",     "persian",
+    "latvian",    "bengali",    "serbian",       "azerbaijani",    "slovenian", "kannada",    "estonian",
+    "macedonian", "breton",     "basque",        "icelandic",      "armenian",  "nepali",     "mongolian",
+    "bosnian",    "kazakh",     "albanian",      "swahili",        "galician",  "marathi",    "punjabi",
+    "sinhala",    "khmer",      "shona",         "yoruba",         "somali",    "afrikaans",  "occitan",
+    "georgian",   "belarusian", "tajik",         "sindhi",         "gujarati",  "amharic",    "yiddish",
+    "lao",        "uzbek",      "faroese",       "haitian creole", "pashto",    "turkmen",    "nynorsk",
+    "maltese",    "sanskrit",   "luxembourgish", "myanmar",        "tibetan",   "tagalog",    "malagasy",
+    "assamese",   "tatar",      "hawaiian",      "lingala",        "hausa",     "bashkir",    "javanese",
+    "sundanese",  "cantonese"};
 
 std::string field_error(const std::string& label, int i, int32_t value, const std::string& expected) {
-  return label + ": hyper-parameter " + kFieldNames[i] + " at offset " + std::to_string(4 + 4 * i) +
-         ": expected " + expected + ", found " + std::to_string(value);
+  return label + ": hyper-parameter " + kFieldNames[i] + " at offset " + std::to_string(4 + 4 * i) + ": expected " +
+         expected + ", found " + std::to_string(value);
 }
 
-void check_range(const HParams& hp, const std::string& label, int i, int32_t lo, int32_t hi,
-                 const char* why) {
+void check_range(const HParams& hp, const std::string& label, int i, int32_t lo, int32_t hi, const char* why) {
   const int32_t v = hp.field(i);
   if (v < lo || v > hi) {
-    throw Error(field_error(label, i, v,
-                            std::to_string(lo) + ".." + std::to_string(hi) + " (" + why + ")"));
+    throw Error(field_error(label, i, v, std::to_string(lo) + ".." + std::to_string(hi) + " (" + why + ")"));
   }
 }
 
@@ -144,12 +143,11 @@ void validate_hparams(const HParams& hp, const std::string& label) {
   check_range(hp, label, 7, 1, 256, "decoder heads");
   check_range(hp, label, 8, 1, 128, "decoder layers");
   if (hp.n_audio_state % hp.n_audio_head != 0) {
-    throw Error(field_error(label, 3, hp.n_audio_head,
-                            "a divisor of n_audio_state " + std::to_string(hp.n_audio_state)));
+    throw Error(
+        field_error(label, 3, hp.n_audio_head, "a divisor of n_audio_state " + std::to_string(hp.n_audio_state)));
   }
   if (hp.n_text_state % hp.n_text_head != 0) {
-    throw Error(field_error(label, 7, hp.n_text_head,
-                            "a divisor of n_text_state " + std::to_string(hp.n_text_state)));
+    throw Error(field_error(label, 7, hp.n_text_head, "a divisor of n_text_state " + std::to_string(hp.n_text_state)));
   }
   if (hp.n_mels != 80 && hp.n_mels != 128) throw Error(field_error(label, 9, hp.n_mels, "80 or 128"));
 
@@ -170,9 +168,9 @@ void validate_hparams(const HParams& hp, const std::string& label) {
                                 ", whose block layout differs: re-quantize the model with a current tool"));
   }
   if (version > kQuantVersion) {
-    throw Error(field_error(label, 10, ft,
-                            "quantization version <= 2; version " + std::to_string(version) +
-                                " is newer than this build understands"));
+    throw Error(field_error(
+        label, 10, ft,
+        "quantization version <= 2; version " + std::to_string(version) + " is newer than this build understands"));
   }
 }
 

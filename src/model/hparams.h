@@ -58,23 +58,21 @@ bool weight_type_for_ftype(int32_t ftype, DType* out);
 // depends on whether the vocabulary is English-only and on how many languages it has (99, or
 // 100 for large-v3's 51866).
 struct SpecialTokens {
-  int32_t eot;            // <|endoftext|>
-  int32_t sot;            // <|startoftranscript|>
-  int32_t lang_first;     // first language token (sot + 1); n_languages of them
-  int32_t n_languages;    // 0 for English-only models
-  int32_t translate;      // <|translate|>
-  int32_t transcribe;     // <|transcribe|>
-  int32_t solm;           // <|startoflm|>
-  int32_t prev;           // <|startofprev|>
-  int32_t no_speech;      // <|nospeech|> (also "nocaptions")
-  int32_t no_timestamps;  // <|notimestamps|>
+  int32_t eot;              // <|endoftext|>
+  int32_t sot;              // <|startoftranscript|>
+  int32_t lang_first;       // first language token (sot + 1); n_languages of them
+  int32_t n_languages;      // 0 for English-only models
+  int32_t translate;        // <|translate|>
+  int32_t transcribe;       // <|transcribe|>
+  int32_t solm;             // <|startoflm|>
+  int32_t prev;             // <|startofprev|>
+  int32_t no_speech;        // <|nospeech|> (also "nocaptions")
+  int32_t no_timestamps;    // <|notimestamps|>
   int32_t timestamp_begin;  // <|0.00|>; token timestamp_begin + i is i * 0.02 s
   int32_t n_vocab;
 
   // Token for language index `lang` (0 = "en"), or -1 when the model has no such language.
-  int32_t language_token(int lang) const {
-    return lang >= 0 && lang < n_languages ? lang_first + lang : -1;
-  }
+  int32_t language_token(int lang) const { return lang >= 0 && lang < n_languages ? lang_first + lang : -1; }
   bool is_timestamp(int32_t id) const { return id >= timestamp_begin && id < n_vocab; }
   // Ordinary text tokens are those before eot.
   bool is_text(int32_t id) const { return id >= 0 && id < eot; }
@@ -83,8 +81,8 @@ SpecialTokens special_tokens(const HParams& hp);
 
 // Whisper's language codes in token order ("en", "zh", "de", ...); 100 entries.
 inline constexpr int kMaxLanguages = 100;
-const char* language_code(int lang);        // nullptr when out of range
-const char* language_name(int lang);        // "english", "chinese", ...; nullptr when out of range
+const char* language_code(int lang);          // nullptr when out of range
+const char* language_name(int lang);          // "english", "chinese", ...; nullptr when out of range
 int language_index(const std::string& code);  // -1 when unknown
 
 }  // namespace hark

@@ -55,19 +55,25 @@ void copy_range(const Tensor& src, size_t src_off, Tensor& dst, size_t dst_off, 
 
 KvCache::KvCache(const HParams& hp, BufferType* type, DType dtype, bool v_transposed, int n_seq,
                  std::optional<DType> cross_dtype)
-    : hp_(hp), type_(type), dtype_(dtype), cross_dtype_(cross_dtype.value_or(dtype)), v_transposed_(v_transposed),
+    : hp_(hp),
+      type_(type),
+      dtype_(dtype),
+      cross_dtype_(cross_dtype.value_or(dtype)),
+      v_transposed_(v_transposed),
       n_ctx_(hp.n_text_ctx) {
-  HARK_CHECK(!dtype_quantized(dtype), std::string("KvCache: the cache type must be f16 or f32, got ") + dtype_name(dtype));
-  HARK_CHECK(!dtype_quantized(cross_dtype_) || cross_dtype_ == DType::Q8_0,
-             std::string("KvCache: the cross-attention cache type must be f16, f32 or q8_0, got ") +
-                 dtype_name(cross_dtype_));
+  HARK_CHECK(!dtype_quantized(dtype),
+             std::string("KvCache: the cache type must be f16 or f32, got ") + dtype_name(dtype));
+  HARK_CHECK(
+      !dtype_quantized(cross_dtype_) || cross_dtype_ == DType::Q8_0,
+      std::string("KvCache: the cross-attention cache type must be f16, f32 or q8_0, got ") + dtype_name(cross_dtype_));
   if (cross_dtype_ == DType::Q8_0) {
     const int64_t d = hp.n_text_state / hp.n_text_head;
-    HARK_CHECK(!v_transposed, "KvCache: a q8_0 cross-attention cache needs the fused attention (flash_attn): the "
-                              "plain path's transposed values have rows of positions, not whole q8_0 blocks");
-    HARK_CHECK(d % dtype_block_size(DType::Q8_0) == 0,
-               "KvCache: a q8_0 cross-attention cache needs a head size that is a multiple of 32, got " +
-                   std::to_string(d));
+    HARK_CHECK(!v_transposed,
+               "KvCache: a q8_0 cross-attention cache needs the fused attention (flash_attn): the "
+               "plain path's transposed values have rows of positions, not whole q8_0 blocks");
+    HARK_CHECK(
+        d % dtype_block_size(DType::Q8_0) == 0,
+        "KvCache: a q8_0 cross-attention cache needs a head size that is a multiple of 32, got " + std::to_string(d));
   }
   alloc_cross(1);
   alloc_self(n_seq);
@@ -129,8 +135,8 @@ void KvCache::alloc_cross(int n_win) {
 
 Tensor* KvCache::cross_k_heads(TensorArena& a, int layer, int w0, int64_t B, int step) const {
   Tensor* k = cross_k_[static_cast<size_t>(layer)];
-  return ops::view(a, k, {k->ne[0], k->ne[1], k->ne[2], B},
-                   {k->nb[1], k->nb[2], static_cast<size_t>(step) * k->nb[3]}, static_cast<size_t>(w0) * k->nb[3]);
+  return ops::view(a, k, {k->ne[0], k->ne[1], k->ne[2], B}, {k->nb[1], k->nb[2], static_cast<size_t>(step) * k->nb[3]},
+                   static_cast<size_t>(w0) * k->nb[3]);
 }
 
 Tensor* KvCache::cross_v_heads(TensorArena& a, int layer, int w0, int64_t B, int step) const {
@@ -174,11 +180,11 @@ void KvCache::copy_seq(int src, int dst, int n_past) {
 }
 
 void KvCache::check_copy(int src, int dst, int n_past) const {
-  HARK_CHECK(src >= 0 && src < n_seq_ && dst >= 0 && dst < n_seq_,
-             "KvCache::copy_seq: slots " + std::to_string(src) + " -> " + std::to_string(dst) + " outside [0, " +
-                 std::to_string(n_seq_) + ")");
+  HARK_CHECK(src >= 0 && src < n_seq_ && dst >= 0 && dst < n_seq_, "KvCache::copy_seq: slots " + std::to_string(src) +
+                                                                       " -> " + std::to_string(dst) + " outside [0, " +
+                                                                       std::to_string(n_seq_) + ")");
   HARK_CHECK(n_past >= 0 && n_past <= n_ctx_, "KvCache::copy_seq: n_past " + std::to_string(n_past) +
-                                                   " outside the text context [0, " + std::to_string(n_ctx_) + "]");
+                                                  " outside the text context [0, " + std::to_string(n_ctx_) + "]");
 }
 
 }  // namespace hark

@@ -54,8 +54,7 @@ Tensor* plain_attention(TensorArena& a, Tensor* q, Tensor* k, Tensor* vt, int n_
   return reshape(a, out, {s, n});
 }
 
-Tensor* multi_head_attention(TensorArena& a, Tensor* q, Tensor* k, Tensor* v, int n_head, bool causal,
-                             bool flash) {
+Tensor* multi_head_attention(TensorArena& a, Tensor* q, Tensor* k, Tensor* v, int n_head, bool causal, bool flash) {
   const int64_t s = q->ne[0], n = q->ne[1];
   const float d = static_cast<float>(s / n_head);
   // Whisper scales q and k each by D^-1/4 before the product; one D^-1/2 on the scores is equal.

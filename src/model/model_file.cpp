@@ -46,8 +46,8 @@ ModelHeader parse_model_header(const uint8_t* data, size_t size, const std::stri
   const size_t mel_at = r.pos();
   const int32_t n_mel = r.i32("mel filters n_mel");
   if (n_mel != hp.n_mels) {
-    throw Error(at(label, "mel filters n_mel", mel_at) + "expected " + std::to_string(hp.n_mels) +
-                " (n_mels), found " + std::to_string(n_mel));
+    throw Error(at(label, "mel filters n_mel", mel_at) + "expected " + std::to_string(hp.n_mels) + " (n_mels), found " +
+                std::to_string(n_mel));
   }
   const int32_t n_fft = r.i32("mel filters n_fft");
   if (n_fft != kMelFftBins) {
@@ -62,10 +62,11 @@ ModelHeader parse_model_header(const uint8_t* data, size_t size, const std::stri
   std::memcpy(h.mel.weights.data(), mel, n_mel_values * sizeof(float));
   for (size_t i = 0; i < n_mel_values; ++i) {
     if (!std::isfinite(h.mel.weights[i])) {
-      throw Error(at(label, "mel filter value [" + std::to_string(i / kMelFftBins) + "][" +
-                                std::to_string(i % kMelFftBins) + "]",
-                     values_at + 4 * i) +
-                  "expected a finite weight, found " + std::to_string(h.mel.weights[i]));
+      throw Error(
+          at(label,
+             "mel filter value [" + std::to_string(i / kMelFftBins) + "][" + std::to_string(i % kMelFftBins) + "]",
+             values_at + 4 * i) +
+          "expected a finite weight, found " + std::to_string(h.mel.weights[i]));
     }
   }
 
@@ -105,10 +106,10 @@ std::vector<TensorEntry> parse_model_tensors(const uint8_t* data, size_t size, c
 
   Reader r(data, size, label, header.tensors_offset);
   if (r.at_end()) {
-    throw Error(label + ": no tensor data: the file ends after the vocabulary at offset " +
-                std::to_string(r.pos()) +
+    throw Error(label + ": no tensor data: the file ends after the vocabulary at offset " + std::to_string(r.pos()) +
                 ". It holds only a header (hyper-parameters, mel filters, vocabulary), as test "
-                "fixtures do; a model needs its " + std::to_string(specs.size()) + " weight tensors");
+                "fixtures do; a model needs its " +
+                std::to_string(specs.size()) + " weight tensors");
   }
 
   std::vector<TensorEntry> entries;
@@ -228,8 +229,9 @@ std::unique_ptr<ModelFile> ModelFile::open(const std::string& path, const LoadOp
   }
 
   const HParams hp = mf->header_.hparams;
-  mf->weights_ = classified(ErrorCode::CorruptData, path,
-                            [&] { return bind_whisper_weights(hp, [&](const std::string& n) { return mf->tensor(n); }); });
+  mf->weights_ = classified(ErrorCode::CorruptData, path, [&] {
+    return bind_whisper_weights(hp, [&](const std::string& n) { return mf->tensor(n); });
+  });
   mf->load_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   return mf;
 }
@@ -251,8 +253,8 @@ std::string ModelFile::describe() const {
   }
   std::ostringstream s;
   s << "model: " << path_ << "\n";
-  s << "size: " << hp.size_name() << (hp.multilingual() ? " (multilingual, " : " (English-only, ")
-    << hp.num_languages() << " languages)\n";
+  s << "size: " << hp.size_name() << (hp.multilingual() ? " (multilingual, " : " (English-only, ") << hp.num_languages()
+    << " languages)\n";
   s << "hparams: " << hp.describe() << "\n";
   s << "weight type: " << dtype_name(hp.weight_type()) << "\n";
   s << "vocabulary: " << vocab().size() << " ids, " << vocab().n_file_tokens() << " stored in the file\n";
@@ -263,8 +265,8 @@ std::string ModelFile::describe() const {
     first = false;
   }
   s << ")\n";
-  s << "file: " << file_bytes_ << " bytes, " << (mapped_ ? "memory-mapped" : "copied") << ", loaded in "
-    << load_ms_ << " ms\n";
+  s << "file: " << file_bytes_ << " bytes, " << (mapped_ ? "memory-mapped" : "copied") << ", loaded in " << load_ms_
+    << " ms\n";
   return s.str();
 }
 

@@ -29,9 +29,9 @@
 
 namespace hark {
 
-inline constexpr uint32_t kModelMagic = 0x67676d6c;  // "ggml" read as a little-endian uint32
+inline constexpr uint32_t kModelMagic = 0x67676d6c;       // "ggml" read as a little-endian uint32
 inline constexpr int32_t kMelFftBins = frontend::kNFreq;  // bins of a 400-point FFT (25 ms at 16 kHz)
-inline constexpr uint32_t kMaxTokenBytes = 1024;    // real tokens are at most 128 bytes
+inline constexpr uint32_t kMaxTokenBytes = 1024;          // real tokens are at most 128 bytes
 inline constexpr int32_t kMaxTensorNameBytes = 256;
 
 // Everything before the tensor records.
@@ -100,7 +100,7 @@ class ModelFile {
   Tensor* tensor(const std::string& name) const;  // nullptr when the model has no such tensor
   Buffer* buffer() const { return buffer_.get(); }
 
-  bool mapped() const { return mapped_; }             // weights live in the file mapping
+  bool mapped() const { return mapped_; }  // weights live in the file mapping
   uint64_t file_bytes() const { return file_bytes_; }
   uint64_t tensor_bytes() const { return tensor_bytes_; }  // sum of the weights' data
   double load_ms() const { return load_ms_; }

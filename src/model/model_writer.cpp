@@ -55,14 +55,10 @@ struct Preset {
 };
 // Dimensions of the released Whisper models (and hark's micro test model).
 constexpr Preset kPresets[] = {
-    {"micro", 64, 2, 2, 2, 80, 51865},
-    {"tiny", 384, 6, 4, 4, 80, 51865},
-    {"base", 512, 8, 6, 6, 80, 51865},
-    {"small", 768, 12, 12, 12, 80, 51865},
-    {"medium", 1024, 16, 24, 24, 80, 51865},
-    {"large", 1280, 20, 32, 32, 80, 51865},
-    {"large-v3", 1280, 20, 32, 32, 128, 51866},
-    {"large-v3-turbo", 1280, 20, 32, 4, 128, 51866},
+    {"micro", 64, 2, 2, 2, 80, 51865},          {"tiny", 384, 6, 4, 4, 80, 51865},
+    {"base", 512, 8, 6, 6, 80, 51865},          {"small", 768, 12, 12, 12, 80, 51865},
+    {"medium", 1024, 16, 24, 24, 80, 51865},    {"large", 1280, 20, 32, 32, 80, 51865},
+    {"large-v3", 1280, 20, 32, 32, 128, 51866}, {"large-v3-turbo", 1280, 20, 32, 4, 128, 51866},
 };
 
 // splitmix64: a small, well-mixed generator whose output is the same on every platform, unlike
@@ -100,8 +96,9 @@ void check_writable(const TestModelOptions& o, const HParams& hp) {
   if (!dtype_quantized(o.weight_type)) return;
   for (const TensorSpec& s : whisper_tensor_specs(hp)) {
     if (s.kind == TensorKind::Matrix && s.ne[0] % kQuantBlock != 0) {
-      throw Error("make-test-model: " + std::string(dtype_name(o.weight_type)) + " needs widths that are multiples of " +
-                  std::to_string(kQuantBlock) + "; tensor '" + s.name + "' has rows of " + std::to_string(s.ne[0]));
+      throw Error("make-test-model: " + std::string(dtype_name(o.weight_type)) +
+                  " needs widths that are multiples of " + std::to_string(kQuantBlock) + "; tensor '" + s.name +
+                  "' has rows of " + std::to_string(s.ne[0]));
     }
   }
 }
@@ -127,7 +124,8 @@ std::vector<float> tdrz_bias(const HParams& hp, uint64_t seed) {
   throw Error("make-test-model: no " + std::string(kFinalNormBias) + " tensor");
 }
 
-std::vector<uint8_t> model_tensor_bytes(const TestModelOptions& o, const HParams& hp, const TensorSpec& spec, DType type) {
+std::vector<uint8_t> model_tensor_bytes(const TestModelOptions& o, const HParams& hp, const TensorSpec& spec,
+                                        DType type) {
   if (!o.tdrz) return test_tensor_bytes(spec, type, o.seed);
   if (spec.name == kFinalNormBias) return tensor_bytes(spec, type, tdrz_bias(hp, o.seed));
   if (spec.name != "decoder.token_embedding.weight") return test_tensor_bytes(spec, type, o.seed);

@@ -40,7 +40,7 @@ class ModelWriter {
 };
 
 struct TestModelOptions {
-  HParams hparams;                // ftype is derived from weight_type
+  HParams hparams;  // ftype is derived from weight_type
   DType weight_type = DType::F16;
   uint64_t seed = 1;
   // A model file (a header-only one will do) to take the real vocabulary from, and its mel

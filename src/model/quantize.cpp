@@ -78,8 +78,8 @@ QuantizeResult quantize_model(const std::string& input_path, const std::string& 
   HARK_CHECK(!output_path.empty(), "quantize: the output path is empty");
   std::error_code ec;
   if (std::filesystem::exists(output_path, ec) && std::filesystem::equivalent(input_path, output_path, ec))
-    throw Error(ErrorCode::InvalidArgument, "quantize: the output " + output_path + " is the input file; write to another path",
-                "output_path");
+    throw Error(ErrorCode::InvalidArgument,
+                "quantize: the output " + output_path + " is the input file; write to another path", "output_path");
 
   const std::unique_ptr<ModelFile> mf = ModelFile::open(input_path);
   HARK_CHECK(mf->mapped(), "quantize: " + input_path + ": the weights are not mapped");
@@ -88,7 +88,7 @@ QuantizeResult quantize_model(const std::string& input_path, const std::string& 
   int32_t ftype = 0;
   std::memcpy(&ftype, head.data() + kFtypeOffset, 4);
   HARK_CHECK(ftype == mf->hparams().ftype, "quantize: " + input_path + ": ftype not found at byte " +
-                                                std::to_string(kFtypeOffset) + " of the header");
+                                               std::to_string(kFtypeOffset) + " of the header");
   const int32_t new_ftype = ftype_for_weight_type(to);
   std::memcpy(head.data() + kFtypeOffset, &new_ftype, 4);
 

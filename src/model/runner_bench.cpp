@@ -1,9 +1,9 @@
 #include "model/runner_bench.h"
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <numeric>
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -15,9 +15,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 double process_cpu_ms() {
   timespec ts{};
@@ -112,7 +110,8 @@ std::vector<BatchStepFigure> bench_batch_steps(WhisperRunner& runner, const Batc
       // so the timed ones find the caches as this size's own previous step left them.
       auto step = [&] {
         check(runner.decode_rows(std::span(tokens).first(n), std::span(seqs).first(n), std::span(positions).first(n),
-                                 &logits, opts.own_windows ? std::span<const int>(seqs).first(n) : std::span<const int>()),
+                                 &logits,
+                                 opts.own_windows ? std::span<const int>(seqs).first(n) : std::span<const int>()),
               "batch");
       };
       step();

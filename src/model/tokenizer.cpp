@@ -138,7 +138,8 @@ void pretokenize(std::string_view text, std::vector<std::string_view>* out) {
     const Char c = char_at(text, i);
     if (const size_t k = contraction(text.substr(i)); k > 0) {
       end = i + k;  // 's|'t|'re|'ve|'m|'ll|'d
-    } else if (c.cls != CharClass::Space || (text[i] == ' ' && i + 1 < n && char_at(text, i + 1).cls != CharClass::Space)) {
+    } else if (c.cls != CharClass::Space ||
+               (text[i] == ' ' && i + 1 < n && char_at(text, i + 1).cls != CharClass::Space)) {
       // ' ?\p{L}+', ' ?\p{N}+', ' ?[^\s\p{L}\p{N}]+': an optional space, then a run of one class.
       size_t j = c.cls == CharClass::Space ? i + 1 : i;
       const CharClass run = char_at(text, j).cls;
@@ -341,8 +342,7 @@ void Tokenizer::check_bytes(std::string_view text) const {
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(static_cast<uint8_t>(text[pos])));
     throw Error("tokenizer: byte " + std::string(hex) + " at offset " + std::to_string(pos) +
-                " of the text has no token in this vocabulary (" + std::to_string(n_text_) +
-                " ordinary tokens)");
+                " of the text has no token in this vocabulary (" + std::to_string(n_text_) + " ordinary tokens)");
   }
 }
 

@@ -137,7 +137,7 @@ class Tokenizer {
   const Vocab* vocab_;
   int32_t n_text_ = 0;  // ids 0 .. n_text_-1 are ordinary tokens the file stores
   bool repaired_ = false;
-  std::array<char, 256> byte_of_id_{};  // after repair: the byte of each id below 256
+  std::array<char, 256> byte_of_id_{};     // after repair: the byte of each id below 256
   std::array<int32_t, 256> byte_token_{};  // the token of each single byte, or -1
   size_t max_len_ = 0;
   // Bytes -> merge rank, for tokens (views into the vocabulary or byte_of_id_) and bridges (views

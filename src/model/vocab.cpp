@@ -18,18 +18,30 @@ void Vocab::finish() {
   synthesized_.clear();
   for (int32_t id = n_file_tokens(); id < s.n_vocab; ++id) {
     std::string name;
-    if (id > s.timestamp_begin) name = "[_TT_" + std::to_string(id - s.timestamp_begin) + "]";
-    else if (id == s.eot) name = "[_EOT_]";
-    else if (id == s.sot) name = "[_SOT_]";
-    else if (id == s.translate) name = "[_TRANSLATE_]";
-    else if (id == s.transcribe) name = "[_TRANSCRIBE_]";
-    else if (id == s.solm) name = "[_SOLM_]";
-    else if (id == s.prev) name = "[_PREV_]";
-    else if (id == s.no_speech) name = "[_NOSP_]";
-    else if (id == s.no_timestamps) name = "[_NOT_]";
-    else if (id == s.timestamp_begin) name = "[_BEG_]";
-    else if (s.language_token(id - s.lang_first) == id) name = std::string("[_LANG_") + language_code(id - s.lang_first) + "]";
-    else name = "[_extra_token_" + std::to_string(id) + "]";
+    if (id > s.timestamp_begin)
+      name = "[_TT_" + std::to_string(id - s.timestamp_begin) + "]";
+    else if (id == s.eot)
+      name = "[_EOT_]";
+    else if (id == s.sot)
+      name = "[_SOT_]";
+    else if (id == s.translate)
+      name = "[_TRANSLATE_]";
+    else if (id == s.transcribe)
+      name = "[_TRANSCRIBE_]";
+    else if (id == s.solm)
+      name = "[_SOLM_]";
+    else if (id == s.prev)
+      name = "[_PREV_]";
+    else if (id == s.no_speech)
+      name = "[_NOSP_]";
+    else if (id == s.no_timestamps)
+      name = "[_NOT_]";
+    else if (id == s.timestamp_begin)
+      name = "[_BEG_]";
+    else if (s.language_token(id - s.lang_first) == id)
+      name = std::string("[_LANG_") + language_code(id - s.lang_first) + "]";
+    else
+      name = "[_extra_token_" + std::to_string(id) + "]";
     synthesized_.push_back(std::move(name));
   }
 }

@@ -38,9 +38,9 @@ class Vocab {
 
  private:
   SpecialTokens special_{};
-  std::string blob_;                        // all file tokens back to back
-  std::vector<uint32_t> offsets_{0};        // token i is blob_[offsets_[i], offsets_[i+1])
-  std::vector<std::string> synthesized_;    // names of ids n_file_tokens() .. n_vocab-1
+  std::string blob_;                      // all file tokens back to back
+  std::vector<uint32_t> offsets_{0};      // token i is blob_[offsets_[i], offsets_[i+1])
+  std::vector<std::string> synthesized_;  // names of ids n_file_tokens() .. n_vocab-1
 };
 
 }  // namespace hark

@@ -103,8 +103,7 @@ std::string allowed_types_str(TensorKind kind, DType weight_type) {
   return "?";
 }
 
-WhisperWeights bind_whisper_weights(const HParams& hp,
-                                    const std::function<Tensor*(const std::string&)>& find) {
+WhisperWeights bind_whisper_weights(const HParams& hp, const std::function<Tensor*(const std::string&)>& find) {
   auto get = [&](const std::string& name) {
     Tensor* t = find(name);
     HARK_CHECK(t != nullptr, "model weights: tensor '" + name + "' is missing");

@@ -24,8 +24,8 @@ enum class TensorKind {
 struct TensorSpec {
   std::string name;
   TensorKind kind;
-  int n_dims;                          // as the file stores it
-  std::array<int64_t, kMaxDims> ne;    // innermost first, padded with 1
+  int n_dims;                        // as the file stores it
+  std::array<int64_t, kMaxDims> ne;  // innermost first, padded with 1
 };
 
 // Every tensor a model with these hyper-parameters must contain, each exactly once.
@@ -54,20 +54,19 @@ struct DecoderLayer {
 
 // Pointers into the loader's tensors (the ModelFile owns them). Key projections have no bias.
 struct WhisperWeights {
-  Tensor* enc_pos;                  // [S, n_audio_ctx] f32
-  Tensor *conv1_w, *conv1_b;        // [3, n_mels, S], [1, S]
-  Tensor *conv2_w, *conv2_b;        // [3, S, S], [1, S]
+  Tensor* enc_pos;            // [S, n_audio_ctx] f32
+  Tensor *conv1_w, *conv1_b;  // [3, n_mels, S], [1, S]
+  Tensor *conv2_w, *conv2_b;  // [3, S, S], [1, S]
   std::vector<EncoderLayer> enc;
-  Tensor *enc_ln_w, *enc_ln_b;      // encoder.ln_post
+  Tensor *enc_ln_w, *enc_ln_b;  // encoder.ln_post
 
-  Tensor* dec_pos;                  // [T, n_text_ctx] f32
-  Tensor* token_embedding;          // [T, n_vocab]; also the output projection
+  Tensor* dec_pos;          // [T, n_text_ctx] f32
+  Tensor* token_embedding;  // [T, n_vocab]; also the output projection
   std::vector<DecoderLayer> dec;
-  Tensor *dec_ln_w, *dec_ln_b;      // decoder.ln
+  Tensor *dec_ln_w, *dec_ln_b;  // decoder.ln
 };
 
 // Fills the struct by looking every name up; `find` must return a tensor for each spec name.
-WhisperWeights bind_whisper_weights(const HParams& hp,
-                                    const std::function<Tensor*(const std::string&)>& find);
+WhisperWeights bind_whisper_weights(const HParams& hp, const std::function<Tensor*(const std::string&)>& find);
 
 }  // namespace hark

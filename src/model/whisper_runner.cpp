@@ -176,7 +176,7 @@ ComputeStatus WhisperRunner::decode(std::span<const int32_t> tokens, int n_past,
   check_tokens(tokens, "decode");
   HARK_CHECK(logits != nullptr, "decode: logits is null");
   HARK_CHECK(seq >= 0 && seq < cache_.n_seq(), "decode: sequence slot " + std::to_string(seq) + " outside [0, " +
-                                                    std::to_string(cache_.n_seq()) + ") (set_n_sequences first)");
+                                                   std::to_string(cache_.n_seq()) + ") (set_n_sequences first)");
   HARK_CHECK(window >= 0 && window < cache_.n_windows(), "decode: cross window " + std::to_string(window) +
                                                              " outside [0, " + std::to_string(cache_.n_windows()) +
                                                              ") (set_n_windows first)");
@@ -270,15 +270,14 @@ ComputeStatus WhisperRunner::align(std::span<const int32_t> tokens, std::span<co
   check_tokens(tokens, "align");
   HARK_CHECK(qk != nullptr && logits != nullptr, "align: qk or logits is null");
   HARK_CHECK(!heads.empty(), "align: no alignment heads");
-  HARK_CHECK(tokens.size() <= static_cast<size_t>(hp.n_text_ctx),
-             "align: " + std::to_string(tokens.size()) + " tokens exceed the text context of " +
-                 std::to_string(hp.n_text_ctx));
+  HARK_CHECK(tokens.size() <= static_cast<size_t>(hp.n_text_ctx), "align: " + std::to_string(tokens.size()) +
+                                                                      " tokens exceed the text context of " +
+                                                                      std::to_string(hp.n_text_ctx));
   std::vector<std::pair<int, int>> key;
   for (const CrossQkHead& h : heads) {
     HARK_CHECK(h.layer >= 0 && h.layer < hp.n_text_layer && h.head >= 0 && h.head < hp.n_text_head,
-               "align: head (" + std::to_string(h.layer) + ", " + std::to_string(h.head) +
-                   ") outside the decoder's " + std::to_string(hp.n_text_layer) + " layers x " +
-                   std::to_string(hp.n_text_head) + " heads");
+               "align: head (" + std::to_string(h.layer) + ", " + std::to_string(h.head) + ") outside the decoder's " +
+                   std::to_string(hp.n_text_layer) + " layers x " + std::to_string(hp.n_text_head) + " heads");
     key.emplace_back(h.layer, h.head);
   }
   flush_forks();
@@ -302,7 +301,8 @@ ComputeStatus WhisperRunner::align(std::span<const int32_t> tokens, std::span<co
     align_reserved_ = key;
   }
 
-  const size_t n = tokens.size(), n_ctx = static_cast<size_t>(hp.n_audio_ctx), n_vocab = static_cast<size_t>(hp.n_vocab);
+  const size_t n = tokens.size(), n_ctx = static_cast<size_t>(hp.n_audio_ctx),
+               n_vocab = static_cast<size_t>(hp.n_vocab);
   qk->assign(heads.size() * n * n_ctx, 0.0f);
   logits->assign(n * n_vocab, 0.0f);
   std::vector<float> rows, one;

@@ -61,8 +61,8 @@ class WhisperRunner {
   // all_rows, the logits of every token (n_vocab x n floats, token i's at [i * n_vocab, (i + 1) *
   // n_vocab)).
   // The tokens attend to cross window `window`.
-  ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits,
-                       bool all_rows = false, int seq = 0, int window = 0);
+  ComputeStatus decode(std::span<const int32_t> tokens, int n_past, std::vector<float>* logits, bool all_rows = false,
+                       int seq = 0, int window = 0);
 
   // ---- several sequences against one window (beam search, best-of) ----
   // Self-attention cache slots: 1 at construction. set_n_sequences(n) (re)sizes the
@@ -167,7 +167,7 @@ class WhisperRunner {
   Tensor* dec_tokens_ = nullptr;
   Tensor* dec_key_mask_ = nullptr;  // the batch step's key mask, when it has one
   std::unique_ptr<Scheduler> dec_sched_;
-  int reallocs_at_start_ = 0;  // growths while reserving, which decode steps did not cause
+  int reallocs_at_start_ = 0;                        // growths while reserving, which decode steps did not cause
   std::vector<std::pair<int, int>> align_reserved_;  // the heads align() last reserved memory for
 };
 

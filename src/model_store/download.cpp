@@ -12,13 +12,13 @@
 #include <curl/curl.h>
 #include <sys/stat.h>
 
+#include <strings.h>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <strings.h>
 #include <deque>
 #include <filesystem>
 #include <mutex>
@@ -49,9 +49,12 @@ uint64_t file_size_or_zero(const std::string& path) {
 
 std::string human_bytes(uint64_t n) {
   char buf[32];
-  if (n >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.1f GiB", n / double(1ull << 30));
-  else if (n >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", n / double(1ull << 20));
-  else std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(n));
+  if (n >= (1ull << 30))
+    std::snprintf(buf, sizeof buf, "%.1f GiB", n / double(1ull << 30));
+  else if (n >= (1ull << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", n / double(1ull << 20));
+  else
+    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(n));
   return buf;
 }
 
@@ -79,15 +82,15 @@ class RateMeter {
 // One transfer's state, shared with curl's callbacks.
 struct Transfer {
   const DownloadOptions* options = nullptr;
-  std::string part;        // the .part path
+  std::string part;  // the .part path
   std::FILE* file = nullptr;
-  uint64_t offset = 0;     // bytes of the .part kept (the Range start); 0 after a 200
-  uint64_t written = 0;    // bytes written this attempt
-  uint64_t expected = 0;   // the whole file, when known
-  long status = 0;         // HTTP status of the final response
+  uint64_t offset = 0;    // bytes of the .part kept (the Range start); 0 after a 200
+  uint64_t written = 0;   // bytes written this attempt
+  uint64_t expected = 0;  // the whole file, when known
+  long status = 0;        // HTTP status of the final response
   bool body_started = false;
-  bool discard = false;    // an error response: its body is not the model
-  int write_errno = 0;     // the write that failed (ENOSPC ...)
+  bool discard = false;      // an error response: its body is not the model
+  int write_errno = 0;       // the write that failed (ENOSPC ...)
   uint64_t served_size = 0;  // set when the server's file has another size than expected
   bool aborted = false;
   std::string server_sha256;  // Hugging Face's X-Linked-Etag of a large file: its SHA-256
@@ -101,7 +104,8 @@ struct Transfer {
     p.bytes_done = offset + written;
     p.bytes_total = expected;
     p.bytes_per_second = meter.rate();
-    if (expected > p.bytes_done && p.bytes_per_second > 0) p.seconds_left = (expected - p.bytes_done) / p.bytes_per_second;
+    if (expected > p.bytes_done && p.bytes_per_second > 0)
+      p.seconds_left = (expected - p.bytes_done) / p.bytes_per_second;
     return p;
   }
 };
@@ -244,8 +248,7 @@ void transfer(Transfer& t, const std::string& url, const std::string& name) {
   switch (rc) {
     case CURLE_OK: return;
     case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-      throw Error(what + " failed: cannot resolve the host (no network?): " + errbuf);
+    case CURLE_COULDNT_RESOLVE_PROXY: throw Error(what + " failed: cannot resolve the host (no network?): " + errbuf);
     case CURLE_COULDNT_CONNECT:
       throw Error(what + " failed: cannot connect (no network, or the server refused the connection): " + errbuf);
     case CURLE_OPERATION_TIMEDOUT:
@@ -258,8 +261,7 @@ void transfer(Transfer& t, const std::string& url, const std::string& name) {
     case CURLE_GOT_NOTHING:
       throw Error(what + ": the connection was cut after " + human_bytes(t.offset + t.written) +
                   (t.expected ? " of " + human_bytes(t.expected) : std::string()) + keep);
-    default:
-      throw Error(what + " failed: " + std::string(errbuf[0] ? errbuf : curl_easy_strerror(rc)) + keep);
+    default: throw Error(what + " failed: " + std::string(errbuf[0] ? errbuf : curl_easy_strerror(rc)) + keep);
   }
 }
 
@@ -273,7 +275,7 @@ DownloadResult download_model(const std::string& name, const DownloadOptions& op
   const std::string part = path + ".part";
   const std::string sha1 = options.expected_sha1.empty() ? e->sha1 : options.expected_sha1;
   // A digest of one's own means another file than the published one: the published size is not its.
-  const uint64_t expected_size = options.expected_size         ? options.expected_size
+  const uint64_t expected_size = options.expected_size           ? options.expected_size
                                  : options.expected_sha1.empty() ? e->size
                                                                  : 0;
 
@@ -346,8 +348,9 @@ DownloadResult download_model(const std::string& name, const DownloadOptions& op
   } else if (check_server) {
     if (r.sha256 != t.server_sha256) {
       std::remove(part.c_str());
-      throw Error("download of " + e->name + ": SHA-256 mismatch: the file has " + r.sha256 + ", the server announced " +
-                  t.server_sha256 + " (corrupted in transit); the partial file was removed");
+      throw Error("download of " + e->name + ": SHA-256 mismatch: the file has " + r.sha256 +
+                  ", the server announced " + t.server_sha256 +
+                  " (corrupted in transit); the partial file was removed");
     }
     r.verified = true;
     r.verified_with = "server's SHA-256";

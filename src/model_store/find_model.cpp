@@ -47,9 +47,10 @@ std::string find_model(const std::string& name_or_path, const std::string& dir_i
                 "model " + e->name + " is not downloaded (no " + dir + "/" + e->file_name +
                     "); get it with: hark download " + e->name,
                 name_or_path);
-  throw Error(ErrorCode::NotFound,
-              name_or_path + ": no such model file, and not a model in " + dir + " (official names: hark download --list)",
-              name_or_path);
+  throw Error(
+      ErrorCode::NotFound,
+      name_or_path + ": no such model file, and not a model in " + dir + " (official names: hark download --list)",
+      name_or_path);
 }
 
 }  // namespace hark

@@ -45,9 +45,9 @@ ToMono16k::~ToMono16k() = default;
 
 std::span<const float> ToMono16k::convert(std::span<const float> values) {
   if (!conv_) return values;
-  HARK_CHECK(values.size() % size_t(channels_) == 0,
-             name_ + ": " + std::to_string(values.size()) + " values are not a whole number of frames of " +
-                 std::to_string(channels_) + " channels");
+  HARK_CHECK(values.size() % size_t(channels_) == 0, name_ + ": " + std::to_string(values.size()) +
+                                                         " values are not a whole number of frames of " +
+                                                         std::to_string(channels_) + " channels");
   out_.clear();
   conv_->push(values.data(), values.size() / size_t(channels_), &out_);
   return out_;

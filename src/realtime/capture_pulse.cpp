@@ -35,11 +35,12 @@ class PulseSource final : public ThreadedSource {
     int err = 0;
     const char* dev = device == "default" ? nullptr : device.c_str();
     pa_ = pa_simple_new(nullptr, "hark", PA_STREAM_RECORD, dev, "speech capture", &spec, nullptr, &attr, &err);
-    HARK_CHECK(pa_ != nullptr, "no capture device: cannot open PulseAudio source '" + device + "': " +
-                                   pa_strerror(err) +
+    HARK_CHECK(pa_ != nullptr, "no capture device: cannot open PulseAudio source '" + device +
+                                   "': " + pa_strerror(err) +
                                    (err == PA_ERR_CONNECTIONREFUSED || err == PA_ERR_INVALIDSERVER
                                         ? " (no sound server running; is PulseAudio or PipeWire up?)"
-                                        : err == PA_ERR_NOENTITY ? " (list devices with `hark stream --list-devices`)" : ""));
+                                    : err == PA_ERR_NOENTITY ? " (list devices with `hark stream --list-devices`)"
+                                                             : ""));
   }
   ~PulseSource() override {
     stop();

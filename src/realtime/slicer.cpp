@@ -46,7 +46,7 @@ bool Slicer::pause_found() {
   if (stream_) return speech_ && silence_run_ >= cfg_.silero_silence_samples;
   if (!cfg_.energy_vad) return false;
   const size_t window = size_t(std::max(cfg_.energy.vad_ms, 2000)) * 16;  // energy_vad's minimum window
-  if (slice_.size() <= window) return false;  // energy_vad needs the whole window
+  if (slice_.size() <= window) return false;                              // energy_vad needs the whole window
   const std::span<const float> last(slice_.data() + slice_.size() - window - 1, window + 1);
   const EnergyVadResult r = energy_vad(last, cfg_.energy);
   // A quiet tail after sound is a pause; a window of (near) silence throughout is not one, or

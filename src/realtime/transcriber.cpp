@@ -47,12 +47,20 @@ class Transcriber final : public RealtimeTranscriber {
   // `own` is a state of the transcriber's own, or null when it runs on the caller's `state`.
   Transcriber(std::unique_ptr<State> own, State& state, std::shared_ptr<AudioSource> source, const RealtimeOptions& o,
               EventSink on_event)
-      : opts_(o), r_(resolve(o)), source_(std::move(source)), on_event_(std::move(on_event)), own_state_(std::move(own)),
-        state_(&state), ring_(r_.ring_samples), slicer_(slicer_config(o, r_)), live_(source_->live()) {
+      : opts_(o),
+        r_(resolve(o)),
+        source_(std::move(source)),
+        on_event_(std::move(on_event)),
+        own_state_(std::move(own)),
+        state_(&state),
+        ring_(r_.ring_samples),
+        slicer_(slicer_config(o, r_)),
+        live_(source_->live()) {
     base_ = o.transcribe ? *o.transcribe : TranscribeParams{};
     job_ = jobs::create();
     if (!o.audio_output_path.empty())  // f32: the file holds exactly the samples fed in
-      wav_ = std::make_unique<audio::WavWriter>(o.audio_output_path, kSampleRate, 1, audio::WavWriter::Format::kFloat32);
+      wav_ =
+          std::make_unique<audio::WavWriter>(o.audio_output_path, kSampleRate, 1, audio::WavWriter::Format::kFloat32);
     worker_ = std::thread([this] { work(); });
     try {
       source_->start([this](std::span<const float> s) { on_samples(s); },
@@ -125,8 +133,10 @@ class Transcriber final : public RealtimeTranscriber {
       if (stop_requested_ || capture_ended_) break;  // capture is over: the rest was never "captured"
       if (live_) {
         dropped_ += int64_t(s.size());
-        if (!gaps_.empty() && gaps_.back().at == queued_) gaps_.back().n += int64_t(s.size());
-        else gaps_.push_back({queued_, int64_t(s.size())});
+        if (!gaps_.empty() && gaps_.back().at == queued_)
+          gaps_.back().n += int64_t(s.size());
+        else
+          gaps_.push_back({queued_, int64_t(s.size())});
         break;
       }
       cv_.notify_all();
@@ -203,8 +213,10 @@ class Transcriber final : public RealtimeTranscriber {
         error = ex.what();
       }
     }
-    if (!slices_.empty() && slices_.back().index == s.index) slices_.back() = s;
-    else slices_.push_back(s);
+    if (!slices_.empty() && slices_.back().index == s.index)
+      slices_.back() = s;
+    else
+      slices_.push_back(s);
     if (final) {
       prev_text_ = s.data.result;
       if (prev_text_.empty()) prev_text_ = base_.initial_prompt;  // nothing heard: back to the user's prompt
@@ -332,7 +344,7 @@ class Transcriber final : public RealtimeTranscriber {
   std::condition_variable cv_;
   SampleRing ring_;
   size_t recorded_ = 0;
-  int64_t queued_ = 0;   // samples written to the ring so far
+  int64_t queued_ = 0;  // samples written to the ring so far
   int64_t dropped_ = 0;
   struct Gap {
     int64_t at;  // the ring sample (counted from the first) the dropped audio came before
@@ -365,7 +377,8 @@ std::unique_ptr<RealtimeTranscriber> RealtimeTranscriber::start(Context& ctx, st
   HARK_CHECK(source != nullptr, "realtime: no audio source");
   std::unique_ptr<State> own = ctx.new_state(options.n_threads);
   State& state = *own;
-  return std::make_unique<realtime::Transcriber>(std::move(own), state, std::move(source), options, std::move(on_event));
+  return std::make_unique<realtime::Transcriber>(std::move(own), state, std::move(source), options,
+                                                 std::move(on_event));
 }
 
 std::unique_ptr<RealtimeTranscriber> RealtimeTranscriber::start(State& state, std::shared_ptr<AudioSource> source,

@@ -33,24 +33,28 @@ const DTypeTraits& dtype_traits(DType t) {
 
 bool dtype_valid(int32_t raw) {
   switch (static_cast<DType>(raw)) {
-    case DType::F32: case DType::F16: case DType::Q4_0: case DType::Q4_1:
-    case DType::Q5_0: case DType::Q5_1: case DType::Q8_0: case DType::I32:
-      return true;
+    case DType::F32:
+    case DType::F16:
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q8_0:
+    case DType::I32: return true;
   }
   return false;
 }
 
 size_t dtype_row_bytes(DType t, int64_t n) {
   const DTypeTraits& tr = dtype_traits(t);
-  HARK_CHECK(n >= 0 && n % tr.block_size == 0,
-             "row of " + std::to_string(n) + " values is not a multiple of the " + tr.name +
-                 " block size " + std::to_string(tr.block_size));
+  HARK_CHECK(n >= 0 && n % tr.block_size == 0, "row of " + std::to_string(n) + " values is not a multiple of the " +
+                                                   tr.name + " block size " + std::to_string(tr.block_size));
   return static_cast<size_t>(n / tr.block_size) * tr.block_bytes;
 }
 
 bool dtype_from_name(std::string_view name, DType* out) {
-  for (DType t : {DType::F32, DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                  DType::Q8_0, DType::I32}) {
+  for (DType t :
+       {DType::F32, DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::I32}) {
     if (name == dtype_traits(t).name) {
       *out = t;
       return true;
@@ -94,7 +98,7 @@ f16_t f32_to_f16(float f) {
     return static_cast<f16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u));
   }
   if (absx >= 0x477ff000u) return static_cast<f16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
-  if (absx < 0x38800000u) {  // below the smallest normal half: subnormal or zero
+  if (absx < 0x38800000u) {                                   // below the smallest normal half: subnormal or zero
     if (absx < 0x33000000u) return static_cast<f16_t>(sign);  // < half of smallest subnormal
     const uint32_t e = absx >> 23;
     const uint32_t mant = (absx & 0x7fffffu) | 0x800000u;

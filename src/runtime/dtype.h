@@ -56,13 +56,13 @@ struct BlockQ8_0 {
   int8_t qs[kQuantBlock];
 };
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
-              sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34,
+                  sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34,
               "block layouts must match the model file format byte for byte");
 
 struct DTypeTraits {
-  const char* name;     // "f32", "q4_0", ...
-  int block_size;       // values per block (1 for plain types)
-  size_t block_bytes;   // bytes per block
+  const char* name;    // "f32", "q4_0", ...
+  int block_size;      // values per block (1 for plain types)
+  size_t block_bytes;  // bytes per block
   bool quantized;
 };
 

@@ -12,15 +12,15 @@ namespace hark {
 // HARK_CHECK(cond, message-expression): throws hark::Error with the message when cond is false.
 // The message is only built on failure, so checks cost nothing on the hot path beyond the branch.
 // Its code is InvalidArgument, the code of most checks (the caller's input).
-#define HARK_CHECK(cond, msg)                                   \
-  do {                                                          \
-    if (!(cond)) throw ::hark::Error(std::string() + msg);      \
+#define HARK_CHECK(cond, msg)                              \
+  do {                                                     \
+    if (!(cond)) throw ::hark::Error(std::string() + msg); \
   } while (0)
 
 // The same with a code and the field (option, argument, file) the check is about.
-#define HARK_CHECK_AS(code, field, cond, msg)                                                   \
-  do {                                                                                          \
-    if (!(cond)) throw ::hark::Error(::hark::ErrorCode::code, std::string() + msg, field);      \
+#define HARK_CHECK_AS(code, field, cond, msg)                                              \
+  do {                                                                                     \
+    if (!(cond)) throw ::hark::Error(::hark::ErrorCode::code, std::string() + msg, field); \
   } while (0)
 
 // Runs f. A hark::Error that leaves it without a code of its own (InvalidArgument with no field,

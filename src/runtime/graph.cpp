@@ -4,7 +4,6 @@
 
 #include "runtime/error.h"
 
-
 namespace hark {
 
 void Graph::clear() {

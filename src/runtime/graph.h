@@ -16,7 +16,7 @@ class Graph {
   void build(Tensor* out);
   void clear();
 
-  const std::vector<Tensor*>& nodes() const { return nodes_; }   // computed + view nodes, in order
+  const std::vector<Tensor*>& nodes() const { return nodes_; }    // computed + view nodes, in order
   const std::vector<Tensor*>& leaves() const { return leaves_; }  // op None
   const std::vector<Tensor*>& outputs() const { return outputs_; }
   size_t size() const { return nodes_.size(); }

@@ -13,7 +13,7 @@ void send(LogLevel level, const std::string& message);
 
 }  // namespace hark::logging
 
-#define HARK_LOG(level, msg)                                                        \
-  do {                                                                              \
+#define HARK_LOG(level, msg)                                                                \
+  do {                                                                                      \
     if (::hark::logging::enabled(level)) ::hark::logging::send(level, std::string() + msg); \
   } while (0)

@@ -14,8 +14,8 @@ void require_f32(const char* op, const Tensor* t) {
   HARK_CHECK(t->type == DType::F32, std::string(op) + " needs f32 input, got " + t->describe());
 }
 
-Tensor* make_view(TensorArena& a, Op op, Tensor* x, const Shape& ne,
-                  const std::array<size_t, kMaxDims>& nb, size_t offset) {
+Tensor* make_view(TensorArena& a, Op op, Tensor* x, const Shape& ne, const std::array<size_t, kMaxDims>& nb,
+                  size_t offset) {
   Tensor* t = a.new_node(op, x->type, ne, {x});
   t->nb = nb;
   t->view_src = x->view_src ? x->view_src : x;
@@ -33,20 +33,19 @@ bool can_broadcast(const Tensor* x, const Tensor* y) {
 }  // namespace
 
 Tensor* reshape(TensorArena& a, Tensor* x, std::initializer_list<int64_t> dims) {
-  HARK_CHECK(x->is_contiguous(), "reshape needs a contiguous tensor, got " + x->describe() +
-                                     " (call cont first)");
+  HARK_CHECK(x->is_contiguous(), "reshape needs a contiguous tensor, got " + x->describe() + " (call cont first)");
   HARK_CHECK(dims.size() >= 1 && dims.size() <= kMaxDims, "reshape: 1 to 4 dims");
   Shape ne{1, 1, 1, 1};
   size_t i = 0;
   for (int64_t n : dims) ne[i++] = n;
   HARK_CHECK(ne[0] * ne[1] * ne[2] * ne[3] == x->nelements(),
-             "reshape: " + x->describe() + " has " + std::to_string(x->nelements()) +
-                 " elements, the new shape has " + std::to_string(ne[0] * ne[1] * ne[2] * ne[3]));
+             "reshape: " + x->describe() + " has " + std::to_string(x->nelements()) + " elements, the new shape has " +
+                 std::to_string(ne[0] * ne[1] * ne[2] * ne[3]));
   return make_view(a, Op::Reshape, x, ne, contiguous_strides(x->type, ne), 0);
 }
 
-Tensor* view(TensorArena& a, Tensor* x, std::initializer_list<int64_t> dims,
-             std::initializer_list<size_t> nb_upper, size_t offset) {
+Tensor* view(TensorArena& a, Tensor* x, std::initializer_list<int64_t> dims, std::initializer_list<size_t> nb_upper,
+             size_t offset) {
   HARK_CHECK(dims.size() >= 1 && dims.size() <= kMaxDims && nb_upper.size() + 1 == dims.size(),
              "view: give 1 to 4 dims and one stride fewer than dims");
   Shape ne{1, 1, 1, 1};
@@ -61,9 +60,8 @@ Tensor* view(TensorArena& a, Tensor* x, std::initializer_list<int64_t> dims,
   probe.ne = ne;
   probe.nb = nb;
   HARK_CHECK(offset + probe.nbytes() <= x->nbytes(),
-             "view: window of " + std::to_string(probe.nbytes()) + " bytes at offset " +
-                 std::to_string(offset) + " runs past " + x->describe() + " (" +
-                 std::to_string(x->nbytes()) + " bytes)");
+             "view: window of " + std::to_string(probe.nbytes()) + " bytes at offset " + std::to_string(offset) +
+                 " runs past " + x->describe() + " (" + std::to_string(x->nbytes()) + " bytes)");
   return make_view(a, Op::View, x, ne, nb, offset);
 }
 
@@ -91,9 +89,9 @@ Tensor* transpose(TensorArena& a, Tensor* x) {
 
 Tensor* slice(TensorArena& a, Tensor* x, int dim, int64_t begin, int64_t end) {
   HARK_CHECK(dim >= 0 && dim < kMaxDims, "slice: dim must be 0..3");
-  HARK_CHECK(0 <= begin && begin <= end && end <= x->ne[dim],
-             "slice: range [" + std::to_string(begin) + ", " + std::to_string(end) +
-                 ") out of bounds for dim " + std::to_string(dim) + " of " + x->describe());
+  HARK_CHECK(0 <= begin && begin <= end && end <= x->ne[dim], "slice: range [" + std::to_string(begin) + ", " +
+                                                                  std::to_string(end) + ") out of bounds for dim " +
+                                                                  std::to_string(dim) + " of " + x->describe());
   HARK_CHECK(dim != 0 || (begin % dtype_block_size(x->type) == 0 && end % dtype_block_size(x->type) == 0),
              "slice: dim 0 of a quantized tensor must be cut at block boundaries");
   Shape ne = x->ne;
@@ -144,9 +142,8 @@ Tensor* concat(TensorArena& a, Tensor* x, Tensor* y, int dim) {
 Tensor* pad_reflect(TensorArena& a, Tensor* x, int left, int right) {
   require_f32("pad_reflect", x);
   HARK_CHECK(left >= 0 && right >= 0 && left < x->ne[0] && right < x->ne[0],
-             "pad_reflect: padding " + std::to_string(left) + " + " + std::to_string(right) +
-                 " must each be in 0.." + std::to_string(x->ne[0] - 1) + " (shorter than the rows of " +
-                 x->describe() + ")");
+             "pad_reflect: padding " + std::to_string(left) + " + " + std::to_string(right) + " must each be in 0.." +
+                 std::to_string(x->ne[0] - 1) + " (shorter than the rows of " + x->describe() + ")");
   Shape ne = x->ne;
   ne[0] += left + right;
   Tensor* t = a.new_node(Op::PadReflect, DType::F32, ne, {x});
@@ -158,8 +155,7 @@ Tensor* pad_reflect(TensorArena& a, Tensor* x, int left, int right) {
 static Tensor* binary(TensorArena& a, Op op, const char* name, Tensor* x, Tensor* y) {
   require_f32(name, x);
   require_f32(name, y);
-  HARK_CHECK(can_broadcast(x, y), std::string(name) + ": cannot broadcast " + y->describe() +
-                                      " over " + x->describe());
+  HARK_CHECK(can_broadcast(x, y), std::string(name) + ": cannot broadcast " + y->describe() + " over " + x->describe());
   return a.new_node(op, DType::F32, x->ne, {x, y});
 }
 
@@ -205,8 +201,8 @@ Tensor* soft_max(TensorArena& a, Tensor* x, Tensor* mask, float scale, bool caus
   if (mask) {
     require_f32("soft_max mask", mask);
     HARK_CHECK(mask->ne[0] == x->ne[0] && mask->ne[1] >= x->ne[1] && mask->ne[2] == 1 && mask->ne[3] == 1,
-               "soft_max: mask " + mask->describe() + " must be [" + std::to_string(x->ne[0]) + ", >=" +
-                   std::to_string(x->ne[1]) + "] for " + x->describe());
+               "soft_max: mask " + mask->describe() + " must be [" + std::to_string(x->ne[0]) +
+                   ", >=" + std::to_string(x->ne[1]) + "] for " + x->describe());
   }
   Tensor* t = a.new_node(Op::SoftMax, DType::F32, x->ne, {x, mask});
   t->params[0].f = scale;
@@ -222,8 +218,8 @@ Tensor* argmax(TensorArena& a, Tensor* x) {
 
 Tensor* top_k(TensorArena& a, Tensor* x, int k) {
   require_f32("top_k", x);
-  HARK_CHECK(k >= 1 && k <= x->ne[0], "top_k: k=" + std::to_string(k) + " must be in 1.." +
-                                          std::to_string(x->ne[0]) + " for " + x->describe());
+  HARK_CHECK(k >= 1 && k <= x->ne[0],
+             "top_k: k=" + std::to_string(k) + " must be in 1.." + std::to_string(x->ne[0]) + " for " + x->describe());
   Tensor* t = a.new_node(Op::TopK, DType::I32, {k, x->ne[1], x->ne[2], x->ne[3]}, {x});
   t->params[0].i = k;
   return t;
@@ -232,8 +228,8 @@ Tensor* top_k(TensorArena& a, Tensor* x, int k) {
 Tensor* mul_mat(TensorArena& a, Tensor* w, Tensor* x) {
   HARK_CHECK(w->type != DType::I32, "mul_mat: weights of type i32 are not supported: " + w->describe());
   require_f32("mul_mat (activations)", x);
-  HARK_CHECK(w->ne[0] == x->ne[0], "mul_mat: inner dimensions differ: weights " + w->describe() +
-                                       " vs activations " + x->describe());
+  HARK_CHECK(w->ne[0] == x->ne[0],
+             "mul_mat: inner dimensions differ: weights " + w->describe() + " vs activations " + x->describe());
   HARK_CHECK(w->ne[2] > 0 && w->ne[3] > 0 && x->ne[2] % w->ne[2] == 0 && x->ne[3] % w->ne[3] == 0,
              "mul_mat: weights batch " + w->describe() + " does not divide activations batch " + x->describe());
   HARK_CHECK(w->rows_contiguous(), "mul_mat: weight rows must be contiguous: " + w->describe());
@@ -245,17 +241,16 @@ Tensor* mul_mat_bias(TensorArena& a, Tensor* w, Tensor* x, Tensor* b, bool gelu,
   HARK_CHECK(b != nullptr, "mul_mat_bias: no bias");
   require_f32("mul_mat_bias (bias)", b);
   HARK_CHECK(b->nelements() == w->ne[1] && b->is_contiguous(),
-             "mul_mat_bias: the bias must be " + std::to_string(w->ne[1]) + " contiguous values (one per weight row), got " +
-                 b->describe());
+             "mul_mat_bias: the bias must be " + std::to_string(w->ne[1]) +
+                 " contiguous values (one per weight row), got " + b->describe());
   t->src[2] = b;
   t->params[0].i = gelu ? 1 : 0;
   if (residual) {
     require_f32("mul_mat_bias (residual)", residual);
     bool same = residual->nb[0] == sizeof(float);
     for (int d = 0; d < 4; ++d) same = same && residual->ne[d] == t->ne[d];
-    HARK_CHECK(same,
-               "mul_mat_bias: the residual must be f32 " + t->describe() + " with contiguous rows, got " +
-                   residual->describe());
+    HARK_CHECK(same, "mul_mat_bias: the residual must be f32 " + t->describe() + " with contiguous rows, got " +
+                         residual->describe());
     t->src[3] = residual;
   }
   return t;

@@ -11,8 +11,8 @@ namespace hark::ops {
 // ---- views (no copies) ----
 Tensor* reshape(TensorArena& a, Tensor* x, std::initializer_list<int64_t> ne);  // x contiguous
 // A strided window onto x: shape ne, byte strides nb[1..], starting at byte `offset`.
-Tensor* view(TensorArena& a, Tensor* x, std::initializer_list<int64_t> ne,
-             std::initializer_list<size_t> nb_upper, size_t offset);
+Tensor* view(TensorArena& a, Tensor* x, std::initializer_list<int64_t> ne, std::initializer_list<size_t> nb_upper,
+             size_t offset);
 // x's dim i moves to position ax_i of the result (so permute(x,1,0,2,3) == transpose).
 Tensor* permute(TensorArena& a, Tensor* x, int ax0, int ax1, int ax2, int ax3);
 Tensor* transpose(TensorArena& a, Tensor* x);  // swaps dims 0 and 1
@@ -20,8 +20,8 @@ Tensor* transpose(TensorArena& a, Tensor* x);  // swaps dims 0 and 1
 Tensor* slice(TensorArena& a, Tensor* x, int dim, int64_t begin, int64_t end);
 
 // ---- data movement ----
-Tensor* cont(TensorArena& a, Tensor* x);                 // contiguous copy, same type
-Tensor* copy(TensorArena& a, Tensor* src, Tensor* dst);  // src -> dst (type converted); returns a view of dst
+Tensor* cont(TensorArena& a, Tensor* x);                       // contiguous copy, same type
+Tensor* copy(TensorArena& a, Tensor* src, Tensor* dst);        // src -> dst (type converted); returns a view of dst
 Tensor* get_rows(TensorArena& a, Tensor* table, Tensor* ids);  // table [D,V,...], ids i32 [N] -> f32 [D,N]
 Tensor* concat(TensorArena& a, Tensor* x, Tensor* y, int dim);
 // Rows of f32 x extended along ne[0] by reflection (PyTorch's ReflectionPad1d: the edge value is
@@ -43,8 +43,8 @@ Tensor* layer_norm(TensorArena& a, Tensor* x, Tensor* w, Tensor* b, float eps);
 // softmax(x * scale + mask) over ne[0]. mask: optional f32 [ne0, >=ne1] broadcast over dims 2,3.
 // causal: column j of row i is masked when j > i + (ne0 - ne1) (the KV-cache offset).
 Tensor* soft_max(TensorArena& a, Tensor* x, Tensor* mask, float scale, bool causal = false);
-Tensor* argmax(TensorArena& a, Tensor* x);          // f32 [N, rows] -> i32 [rows]
-Tensor* top_k(TensorArena& a, Tensor* x, int k);    // f32 [N, rows] -> i32 [k, rows], best first
+Tensor* argmax(TensorArena& a, Tensor* x);        // f32 [N, rows] -> i32 [rows]
+Tensor* top_k(TensorArena& a, Tensor* x, int k);  // f32 [N, rows] -> i32 [k, rows], best first
 
 // ---- linear algebra ----
 // w: [K, N, B2, B3] any weight type; x: f32 [K, M, b2, b3] with b2 % B2 == 0, b3 % B3 == 0
@@ -71,7 +71,6 @@ Tensor* im2col(TensorArena& a, Tensor* x, int kernel_size, int stride, int paddi
 // -inf gets weight zero; the keys after a query's last visible one are not read at all (so a
 // batch's rows can attend over different lengths of a cache whose tails hold anything).
 // Result f32 [D, H, Nq, B] (heads adjacent: reshape to [D*H, Nq]).
-Tensor* flash_attn(TensorArena& a, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale,
-                   bool causal = false);
+Tensor* flash_attn(TensorArena& a, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, bool causal = false);
 
 }  // namespace hark::ops

@@ -108,8 +108,8 @@ void min_scale(const float* x, int levels, f16_t* m_bits, float* m, Scale* s) {
 }
 
 uint32_t load_qh(const uint8_t qh[4]) {
-  return static_cast<uint32_t>(qh[0]) | static_cast<uint32_t>(qh[1]) << 8 |
-         static_cast<uint32_t>(qh[2]) << 16 | static_cast<uint32_t>(qh[3]) << 24;
+  return static_cast<uint32_t>(qh[0]) | static_cast<uint32_t>(qh[1]) << 8 | static_cast<uint32_t>(qh[2]) << 16 |
+         static_cast<uint32_t>(qh[3]) << 24;
 }
 
 void store_qh(uint32_t bits, uint8_t qh[4]) {
@@ -160,8 +160,7 @@ void dequantize_block(const BlockQ4_1& b, float* y) {
 void pack5(const int* q, uint8_t qs[kHalfBlock], uint8_t qh[4]) {
   uint32_t high = 0;
   for (int j = 0; j < kQuantBlock; ++j) high |= static_cast<uint32_t>(q[j] >> 4) << j;
-  for (int j = 0; j < kHalfBlock; ++j)
-    qs[j] = static_cast<uint8_t>((q[j] & 0x0f) | (q[j + kHalfBlock] & 0x0f) << 4);
+  for (int j = 0; j < kHalfBlock; ++j) qs[j] = static_cast<uint8_t>((q[j] & 0x0f) | (q[j + kHalfBlock] & 0x0f) << 4);
   store_qh(high, qh);
 }
 
@@ -208,8 +207,7 @@ void dequantize_block(const BlockQ5_1& b, float* y) {
 void quantize_block(const float* x, BlockQ8_0* b) {
   const Scale s = make_scale(absmax(x) / 127.0f);
   b->d = s.bits;
-  for (int j = 0; j < kQuantBlock; ++j)
-    b->qs[j] = static_cast<int8_t>(to_level(x[j] * s.id, -127, 127));
+  for (int j = 0; j < kQuantBlock; ++j) b->qs[j] = static_cast<int8_t>(to_level(x[j] * s.id, -127, 127));
 }
 
 void dequantize_block(const BlockQ8_0& b, float* y) {
@@ -247,12 +245,10 @@ void dequantize_blocks(const void* src, float* dst, int64_t n) {
 
 void check_row(const char* fn, DType type, int64_t n) {
   const DTypeTraits& tr = dtype_traits(type);  // throws for an unknown type id
-  HARK_CHECK(type != DType::I32, std::string(fn) +
-                                     ": i32 holds indices, not numbers to (de)quantize");
-  HARK_CHECK(n >= 0 && n % tr.block_size == 0,
-             std::string(fn) + ": row of " + std::to_string(n) +
-                 " values is not a multiple of the " + tr.name + " block size " +
-                 std::to_string(tr.block_size));
+  HARK_CHECK(type != DType::I32, std::string(fn) + ": i32 holds indices, not numbers to (de)quantize");
+  HARK_CHECK(n >= 0 && n % tr.block_size == 0, std::string(fn) + ": row of " + std::to_string(n) +
+                                                   " values is not a multiple of the " + tr.name + " block size " +
+                                                   std::to_string(tr.block_size));
 }
 
 }  // namespace
@@ -261,9 +257,7 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
   check_row("quantize_row", type, n);
   if (n == 0) return;  // src/dst may be null; memcpy must not see them
   switch (type) {
-    case DType::F32:
-      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
-      return;
+    case DType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
     case DType::F16: {
       auto* out = static_cast<uint8_t*>(dst);
       for (int64_t i = 0; i < n; ++i) {
@@ -285,9 +279,7 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
   check_row("dequantize_row", type, n);
   if (n == 0) return;
   switch (type) {
-    case DType::F32:
-      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
-      return;
+    case DType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
     case DType::F16: {
       const auto* in = static_cast<const uint8_t*>(src);
       for (int64_t i = 0; i < n; ++i) {
@@ -318,9 +310,9 @@ size_t quantize_rows(DType type, const float* src, void* dst, int64_t nrows, int
 }
 
 void quantize_row_q8a(const float* src, BlockQ8A* dst, int64_t n) {
-  HARK_CHECK(n >= 0 && n % kQuantBlock == 0,
-             "quantize_row_q8a: row of " + std::to_string(n) +
-                 " values is not a multiple of the block size " + std::to_string(kQuantBlock));
+  HARK_CHECK(n >= 0 && n % kQuantBlock == 0, "quantize_row_q8a: row of " + std::to_string(n) +
+                                                 " values is not a multiple of the block size " +
+                                                 std::to_string(kQuantBlock));
   for (int64_t i = 0; i < n / kQuantBlock; ++i) {
     // Same reading of NaN as the file types; the scale stays f32 (no f16 rounding) because these
     // blocks live only for one matmul and precision there is free.

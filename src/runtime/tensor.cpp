@@ -7,10 +7,10 @@
 namespace hark {
 
 const char* op_name(Op op) {
-  static const char* const kNames[] = {
-      "none", "reshape", "view", "permute", "transpose", "copy", "cont", "add", "mul",
-      "scale", "layer_norm", "gelu", "soft_max", "im2col", "get_rows", "concat", "mul_mat",
-      "flash_attn", "argmax", "top_k", "unary", "pad_reflect"};
+  static const char* const kNames[] = {"none",     "reshape", "view",     "permute",    "transpose",  "copy",
+                                       "cont",     "add",     "mul",      "scale",      "layer_norm", "gelu",
+                                       "soft_max", "im2col",  "get_rows", "concat",     "mul_mat",    "flash_attn",
+                                       "argmax",   "top_k",   "unary",    "pad_reflect"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Op::Count));
   const auto i = static_cast<size_t>(op);
   return i < static_cast<size_t>(Op::Count) ? kNames[i] : "?";
@@ -76,9 +76,9 @@ Tensor* TensorArena::new_tensor(DType type, std::initializer_list<int64_t> ne, s
 Tensor* TensorArena::new_tensor(DType type, const std::array<int64_t, kMaxDims>& ne, std::string name) {
   for (int i = 0; i < kMaxDims; ++i)
     HARK_CHECK(ne[i] >= 0, "tensor '" + name + "' has a negative dimension " + std::to_string(ne[i]));
-  HARK_CHECK(ne[0] % dtype_block_size(type) == 0,
-             "tensor '" + name + "': " + std::to_string(ne[0]) + " columns is not a multiple of the " +
-                 dtype_name(type) + " block size " + std::to_string(dtype_block_size(type)));
+  HARK_CHECK(ne[0] % dtype_block_size(type) == 0, "tensor '" + name + "': " + std::to_string(ne[0]) +
+                                                      " columns is not a multiple of the " + dtype_name(type) +
+                                                      " block size " + std::to_string(dtype_block_size(type)));
   if (used_ == tensors_.size()) {
     tensors_.emplace_back();
   } else {

@@ -25,29 +25,32 @@ inline constexpr int kMaxSrc = 4;
 inline constexpr int kMaxOpParams = 8;
 
 enum class Op : int32_t {
-  None,       // a leaf: weights or an input, data set from outside
+  None,  // a leaf: weights or an input, data set from outside
   // views: no computation, bytes shared with view_src
-  Reshape, View, Permute, Transpose,
+  Reshape,
+  View,
+  Permute,
+  Transpose,
   // computation
-  Copy,       // src[0] converted/copied into src[1]'s layout (the result is a view of src[1])
-  Cont,       // src[0] made contiguous (same type)
-  Add,        // src[0] + src[1], src[1] broadcast over src[0]
-  Mul,        // src[0] * src[1], broadcast as Add
-  Scale,      // src[0] * params.f[0] + params.f[1]
-  LayerNorm,  // (x - mean) / sqrt(var + eps) per row, then * src[1] + src[2] when given
-  Gelu,       // x * Phi(x), erf form
-  SoftMax,    // softmax(x * scale + mask) per row, optional causal mask
-  Im2Col,     // conv1d input unfolded to [K*Cin, Lout] columns (conv1d = Im2Col + MulMat)
-  GetRows,    // rows of src[0] picked by i32 ids in src[1], dequantized to f32
-  Concat,     // src[0] ++ src[1] along params.i[0]
-  MulMat,     // src[0] (any weight type, [K,N]) times src[1] (f32 [K,M]) -> f32 [N,M]; optional
-              // src[2] f32 bias [N] added, then GELU when params[0], then src[3] (f32, the
-              // result's shape) added: a residual (mul_mat_bias)
-  FlashAttn,  // softmax(Q K^T * scale + mask) V in tiles, no full score matrix
-  Argmax,     // per row index of the largest value -> i32 [rows]
-  TopK,       // per row indices of the k largest values, largest first -> i32 [k, rows]
-  Unary,      // an element-wise function picked by params.i[0] (UnaryOp: relu, sigmoid, tanh, ...)
-  PadReflect, // ne[0] extended by params.i[0] values in front and params.i[1] behind, mirrored
+  Copy,        // src[0] converted/copied into src[1]'s layout (the result is a view of src[1])
+  Cont,        // src[0] made contiguous (same type)
+  Add,         // src[0] + src[1], src[1] broadcast over src[0]
+  Mul,         // src[0] * src[1], broadcast as Add
+  Scale,       // src[0] * params.f[0] + params.f[1]
+  LayerNorm,   // (x - mean) / sqrt(var + eps) per row, then * src[1] + src[2] when given
+  Gelu,        // x * Phi(x), erf form
+  SoftMax,     // softmax(x * scale + mask) per row, optional causal mask
+  Im2Col,      // conv1d input unfolded to [K*Cin, Lout] columns (conv1d = Im2Col + MulMat)
+  GetRows,     // rows of src[0] picked by i32 ids in src[1], dequantized to f32
+  Concat,      // src[0] ++ src[1] along params.i[0]
+  MulMat,      // src[0] (any weight type, [K,N]) times src[1] (f32 [K,M]) -> f32 [N,M]; optional
+               // src[2] f32 bias [N] added, then GELU when params[0], then src[3] (f32, the
+               // result's shape) added: a residual (mul_mat_bias)
+  FlashAttn,   // softmax(Q K^T * scale + mask) V in tiles, no full score matrix
+  Argmax,      // per row index of the largest value -> i32 [rows]
+  TopK,        // per row indices of the k largest values, largest first -> i32 [k, rows]
+  Unary,       // an element-wise function picked by params.i[0] (UnaryOp: relu, sigmoid, tanh, ...)
+  PadReflect,  // ne[0] extended by params.i[0] values in front and params.i[1] behind, mirrored
   Count
 };
 const char* op_name(Op op);
@@ -63,9 +66,9 @@ inline bool op_is_view(Op op) {
 
 // Flags describing a tensor's role; the allocator and scheduler read them.
 enum TensorFlags : uint32_t {
-  kFlagInput = 1u << 0,   // data set by the caller before compute (allocated, never reused early)
-  kFlagOutput = 1u << 1,  // read by the caller after compute (never reused)
-  kFlagWeight = 1u << 2,  // model parameter living in a weights buffer
+  kFlagInput = 1u << 0,      // data set by the caller before compute (allocated, never reused early)
+  kFlagOutput = 1u << 1,     // read by the caller after compute (never reused)
+  kFlagWeight = 1u << 2,     // model parameter living in a weights buffer
   kFlagAllocated = 1u << 3,  // memory assigned by a GraphAllocator; the next alloc may move it
 };
 
@@ -85,8 +88,8 @@ struct Tensor {
   Tensor* view_src = nullptr;  // for views: the tensor whose bytes this one reads
   size_t view_offset = 0;
 
-  void* data = nullptr;        // set when memory is assigned (allocator, buffer, or view)
-  Buffer* buffer = nullptr;    // the buffer holding the bytes, when known
+  void* data = nullptr;      // set when memory is assigned (allocator, buffer, or view)
+  Buffer* buffer = nullptr;  // the buffer holding the bytes, when known
   uint32_t flags = 0;
   std::string name;
 
@@ -121,13 +124,14 @@ class TensorArena {
   Tensor* new_tensor(DType type, std::initializer_list<int64_t> ne, std::string name = {});
   Tensor* new_tensor(DType type, const std::array<int64_t, kMaxDims>& ne, std::string name = {});
   // A node of the graph: a fresh tensor with op and sources set (no data yet).
-  Tensor* new_node(Op op, DType type, const std::array<int64_t, kMaxDims>& ne,
-                   std::initializer_list<Tensor*> src);
+  Tensor* new_node(Op op, DType type, const std::array<int64_t, kMaxDims>& ne, std::initializer_list<Tensor*> src);
   size_t size() const { return used_; }
   // Drops every tensor. Their storage stays for the next graph: a decoder step builds ~500
   // tensors, and a deque that freed its blocks on clear() paid a malloc and a free every two.
   void reset() { used_ = 0; }
-  auto tensors() { return std::ranges::subrange(tensors_.begin(), tensors_.begin() + static_cast<std::ptrdiff_t>(used_)); }
+  auto tensors() {
+    return std::ranges::subrange(tensors_.begin(), tensors_.begin() + static_cast<std::ptrdiff_t>(used_));
+  }
   auto tensors() const {
     return std::ranges::subrange(tensors_.begin(), tensors_.begin() + static_cast<std::ptrdiff_t>(used_));
   }

@@ -74,22 +74,22 @@ Hardware detect() {
   const CpuidRegs l1 = cpuid(1, 0);
   const bool osxsave = bit(l1.c, 27);
   const uint64_t xcr = osxsave ? xcr0() : 0;
-  const bool os_avx = (xcr & 0x6) == 0x6;        // XMM | YMM
-  const bool os_avx512 = (xcr & 0xE6) == 0xE6;   // XMM | YMM | opmask | ZMM_Hi256 | Hi16_ZMM
+  const bool os_avx = (xcr & 0x6) == 0x6;       // XMM | YMM
+  const bool os_avx512 = (xcr & 0xE6) == 0xE6;  // XMM | YMM | opmask | ZMM_Hi256 | Hi16_ZMM
   const CpuidRegs l7 = cpuid(7, 0);
   const CpuidRegs l7s1 = l7.a >= 1 ? cpuid(7, 1) : CpuidRegs{};
-  const bool avx2 = os_avx && bit(l1.c, 28) /* AVX */ && bit(l1.c, 12) /* FMA */ &&
-                    bit(l1.c, 29) /* F16C */ && bit(l7.b, 5) /* AVX2 */;
+  const bool avx2 = os_avx && bit(l1.c, 28) /* AVX */ && bit(l1.c, 12) /* FMA */ && bit(l1.c, 29) /* F16C */ &&
+                    bit(l7.b, 5) /* AVX2 */;
   // The AVX-512 files are compiled with F, BW, VL, DQ and VNNI; all must be present.
-  const bool avx512 = avx2 && os_avx512 && bit(l7.b, 16) /* F */ && bit(l7.b, 17) /* DQ */ &&
-                      bit(l7.b, 30) /* BW */ && bit(l7.b, 31) /* VL */ && bit(l7.c, 11) /* VNNI */;
+  const bool avx512 = avx2 && os_avx512 && bit(l7.b, 16) /* F */ && bit(l7.b, 17) /* DQ */ && bit(l7.b, 30) /* BW */ &&
+                      bit(l7.b, 31) /* VL */ && bit(l7.c, 11) /* VNNI */;
   h.avx2 = avx2 && detail::avx2_kernels();
   h.avx2vnni = avx2 && bit(l7s1.a, 4) /* AVX-VNNI */ && detail::avx2vnni_kernels();
   h.avx512 = avx512 && detail::avx512_kernels();
 #if defined(__x86_64__) && defined(__linux__)
   const bool os_amx = (xcr & 0x60000) == 0x60000;  // XTILECFG | XTILEDATA
-  h.amx_int8 = h.avx512 && os_amx && bit(l7.d, 24) /* AMX-TILE */ && bit(l7.d, 25) /* AMX-INT8 */ &&
-               request_amx_tile_data();
+  h.amx_int8 =
+      h.avx512 && os_amx && bit(l7.d, 24) /* AMX-TILE */ && bit(l7.d, 25) /* AMX-INT8 */ && request_amx_tile_data();
 #endif
 #endif
   return h;

@@ -23,8 +23,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "simd/kernels_internal.h"
 #include "runtime/unaligned.h"
+#include "simd/kernels_internal.h"
 
 namespace hark::cpu::detail {
 namespace {
@@ -120,8 +120,8 @@ inline void pack_panels_depth_major(int64_t cols, int64_t depth, const float* sr
 // Full tiles go straight to C; edge tiles are made whole in a buffer and only their live part is
 // stored (added, with accumulate), so nothing past m x n is touched.
 template <int MR, int NR, typename Micro>
-void gemm_panels(int64_t m, int64_t n, int64_t k, const float* ap, const float* bp, int64_t ldbp, float* c,
-                 int64_t ldc, bool accumulate, Micro micro) {
+void gemm_panels(int64_t m, int64_t n, int64_t k, const float* ap, const float* bp, int64_t ldbp, float* c, int64_t ldc,
+                 bool accumulate, Micro micro) {
   alignas(64) float edge[MR * NR];
   for (int64_t ir = 0; ir < m; ir += MR) {
     const int64_t mr = m - ir < MR ? m - ir : MR;
@@ -148,8 +148,8 @@ void gemm_panels(int64_t m, int64_t n, int64_t k, const float* ap, const float* 
 // kBDepthMajor: B(j, p) is b[p * ldb + j] (C = A B, the values of a depth step side by side, as
 // attention's V) instead of b[j * ldb + p] (C = A B^T, a weight row per output).
 template <int MR, int NR, bool kBDepthMajor = false, typename Micro>
-void gemm_blocked(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                  int64_t ldb, float* c, int64_t ldc, const GemmBlocking& blk, Micro micro) {
+void gemm_blocked(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                  int64_t ldc, const GemmBlocking& blk, Micro micro) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
     for (int64_t i = 0; i < m; ++i) std::memset(c + i * ldc, 0, static_cast<size_t>(n) * sizeof(float));

@@ -36,10 +36,11 @@
 namespace hark::cpu::detail {
 namespace {
 
-constexpr int kTile = 16;      // rows and columns of a result tile
-constexpr int64_t kKCB = 16;   // depth blocks per slice (as the VNNI GEMM: same sums, same order)
-constexpr int64_t kNC = 512;   // weight rows per packed block (larger than the VNNI GEMM's: A is packed once per block of them)
-constexpr int64_t kMC = 96;    // activation rows per packed block (a multiple of kTile)
+constexpr int kTile = 16;     // rows and columns of a result tile
+constexpr int64_t kKCB = 16;  // depth blocks per slice (as the VNNI GEMM: same sums, same order)
+constexpr int64_t kNC =
+    512;  // weight rows per packed block (larger than the VNNI GEMM's: A is packed once per block of them)
+constexpr int64_t kMC = 96;  // activation rows per packed block (a multiple of kTile)
 
 constexpr size_t kABlockBytes = kTile * 32 + kTile * 4 /* dx */ + kTile * 4 /* s */;
 template <typename T>
@@ -60,13 +61,15 @@ template <typename T>
 void pack_b(int64_t cols, int64_t b0, int64_t kb, const uint8_t* w, size_t ldb, uint8_t* dst) {
   using Block = typename T::Block;
   constexpr size_t SB = b_block_bytes<T>();
-  const __m256i group_at = _mm256_setr_epi32(0, kTile, 2 * kTile, 3 * kTile, 4 * kTile, 5 * kTile, 6 * kTile, 7 * kTile);
+  const __m256i group_at =
+      _mm256_setr_epi32(0, kTile, 2 * kTile, 3 * kTile, 4 * kTile, 5 * kTile, 6 * kTile, 7 * kTile);
   const int64_t panels = (cols + kTile - 1) / kTile;
   for (int64_t pj = 0; pj < panels; ++pj) {
     uint8_t* panel = dst + static_cast<size_t>(pj * kb) * SB;
     for (int jj = 0; jj < kTile; ++jj) {
       const int64_t j = pj * kTile + jj;
-      const uint8_t* row = j < cols ? w + static_cast<size_t>(j) * ldb + static_cast<size_t>(b0) * sizeof(Block) : nullptr;
+      const uint8_t* row =
+          j < cols ? w + static_cast<size_t>(j) * ldb + static_cast<size_t>(b0) * sizeof(Block) : nullptr;
       for (int64_t b = 0; b < kb; ++b) {
         uint8_t* pb = panel + static_cast<size_t>(b) * SB;
         auto* q32 = reinterpret_cast<int32_t*>(pb) + jj;
@@ -182,8 +185,8 @@ void micro_amx(int64_t kb, const uint8_t* ap, const uint8_t* bp, float* c, int64
 }
 
 template <typename T>
-void gemm_amx_t(int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const uint8_t* w, size_t ldb,
-                float* c, int64_t ldc) {
+void gemm_amx_t(int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const uint8_t* w, size_t ldb, float* c,
+                int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   const int64_t nb = k / kQuantBlock;
   if (nb <= 0) {
@@ -227,8 +230,8 @@ void gemm_amx_t(int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda,
 
 }  // namespace
 
-void amx_gemm_q8(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const void* b,
-                 size_t ldb, float* c, int64_t ldc) {
+void amx_gemm_q8(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const void* b, size_t ldb,
+                 float* c, int64_t ldc) {
   const auto* w = static_cast<const uint8_t*>(b);
   switch (type) {
     case DType::Q4_0: return gemm_amx_t<Q4_0>(m, n, k, a, lda, w, ldb, c, ldc);

@@ -27,10 +27,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/unaligned.h"
 #include "simd/int8_levels_avx512.h"
 #include "simd/kernels.h"
 #include "simd/kernels_internal.h"
-#include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {
 namespace {
@@ -69,7 +69,8 @@ constexpr int64_t kQuadsMaxRows = kLanesMinRows - 1;
 template <typename T>
 inline __m128i block_start(const BlockQ8A& xb) {
   const __m256i z = _mm256_set1_epi8(static_cast<char>(kOffset<T>));
-  const __m256i zs = _mm256_dpbusd_epi32(_mm256_setzero_si256(), z, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs)));
+  const __m256i zs =
+      _mm256_dpbusd_epi32(_mm256_setzero_si256(), z, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs)));
   const __m128i both = _mm_add_epi32(_mm256_castsi256_si128(zs), _mm256_extracti128_si256(zs, 1));
   return _mm_sub_epi32(_mm_setzero_si128(), both);
 }
@@ -204,7 +205,8 @@ struct QuadBlocks {
 inline __m128 lane_sums(__m512 v) {
   const __m512 p = _mm512_add_ps(v, _mm512_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2)));
   const __m512 s = _mm512_add_ps(p, _mm512_permute_ps(p, _MM_SHUFFLE(2, 3, 0, 1)));
-  return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), s));
+  return _mm512_castps512_ps128(
+      _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), s));
 }
 
 // Bytes [off, off + 16) of an activation block in all four 128-bit lanes.
@@ -244,8 +246,8 @@ void q_tile(int64_t nb, const uint8_t* const* rows, const BlockQ8A* x, int64_t x
 // All weight rows against G activation rows: tiles of 4 rows, then the last one to three rows
 // in a tile that repeats its last row.
 template <typename T, int G>
-void q_rows_g(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs,
-              const __m128i* start, float* y, int64_t ldy) {
+void q_rows_g(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, const __m128i* start,
+              float* y, int64_t ldy) {
   int64_t r = 0;
   for (; r + 4 <= nw; r += 4) {
     const uint8_t* rows[4] = {w + r * ws, w + (r + 1) * ws, w + (r + 2) * ws, w + (r + 3) * ws};
@@ -329,7 +331,8 @@ void q_row_quads(int64_t nb, const uint8_t* const* rows, const XQuad* xq, float*
     for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
     for (int64_t q = 0; q < nq; ++q) {
       const uint8_t* blk[4];
-      for (int j = 0; j < 4; ++j) blk[j] = row + static_cast<size_t>(q * 4 + j < nb ? q * 4 + j : nb - 1) * sizeof(Block);
+      for (int j = 0; j < 4; ++j)
+        blk[j] = row + static_cast<size_t>(q * 4 + j < nb ? q * 4 + j : nb - 1) * sizeof(Block);
       _mm_prefetch(reinterpret_cast<const char*>(blk[0]) + kPrefetchBytes, _MM_HINT_T0);
       if constexpr (4 * sizeof(Block) > 64)
         _mm_prefetch(reinterpret_cast<const char*>(blk[0]) + kPrefetchBytes + 64, _MM_HINT_T0);
@@ -585,8 +588,8 @@ void lane_rows(int64_t nb, const uint8_t* const* rows, const LaneActs<L>& xa, in
 }
 
 template <typename T, int L>
-void lane_tiles(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t g,
-                float* y, int64_t ldy) {
+void lane_tiles(int64_t nb, const uint8_t* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t g, float* y,
+                int64_t ldy) {
   constexpr int R = 8;
   auto* scratch = reinterpret_cast<uint8_t*>(gemm_scratch(static_cast<size_t>(nb) * LaneActs<L>::kBlockBytes / 4 + 16));
   const LaneActs<L> xa(x, xs, g, nb, scratch);
@@ -651,7 +654,8 @@ void pack_b(int64_t cols, int64_t b0, int64_t kb, const uint8_t* w, size_t ldb, 
     uint8_t* panel = dst + static_cast<size_t>(pj * kb) * SB;
     for (int jj = 0; jj < kNR; ++jj) {
       const int64_t j = pj * kNR + jj;
-      const uint8_t* row = j < cols ? w + static_cast<size_t>(j) * ldb + static_cast<size_t>(b0) * sizeof(Block) : nullptr;
+      const uint8_t* row =
+          j < cols ? w + static_cast<size_t>(j) * ldb + static_cast<size_t>(b0) * sizeof(Block) : nullptr;
       for (int64_t b = 0; b < kb; ++b) {
         uint8_t* pb = panel + static_cast<size_t>(b) * SB;
         auto* q32 = reinterpret_cast<int32_t*>(pb) + jj;
@@ -767,8 +771,8 @@ void micro_q8(int64_t kb, const uint8_t* ap, const uint8_t* bp, float* c, int64_
 }
 
 template <typename T>
-void gemm_q8_t(int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const uint8_t* w, size_t ldb,
-               float* c, int64_t ldc) {
+void gemm_q8_t(int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const uint8_t* w, size_t ldb, float* c,
+               int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   const int64_t nb = k / kQuantBlock;
   if (nb <= 0) {

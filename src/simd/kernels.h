@@ -22,8 +22,7 @@ namespace hark::cpu {
 // processor with AVX-512 VNNI need not have it (Zen 4 does not), so support is checked per
 // level, never by order (simd_level_supported).
 enum class SimdLevel { Scalar = 0, AVX2 = 1, AVX2VNNI = 2, AVX512 = 3 };
-inline constexpr SimdLevel kSimdLevels[] = {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX2VNNI,
-                                            SimdLevel::AVX512};
+inline constexpr SimdLevel kSimdLevels[] = {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX2VNNI, SimdLevel::AVX512};
 const char* simd_level_name(SimdLevel l);
 
 // No level's GEMM register tile is wider than this on either side, so scratch sized with it
@@ -45,8 +44,8 @@ struct Kernels {
   // One quantized weight row (q4_0 .. q8_0) with nx activation rows: y[i * y_stride] = dot of w
   // with the row starting at x + i * x_stride (in blocks). The weight blocks are unpacked once for
   // all rows, which is what several activation rows (beam search) gain over nx single dots.
-  void (*dot_q_rows)(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t x_stride,
-                     int64_t nx, float* y, int64_t y_stride);
+  void (*dot_q_rows)(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t x_stride, int64_t nx, float* y,
+                     int64_t y_stride);
   // nw quantized weight rows (row r at byte w + r * w_stride) with nx activation rows (row m at
   // x + m * x_stride, in blocks): y[m * ldy + r] = dot of weight row r with activation row m, the
   // same number dot_q* gives up to f32 summation order, and bit for bit the same for any nw (a
@@ -87,8 +86,8 @@ struct Kernels {
   // the output pointer may equal an input pointer (ops reuse a row as their own scratch, e.g.
   // layer_norm and soft_max). Element i is read before element i is written, and no other
   // overlap than exact equality is allowed.
-  void (*add)(int64_t n, const float* a, const float* b, float* y);      // y = a + b
-  void (*mul)(int64_t n, const float* a, const float* b, float* y);      // y = a * b
+  void (*add)(int64_t n, const float* a, const float* b, float* y);         // y = a + b
+  void (*mul)(int64_t n, const float* a, const float* b, float* y);         // y = a * b
   void (*scale)(int64_t n, const float* x, float s, float bias, float* y);  // y = x*s + bias
   // y += a * x
   void (*axpy)(int64_t n, float a, const float* x, float* y);
@@ -119,12 +118,12 @@ struct Kernels {
   // allocated on a thread's first call and kept.
   // C (ldc) = sum_k A(i,k) * B(j,k) for i < m, j < n: both operands "row = one output", so a
   // weight matrix [K, N] in file layout and activations [K, M] are used as they are.
-  void (*gemm_f32)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                   int64_t ldb, float* c, int64_t ldc);
+  void (*gemm_f32)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                   int64_t ldc);
   // The same with B depth-major: C = sum_k A(i,k) * B(k,j), B(k,j) at b[k * ldb + j]. Attention's
   // weighted values (probabilities times V, whose rows are keys) without transposing V.
-  void (*gemm_f32_nn)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                      int64_t ldb, float* c, int64_t ldc);
+  void (*gemm_f32_nn)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                      float* c, int64_t ldc);
 
   // The same micro-kernel on operands packed ahead, for callers that reuse a packed operand across
   // many products (attention packs a head's keys and values once, not once per query block).

@@ -16,11 +16,11 @@
 #include <cstring>
 #include <type_traits>
 
+#include "runtime/unaligned.h"
 #include "simd/gemm_blocked.h"
 #include "simd/kernels.h"
 #include "simd/kernels_internal.h"
 #include "simd/kernels_x86.h"
-#include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {
 namespace {
@@ -112,7 +112,6 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
     }
 }
 
-
 // Weight rows [r, r_end) in tiles of R, each tile against every group of activation rows in turn
 // (groups nearly equal: the first nx % groups have one row more), so a tile's rows come from
 // memory once for all groups. Returns where the whole tiles end.
@@ -153,8 +152,7 @@ inline __m256i q5_high_bits(const uint8_t* qh) {
   // Byte j takes qh byte j/8 (the shuffle works per 128-bit half; both halves hold all of qh)...
   const __m256i spread = _mm256_shuffle_epi8(
       _mm256_set1_epi32(static_cast<int>(bits)),
-      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3,
-                       3, 3, 3, 3, 3, 3));
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
   // ...and keeps bit j%8 of it.
   const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
   const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
@@ -324,7 +322,8 @@ void scale(int64_t n, const float* x, float s, float bias, float* y) {
 void axpy(int64_t n, float a, const float* x, float* y) {
   const __m256 va = _mm256_set1_ps(a);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
   for (; i < n; ++i) y[i] += a * load_f32(x, i);
 }
 
@@ -336,11 +335,12 @@ void axpy_f16(int64_t n, float a, const f16_t* x, float* y) {
 }
 
 // Output by output per row: the 8-wide loads leave little to share.
-void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const f16_t* x, size_t xs,
-                   float* y, int64_t ys) {
+void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const f16_t* x, size_t xs, float* y,
+                   int64_t ys) {
   for (int64_t t = 0; t < nk; ++t)
     for (int64_t g = 0; g < na; ++g)
-      axpy_f16(n, a[g * as + t], reinterpret_cast<const f16_t*>(reinterpret_cast<const uint8_t*>(x) + t * xs), y + g * ys);
+      axpy_f16(n, a[g * as + t], reinterpret_cast<const f16_t*>(reinterpret_cast<const uint8_t*>(x) + t * xs),
+               y + g * ys);
 }
 
 // Block by block: its 32 levels widened once, then added into every output in turn.
@@ -358,7 +358,8 @@ void axpy_q8_0_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t n
       for (int64_t g = 0; g < na; ++g) {
         const __m256 c = _mm256_set1_ps(a[g * as + t] * d);
         float* yb = y + g * ys + b * kQuantBlock;
-        for (int j = 0; j < 4; ++j) _mm256_storeu_ps(yb + 8 * j, _mm256_fmadd_ps(c, lv[j], _mm256_loadu_ps(yb + 8 * j)));
+        for (int j = 0; j < 4; ++j)
+          _mm256_storeu_ps(yb + 8 * j, _mm256_fmadd_ps(c, lv[j], _mm256_loadu_ps(yb + 8 * j)));
       }
     }
   }
@@ -389,7 +390,8 @@ inline __m256 exp8(__m256 x) {
   x = _mm256_andnot_ps(under, x);
   // Constant first: max/min return the second operand for NaN, so NaN flows through.
   x = _mm256_min_ps(_mm256_set1_ps(kExpMax), _mm256_max_ps(_mm256_set1_ps(kExpMin), x));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 n =
+      _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
   r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
   __m256 p = _mm256_set1_ps(kExpC7);
@@ -464,7 +466,8 @@ int64_t argmax(int64_t n, const float* x) {
   float m = -INFINITY;
   int64_t found = 0;
   for (int l = 0; l < 8; ++l)
-    if (lane_best[l] > m || (lane_best[l] == m && m > -INFINITY && lane_at[l] < found)) m = lane_best[l], found = lane_at[l];
+    if (lane_best[l] > m || (lane_best[l] == m && m > -INFINITY && lane_at[l] < found))
+      m = lane_best[l], found = lane_at[l];
   for (; i < n; ++i) {
     const float v = load_f32(x, i);
     if (std::isnan(v)) return i;
@@ -590,8 +593,8 @@ void micro_6x16(int64_t kc, const float* ap, const float* bp, float* c, int64_t 
   }
 }
 
-void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-              int64_t ldb, float* c, int64_t ldc) {
+void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+              int64_t ldc) {
   // Deep K slices (fewer passes over C) and wide column blocks (activations packed once per
   // 1024 weight rows) measured best on Zen 4; the B block then lives in L2/L3, which the
   // micro-kernel's slow stream through it (one 64-byte row per 12 FMAs) tolerates.
@@ -599,8 +602,8 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
   gemm_blocked<6, 16>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_6x16);
 }
 
-void gemm_f32_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                 int64_t ldb, float* c, int64_t ldc) {
+void gemm_f32_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                 int64_t ldc) {
   constexpr GemmBlocking blk{240, 448, 1024};
   gemm_blocked<6, 16, true>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_6x16);
 }
@@ -608,8 +611,8 @@ void gemm_f32_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
 // Weight rows one at a time: this level has no tiles across weight rows. One activation row takes
 // the single dots (two accumulator chains, prefetch: measured 2.4x faster on a tiny q5_0 logits
 // product than dot_q_rows' one-row group), several take dot_q_rows.
-void dot_q_tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs,
-                 int64_t nx, float* y, int64_t ldy) {
+void dot_q_tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t nx,
+                 float* y, int64_t ldy) {
   const auto* wb = static_cast<const uint8_t*>(w);
   if (nx == 1) {
     float (*dot)(int64_t, const void*, const BlockQ8A*) = dot_q8_0;
@@ -669,7 +672,8 @@ void gemm_pack_b(int64_t cols, int64_t b0, int64_t kb, const uint8_t* w, size_t 
     uint8_t* panel = dst + static_cast<size_t>(pj * kb) * SB;
     for (int jj = 0; jj < kGemmNR; ++jj) {
       const int64_t j = pj * kGemmNR + jj;
-      const uint8_t* row = j < cols ? w + static_cast<size_t>(j) * ldb + static_cast<size_t>(b0) * sizeof(Block) : nullptr;
+      const uint8_t* row =
+          j < cols ? w + static_cast<size_t>(j) * ldb + static_cast<size_t>(b0) * sizeof(Block) : nullptr;
       for (int64_t b = 0; b < kb; ++b) {
         uint8_t* pb = panel + static_cast<size_t>(b) * SB;
         auto* q32 = reinterpret_cast<int32_t*>(pb) + jj;
@@ -850,17 +854,49 @@ constinit const Kernels kTable = {
 #else
     SimdLevel::AVX2,
 #endif
-    dot_row<float>, dot_row<f16_t>, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, dot_q_tiles,
+    dot_row<float>,
+    dot_row<f16_t>,
+    dot_q4_0,
+    dot_q4_1,
+    dot_q5_0,
+    dot_q5_1,
+    dot_q8_0,
+    dot_q_rows,
+    dot_q_tiles,
 #if defined(HARK_KERNELS_AVX_VNNI)
-    quantize_q8a, gemm_q8,
+    quantize_q8a,
+    gemm_q8,
 #else
-    quantize_q8a, /*gemm_q8=*/nullptr,
+    quantize_q8a,
+    /*gemm_q8=*/nullptr,
 #endif
-    dot_w_rows<float>, dot_w_rows<f16_t>,
-    f16_to_f32_row, f32_to_f16_row, dequantize_row, quantize_row,
-    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, axpy_q8_0_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
-    gemm_f32, gemm_f32_nn,
-    6, 16, Packed::pack_a, Packed::pack_b, Packed::pack_b_depth_major, Packed::gemm,
+    dot_w_rows<float>,
+    dot_w_rows<f16_t>,
+    f16_to_f32_row,
+    f32_to_f16_row,
+    dequantize_row,
+    quantize_row,
+    add,
+    mul,
+    scale,
+    axpy,
+    axpy_f16,
+    axpy_f16_rows,
+    axpy_q8_0_rows,
+    max,
+    exp_sub_sum,
+    gelu,
+    sigmoid,
+    tanh,
+    mean_var,
+    gemm_f32,
+    gemm_f32_nn,
+    6,
+    16,
+    Packed::pack_a,
+    Packed::pack_b,
+    Packed::pack_b_depth_major,
+    Packed::gemm,
     argmax,
 };
 

@@ -19,11 +19,11 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/unaligned.h"
 #include "simd/gemm_blocked.h"
 #include "simd/kernels.h"
 #include "simd/kernels_internal.h"
 #include "simd/kernels_x86.h"
-#include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {
 namespace {
@@ -40,9 +40,7 @@ inline __mmask16 tail_mask(int64_t left) {
 inline __m512 load_f16x16(const f16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
-inline __m512 load_f16x16(const f16_t* p, __mmask16 k) {
-  return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, p));
-}
+inline __m512 load_f16x16(const f16_t* p, __mmask16 k) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, p)); }
 
 // Sixteen weights as f32 (all, or the lanes of k), from either weight type of dot_row.
 inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
@@ -90,7 +88,8 @@ inline __m128 sum4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
                                  _mm512_shuffle_f32x4(s01, s23, _MM_SHUFFLE(2, 0, 2, 0)));
   const __m512 p = _mm512_add_ps(q, _mm512_permute_ps(q, _MM_SHUFFLE(1, 0, 3, 2)));
   const __m512 s = _mm512_add_ps(p, _mm512_permute_ps(p, _MM_SHUFFLE(2, 3, 0, 1)));
-  return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), s));
+  return _mm512_castps512_ps128(
+      _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), s));
 }
 
 // dot_f32_rows / dot_f16_rows: R weight rows x G activation rows in R * G accumulators. Every 16
@@ -138,7 +137,8 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
       if (i < n) {
         const __mmask16 k = tail_mask(n - i);
         const __m512 wv = load16(wr + i, k);
-        for (int g = 0; g < G; ++g) acc[r][g] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(k, x + g * xs + i), acc[r][g]);
+        for (int g = 0; g < G; ++g)
+          acc[r][g] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(k, x + g * xs + i), acc[r][g]);
       }
     }
   } else {
@@ -161,8 +161,7 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
     // base's (4 KB) 125-143 -> 106-127 us. Slices of longer rows (attention heads) are not one
     // block.
     const bool one_block =
-        ws == row_bytes &&
-        row_bytes <= (kRevisited ? kRevisitedBlockPrefetchMaxRowBytes : kBlockPrefetchMaxRowBytes);
+        ws == row_bytes && row_bytes <= (kRevisited ? kRevisitedBlockPrefetchMaxRowBytes : kBlockPrefetchMaxRowBytes);
     constexpr size_t kStepBytes = static_cast<size_t>(R) * 16 * sizeof(W);
     const char* block_ahead = reinterpret_cast<const char*>(w) + ahead;
     int64_t i = 0;
@@ -407,7 +406,8 @@ void axpy(int64_t n, float a, const float* x, float* y) {
   const __m512 va = _mm512_set1_ps(a);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = tail_mask(n - i);
-    _mm512_mask_storeu_ps(y + i, k, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(k, x + i), _mm512_maskz_loadu_ps(k, y + i)));
+    _mm512_mask_storeu_ps(y + i, k,
+                          _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(k, x + i), _mm512_maskz_loadu_ps(k, y + i)));
   }
 }
 
@@ -464,8 +464,8 @@ void axpy_f16_rows_n(int64_t n, int64_t nk, const float* a, int64_t as, const f1
   axpy_f16_rows_g<G, 2>(n, nk, a, as, x, xs, y, ys);
 }
 
-void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const f16_t* x, size_t xs,
-                   float* y, int64_t ys) {
+void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const f16_t* x, size_t xs, float* y,
+                   int64_t ys) {
   for_output_groups(na, [&]<int G>(int64_t g) { axpy_f16_rows_n<G>(n, nk, a + g * as, as, x, xs, y + g * ys, ys); });
 }
 
@@ -532,7 +532,8 @@ float max(int64_t n, const float* x) {
     m0 = _mm512_max_ps(m0, _mm512_loadu_ps(x + i));
     m1 = _mm512_max_ps(m1, _mm512_loadu_ps(x + i + 16));
   }
-  for (; i < n; i += 16) m0 = _mm512_mask_max_ps(m0, tail_mask(n - i), m0, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
+  for (; i < n; i += 16)
+    m0 = _mm512_mask_max_ps(m0, tail_mask(n - i), m0, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
   return _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
 }
 
@@ -548,7 +549,8 @@ inline __m512 exp16(__m512 x) {
   x = _mm512_mask_mov_ps(x, under, _mm512_setzero_ps());
   // Constant first: max/min return the second operand for NaN, so NaN flows through.
   x = _mm512_min_ps(_mm512_set1_ps(kExpMax), _mm512_max_ps(_mm512_set1_ps(kExpMin), x));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 n =
+      _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
   __m512 p = _mm512_set1_ps(kExpC7);
@@ -717,8 +719,8 @@ void micro_12x32(int64_t kc, const float* ap, const float* bp, float* c, int64_t
   }
 }
 
-void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-              int64_t ldb, float* c, int64_t ldc) {
+void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+              int64_t ldc) {
   // Deep K slices (fewer passes over C) and wide column blocks (activations packed once per
   // 1024 weight rows) measured best on Zen 4; the B block then lives in L2/L3, which the
   // micro-kernel's slow stream through it (one 128-byte row per 24 FMAs) tolerates.
@@ -726,8 +728,8 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, cons
   gemm_blocked<12, 32>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_12x32);
 }
 
-void gemm_f32_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                 int64_t ldb, float* c, int64_t ldc) {
+void gemm_f32_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                 int64_t ldc) {
   constexpr GemmBlocking blk{240, 448, 1024};
   gemm_blocked<12, 32, true>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_12x32);
 }
@@ -737,13 +739,44 @@ using Packed = PackedGemm<12, 32, micro_12x32>;
 // constinit: no start-up code runs in this file before the processor has been checked.
 constinit const Kernels kTable = {
     SimdLevel::AVX512,
-    dot_row<float>, dot_row<f16_t>, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, avx512_dot_q_tiles,
-    quantize_q8a, avx512_gemm_q8,
-    dot_w_rows<float>, dot_w_rows<f16_t>,
-    f16_to_f32_row, f32_to_f16_row, dequantize_row, quantize_row,
-    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, axpy_q8_0_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
-    gemm_f32, gemm_f32_nn,
-    12, 32, Packed::pack_a, Packed::pack_b, Packed::pack_b_depth_major, Packed::gemm,
+    dot_row<float>,
+    dot_row<f16_t>,
+    dot_q4_0,
+    dot_q4_1,
+    dot_q5_0,
+    dot_q5_1,
+    dot_q8_0,
+    dot_q_rows,
+    avx512_dot_q_tiles,
+    quantize_q8a,
+    avx512_gemm_q8,
+    dot_w_rows<float>,
+    dot_w_rows<f16_t>,
+    f16_to_f32_row,
+    f32_to_f16_row,
+    dequantize_row,
+    quantize_row,
+    add,
+    mul,
+    scale,
+    axpy,
+    axpy_f16,
+    axpy_f16_rows,
+    axpy_q8_0_rows,
+    max,
+    exp_sub_sum,
+    gelu,
+    sigmoid,
+    tanh,
+    mean_var,
+    gemm_f32,
+    gemm_f32_nn,
+    12,
+    32,
+    Packed::pack_a,
+    Packed::pack_b,
+    Packed::pack_b_depth_major,
+    Packed::gemm,
     argmax,
 };
 

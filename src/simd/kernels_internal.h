@@ -28,8 +28,8 @@ void avx512_gemm_q8(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A*
 
 // gemm_q8 on AMX-INT8 tiles (int8_amx.cpp): the same numbers as avx512_gemm_q8. Only for the
 // table cpu_features.cpp builds when the processor has AMX-INT8 and the OS granted the tile state.
-void amx_gemm_q8(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const void* b,
-                 size_t ldb, float* c, int64_t ldc);
+void amx_gemm_q8(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const void* b, size_t ldb,
+                 float* c, int64_t ldc);
 
 // Per-thread float scratch of at least n floats, 64-byte aligned, allocated on a thread's first
 // call and grown (never shrunk) after. gemm_f32 packs its panels here: the kernel signature has
@@ -63,17 +63,16 @@ inline constexpr float kExpMin = -87.3365447505531f;
 inline constexpr float kExpMax = 88.7228391116729f;
 // Taylor coefficients 1/k!, k = 2..7: on |r| <= ln2/2 the truncation error is ~5e-9, so the
 // result is within a few ulp of exp.
-inline constexpr float kExpC2 = 1.0f / 2, kExpC3 = 1.0f / 6, kExpC4 = 1.0f / 24,
-                       kExpC5 = 1.0f / 120, kExpC6 = 1.0f / 720, kExpC7 = 1.0f / 5040;
+inline constexpr float kExpC2 = 1.0f / 2, kExpC3 = 1.0f / 6, kExpC4 = 1.0f / 24, kExpC5 = 1.0f / 120,
+                       kExpC6 = 1.0f / 720, kExpC7 = 1.0f / 5040;
 
 // ---- erfc(z) for z >= 0 as t * Q(t) * exp(-z^2), t = 1 / (1 + z/2) ----
 // Q is a degree-8 polynomial fitted (weighted least squares, then reweighted toward minimax) to
 // erfcx(z)/t over z in [0, 10]; its relative error is below 4.3e-8 there. Using erfc for the lower
 // tail keeps gelu's relative accuracy for negative x, where x * Phi(x) is small.
-inline constexpr float kErfcQ[9] = {
-    0.28208641560241343f,  0.2823753517825669f,  0.24310342370832769f,
-    0.20268829788655932f,  -0.026629226375235133f, 0.27807256351315334f,
-    -0.48720480108735105f, 0.28457740644444825f, -0.059069474361167912f};
+inline constexpr float kErfcQ[9] = {0.28208641560241343f,  0.2823753517825669f,    0.24310342370832769f,
+                                    0.20268829788655932f,  -0.026629226375235133f, 0.27807256351315334f,
+                                    -0.48720480108735105f, 0.28457740644444825f,   -0.059069474361167912f};
 inline constexpr float kSqrtHalf = 0.70710678118654752f;
 
 // ---- tanh(x) = sign(x) (1 - e) / (1 + e), e = exp(-2|x|) ----

@@ -8,10 +8,10 @@
 #include <memory>
 #include <new>
 
+#include "runtime/unaligned.h"
 #include "simd/gemm_blocked.h"
 #include "simd/kernels.h"
 #include "simd/kernels_internal.h"
-#include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {
 
@@ -95,9 +95,13 @@ float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
   return sum;
 }
 
-float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x); }
+float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) {
+  return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x);
+}
 float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
-float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x); }
+float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) {
+  return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x);
+}
 float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
 
 float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
@@ -123,11 +127,12 @@ void dot_f16_rows(int64_t n, const void* w, size_t ws, int64_t nw, const float* 
                   int64_t ldy) {
   for (int64_t r = 0; r < nw; ++r)
     for (int64_t m = 0; m < nx; ++m)
-      y[m * ldy + r] = dot_f16_f32(n, reinterpret_cast<const f16_t*>(static_cast<const uint8_t*>(w) + r * ws), x + m * xs);
+      y[m * ldy + r] =
+          dot_f16_f32(n, reinterpret_cast<const f16_t*>(static_cast<const uint8_t*>(w) + r * ws), x + m * xs);
 }
 
-void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t x_stride, int64_t nx,
-                float* y, int64_t y_stride) {
+void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t x_stride, int64_t nx, float* y,
+                int64_t y_stride) {
   float (*dot)(int64_t, const void*, const BlockQ8A*) = dot_q8_0;
   switch (type) {
     case DType::Q4_0: dot = dot_q4_0; break;
@@ -197,12 +202,8 @@ void dequantize_unsigned(const void* xv, float* y, int64_t n) {
 void dequantize_row(DType type, const void* xv, float* y, int64_t n) {
   const int64_t nb = n / kQuantBlock;
   switch (type) {
-    case DType::F32:
-      std::memcpy(y, xv, static_cast<size_t>(n) * sizeof(float));
-      return;
-    case DType::F16:
-      f16_to_f32_row(static_cast<const f16_t*>(xv), y, n);
-      return;
+    case DType::F32: std::memcpy(y, xv, static_cast<size_t>(n) * sizeof(float)); return;
+    case DType::F16: f16_to_f32_row(static_cast<const f16_t*>(xv), y, n); return;
     case DType::Q4_0: return dequantize_unsigned<BlockQ4_0, 8, false, false>(xv, y, n);
     case DType::Q4_1: return dequantize_unsigned<BlockQ4_1, 0, true, false>(xv, y, n);
     case DType::Q5_0: return dequantize_unsigned<BlockQ5_0, 16, false, true>(xv, y, n);
@@ -216,8 +217,7 @@ void dequantize_row(DType type, const void* xv, float* y, int64_t n) {
       }
       return;
     }
-    case DType::I32:
-      break;
+    case DType::I32: break;
   }
   // Not a weight type (callers check before computing); zeros rather than garbage.
   std::memset(y, 0, static_cast<size_t>(n) * sizeof(float));
@@ -246,11 +246,12 @@ void axpy_f16(int64_t n, float a, const f16_t* x, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * f16_to_f32(load_f16(x, i));
 }
 
-void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const f16_t* x, size_t xs,
-                   float* y, int64_t ys) {
+void axpy_f16_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const f16_t* x, size_t xs, float* y,
+                   int64_t ys) {
   for (int64_t t = 0; t < nk; ++t)
     for (int64_t g = 0; g < na; ++g)
-      axpy_f16(n, a[g * as + t], reinterpret_cast<const f16_t*>(reinterpret_cast<const uint8_t*>(x) + t * xs), y + g * ys);
+      axpy_f16(n, a[g * as + t], reinterpret_cast<const f16_t*>(reinterpret_cast<const uint8_t*>(x) + t * xs),
+               y + g * ys);
 }
 
 void axpy_q8_0_rows(int64_t n, int64_t nk, const float* a, int64_t as, int64_t na, const void* x, size_t xs, float* y,
@@ -400,21 +401,21 @@ void micro_generic(int64_t kc, const float* ap, const float* bp, float* c, int64
   }
 }
 
-void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-              int64_t ldb, float* c, int64_t ldc) {
+void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+              int64_t ldc) {
   constexpr GemmBlocking blk{64, 256, 256};
   gemm_blocked<4, 8>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_generic<4, 8>);
 }
 
-void gemm_f32_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                 int64_t ldb, float* c, int64_t ldc) {
+void gemm_f32_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                 int64_t ldc) {
   constexpr GemmBlocking blk{64, 256, 256};
   gemm_blocked<4, 8, true>(m, n, k, a, lda, b, ldb, c, ldc, blk, micro_generic<4, 8>);
 }
 
 // Weight rows one at a time through dot_q_rows: this level has no tiles across weight rows.
-void dot_q_tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs,
-                 int64_t nx, float* y, int64_t ldy) {
+void dot_q_tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t nx,
+                 float* y, int64_t ldy) {
   for (int64_t r = 0; r < nw; ++r)
     dot_q_rows(type, n, static_cast<const uint8_t*>(w) + static_cast<size_t>(r) * ws, x, xs, nx, y + r, ldy);
 }
@@ -424,13 +425,44 @@ using Packed = PackedGemm<4, 8, micro_generic<4, 8>>;
 // constinit: the table is ready before any static constructor elsewhere could ask for it.
 constinit const Kernels kTable = {
     SimdLevel::Scalar,
-    dot_f32, dot_f16_f32, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0, dot_q_rows, dot_q_tiles,
-    quantize_q8a, /*gemm_q8=*/nullptr,
-    dot_f32_rows, dot_f16_rows,
-    f16_to_f32_row, f32_to_f16_row, dequantize_row, ::hark::quantize_row,
-    add, mul, scale, axpy, axpy_f16, axpy_f16_rows, axpy_q8_0_rows, max, exp_sub_sum, gelu, sigmoid, tanh, mean_var,
-    gemm_f32, gemm_f32_nn,
-    4, 8, Packed::pack_a, Packed::pack_b, Packed::pack_b_depth_major, Packed::gemm,
+    dot_f32,
+    dot_f16_f32,
+    dot_q4_0,
+    dot_q4_1,
+    dot_q5_0,
+    dot_q5_1,
+    dot_q8_0,
+    dot_q_rows,
+    dot_q_tiles,
+    quantize_q8a,
+    /*gemm_q8=*/nullptr,
+    dot_f32_rows,
+    dot_f16_rows,
+    f16_to_f32_row,
+    f32_to_f16_row,
+    dequantize_row,
+    ::hark::quantize_row,
+    add,
+    mul,
+    scale,
+    axpy,
+    axpy_f16,
+    axpy_f16_rows,
+    axpy_q8_0_rows,
+    max,
+    exp_sub_sum,
+    gelu,
+    sigmoid,
+    tanh,
+    mean_var,
+    gemm_f32,
+    gemm_f32_nn,
+    4,
+    8,
+    Packed::pack_a,
+    Packed::pack_b,
+    Packed::pack_b_depth_major,
+    Packed::gemm,
     argmax,
 };
 

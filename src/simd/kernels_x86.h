@@ -17,9 +17,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/unaligned.h"
 #include "simd/kernels.h"
 #include "simd/kernels_internal.h"
-#include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {
 namespace {
@@ -53,9 +53,7 @@ inline __m256i q4_levels(const uint8_t* qs) {
   return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
 }
 
-inline __m256i load_q8a(const BlockQ8A& b) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
-}
+inline __m256i load_q8a(const BlockQ8A& b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)); }
 
 // ---- defined by each ISA file -------------------------------------------------------------
 
@@ -102,9 +100,13 @@ void dot_tile_g(int g, int64_t n, const uint8_t* w, size_t ws, const float* x, i
   }
 }
 
-float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x); }
+float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) {
+  return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x);
+}
 float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
-float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x); }
+float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) {
+  return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x);
+}
 float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
 
 // Several activation rows against one weight row: each weight block is unpacked (levels, scale,
@@ -158,10 +160,22 @@ void dot_rows(int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t n
   for (; i + kMax <= nx; i += kMax)
     dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, kMax>(nb, w, x + i * xs, xs, y + i * ys, ys);
   switch (nx - i) {
-    case 7: if constexpr (kMax > 7) return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 7>(nb, w, x + i * xs, xs, y + i * ys, ys); return;
-    case 6: if constexpr (kMax > 6) return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 6>(nb, w, x + i * xs, xs, y + i * ys, ys); return;
-    case 5: if constexpr (kMax > 5) return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 5>(nb, w, x + i * xs, xs, y + i * ys, ys); return;
-    case 4: if constexpr (kMax > 4) return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 4>(nb, w, x + i * xs, xs, y + i * ys, ys); return;
+    case 7:
+      if constexpr (kMax > 7)
+        return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 7>(nb, w, x + i * xs, xs, y + i * ys, ys);
+      return;
+    case 6:
+      if constexpr (kMax > 6)
+        return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 6>(nb, w, x + i * xs, xs, y + i * ys, ys);
+      return;
+    case 5:
+      if constexpr (kMax > 5)
+        return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 5>(nb, w, x + i * xs, xs, y + i * ys, ys);
+      return;
+    case 4:
+      if constexpr (kMax > 4)
+        return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 4>(nb, w, x + i * xs, xs, y + i * ys, ys);
+      return;
     case 3: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 3>(nb, w, x + i * xs, xs, y + i * ys, ys);
     case 2: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 2>(nb, w, x + i * xs, xs, y + i * ys, ys);
     case 1: return dot_rows_group<Block, kZero, kHasMin, kFiveBit, kSigned, 1>(nb, w, x + i * xs, xs, y + i * ys, ys);

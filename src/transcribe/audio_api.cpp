@@ -22,8 +22,9 @@ std::vector<float> decode_audio_data_uri(std::string_view uri) {
     const size_t comma = uri.find(',');
     HARK_CHECK(comma != std::string_view::npos, name + ": no ',' between the header and the data");
     const std::string_view header = uri.substr(5, comma - 5);
-    HARK_CHECK(header.size() >= 7 && header.substr(header.size() - 7) == ";base64",
-               name + ": header '" + std::string(header) + "' does not end with ';base64' (only base64 data is supported)");
+    HARK_CHECK(
+        header.size() >= 7 && header.substr(header.size() - 7) == ";base64",
+        name + ": header '" + std::string(header) + "' does not end with ';base64' (only base64 data is supported)");
     std::vector<uint8_t> b = audio::base64_decode(uri.substr(comma + 1), name);
     HARK_CHECK(!b.empty(), name + ": no data after the header");
     return b;

@@ -50,13 +50,15 @@ std::vector<AudioChunk> merge_speech_chunks(std::span<const VadSegment> speech, 
   return out;
 }
 
-Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const JobRequest& req, const TranscribeParams& p,
-                       std::span<const VadSegment> speech, JobControl& ctl, const LongFormHooks& hooks) {
+Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const JobRequest& req,
+                       const TranscribeParams& p, std::span<const VadSegment> speech, JobControl& ctl,
+                       const LongFormHooks& hooks) {
   const auto t_start = Clock::now();
   const SpecialTokens& st = m.file->vocab().special();
   const int n_text_ctx = model.n_text_ctx();
-  HARK_CHECK(p.batch_size >= 1 && p.batch_size <= kMaxBatchSize,
-             "transcribe: batch_size must be in [1, " + std::to_string(kMaxBatchSize) + "], got " + std::to_string(p.batch_size));
+  HARK_CHECK(p.batch_size >= 1 && p.batch_size <= kMaxBatchSize, "transcribe: batch_size must be in [1, " +
+                                                                     std::to_string(kMaxBatchSize) + "], got " +
+                                                                     std::to_string(p.batch_size));
 
   Transcript out = empty_transcript(m, req, ctl.job().id());
   Timings& tm = out.timings;
@@ -115,12 +117,14 @@ Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const J
     auto t = Clock::now();
     const size_t s0 = static_cast<size_t>(c.t0 * kUnitSamples);
     const size_t s1 = std::min(req.samples.size(), static_cast<size_t>(c.t1 * kUnitSamples));
-    const frontend::LogMel mel = frontend::log_mel_spectrogram(req.samples.data() + s0, s1 - s0, m.filters, req.n_threads,
-                                                               frontend::kWindowSamples, [&ctl] { return ctl.should_stop(); });
+    const frontend::LogMel mel =
+        frontend::log_mel_spectrogram(req.samples.data() + s0, s1 - s0, m.filters, req.n_threads,
+                                      frontend::kWindowSamples, [&ctl] { return ctl.should_stop(); });
     tm.mel_ms += ms_since(t);
     if (mel.aborted) return false;
     Lane& ln = lanes[static_cast<size_t>(lane)];
-    ln = {static_cast<int64_t>(next_chunk), 0, std::min<int64_t>(static_cast<int64_t>(mel.n_content_frames), frontend::kWindowFrames)};
+    ln = {static_cast<int64_t>(next_chunk), 0,
+          std::min<int64_t>(static_cast<int64_t>(mel.n_content_frames), frontend::kWindowFrames)};
     ++next_chunk;
     t = Clock::now();
     model.select_window(lane);
@@ -142,7 +146,8 @@ Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const J
     const Result& res = results[k];
     // Word timestamps align the chunk against its own window.
     if (p.word_timestamps) model.select_window(res.lane);
-    WindowSegments ws = pipeline.segments({&res.w, res.ratio, c.t0, res.frames, language.id(), true, c.t1}, &tm.decode_ms);
+    WindowSegments ws =
+        pipeline.segments({&res.w, res.ratio, c.t0, res.frames, language.id(), true, c.t1}, &tm.decode_ms);
     out.windows.push_back(ws.window);
     if (ws.window.skipped_as_silence) return true;
     if (ws.speaker_turn_first && !out.segments.empty()) out.segments.back().speaker_turn_next = true;

@@ -38,7 +38,8 @@ struct AudioChunk {
 std::vector<AudioChunk> merge_speech_chunks(std::span<const VadSegment> speech, int64_t n_units, int64_t max_units);
 
 // Runs the pipeline on `model` over req.samples, cut at `speech` (VAD segments of req.samples).
-Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const JobRequest& req, const TranscribeParams& p,
-                       std::span<const VadSegment> speech, JobControl& ctl, const LongFormHooks& hooks);
+Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const JobRequest& req,
+                       const TranscribeParams& p, std::span<const VadSegment> speech, JobControl& ctl,
+                       const LongFormHooks& hooks);
 
 }  // namespace hark

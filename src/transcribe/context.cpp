@@ -8,8 +8,8 @@
 #include "hark/hark.hpp"
 #include "runtime/error.h"
 #include "transcribe/context_bench.h"
-#include "transcribe/loaded_model.h"
 #include "transcribe/job_strategies.h"
+#include "transcribe/loaded_model.h"
 #include "transcribe/state.h"
 
 namespace hark {

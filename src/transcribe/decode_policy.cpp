@@ -21,7 +21,8 @@ DecodePolicy decode_policy(const LoadedModel& m, const JobRequest& req, const Tr
   wreq.rules.blank_tokens = m.blank;
   wreq.rules.suppress_blank = p.suppress_blank;
   wreq.rules.max_initial_timestamp_index =
-      p.max_initial_timestamp < 0 ? -1 : static_cast<int>(std::lround(std::min(p.max_initial_timestamp, 60.0f) / 0.02f));
+      p.max_initial_timestamp < 0 ? -1
+                                  : static_cast<int>(std::lround(std::min(p.max_initial_timestamp, 60.0f) / 0.02f));
   wreq.max_tokens = p.max_tokens_per_window > 0 ? std::min(p.max_tokens_per_window, n_text_ctx / 2) : n_text_ctx / 2;
   wreq.best_of = p.best_of;
   wreq.length_penalty = p.length_penalty;

@@ -6,7 +6,11 @@
 namespace hark {
 
 JobLanguage::JobLanguage(const LoadedModel& m, const JobRequest& req, const TranscribeParams& p, Transcript& out)
-    : m_(m), p_(p), out_(out), lang_(req.lang), known_(!req.auto_language),
+    : m_(m),
+      p_(p),
+      out_(out),
+      lang_(req.lang),
+      known_(!req.auto_language),
       start_(m.start_sequence(req.lang, p.translate, p.timestamps)) {}
 
 bool JobLanguage::settle(decode::SearchModel& model) {

@@ -20,7 +20,8 @@ std::string num(double v) { return std::to_string(v); }
 
 // A bad option: InvalidArgument, about that field of TranscribeParams. Each front end names the
 // field in its own spelling; the message is the same through all of them.
-#define CHECK_OPTION(field, cond, msg) HARK_CHECK_AS(InvalidArgument, field, cond, "transcribe: " + std::string(field) + msg)
+#define CHECK_OPTION(field, cond, msg) \
+  HARK_CHECK_AS(InvalidArgument, field, cond, "transcribe: " + std::string(field) + msg)
 // A valid option this model or these other options cannot do.
 #define CHECK_SUPPORTED(field, cond, msg) HARK_CHECK_AS(Unsupported, field, cond, "transcribe: " msg)
 
@@ -68,7 +69,8 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
       re = std::regex(p.suppress_regex, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
       throw Error(ErrorCode::InvalidArgument,
-                  "transcribe: suppress_regex '" + p.suppress_regex + "' does not compile: " + e.what(), "suppress_regex");
+                  "transcribe: suppress_regex '" + p.suppress_regex + "' does not compile: " + e.what(),
+                  "suppress_regex");
     }
     // Ordinary text tokens only: end-of-text, timestamps and the other special tokens keep their rules.
     for (int32_t id = 0; id < st.eot; ++id) {
@@ -77,7 +79,8 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
     }
   }
   // With tinydiarize the turn token may be produced, unless the user suppresses it by id.
-  if (r->speaker_turn >= 0 && std::find(p.suppress_tokens.begin(), p.suppress_tokens.end(), r->speaker_turn) == p.suppress_tokens.end())
+  if (r->speaker_turn >= 0 &&
+      std::find(p.suppress_tokens.begin(), p.suppress_tokens.end(), r->speaker_turn) == p.suppress_tokens.end())
     std::erase(r->suppress, r->speaker_turn);
   std::sort(r->suppress.begin(), r->suppress.end());
   r->suppress.erase(std::unique(r->suppress.begin(), r->suppress.end()), r->suppress.end());
@@ -98,7 +101,8 @@ std::span<const float> checked_audio(std::span<const float> samples, int64_t off
                                      const char* what) {
   const std::string w = what;
   HARK_CHECK_AS(InvalidArgument, "samples", !samples.empty(), w + ": no audio (0 samples)");
-  HARK_CHECK_AS(InvalidArgument, "offset_ms", offset_ms >= 0, w + ": offset_ms must be >= 0, got " + std::to_string(offset_ms));
+  HARK_CHECK_AS(InvalidArgument, "offset_ms", offset_ms >= 0,
+                w + ": offset_ms must be >= 0, got " + std::to_string(offset_ms));
   HARK_CHECK_AS(InvalidArgument, "duration_ms", duration_ms >= 0,
                 w + ": duration_ms must be >= 0, got " + std::to_string(duration_ms));
   const size_t offset = static_cast<size_t>(offset_ms) * kSampleRate / 1000;
@@ -139,15 +143,16 @@ JobRequest check_request(const LoadedModel& m, std::span<const float> samples, c
   CHECK_SUPPORTED("translate", !p.translate || st.n_languages > 0, "translate needs a multilingual model");
   check_decoding(m, p, &r);
   if (p.vad) {
-    CHECK_OPTION("vad_model_path", !p.vad_model_path.empty(),
-                 " is empty but vad needs it: a Silero VAD model in whisper.cpp's format (e.g. ggml-silero-v6.2.0.bin)");
+    CHECK_OPTION(
+        "vad_model_path", !p.vad_model_path.empty(),
+        " is empty but vad needs it: a Silero VAD model in whisper.cpp's format (e.g. ggml-silero-v6.2.0.bin)");
     check_vad_params(p.vad_params);
     HARK_CHECK_AS(InvalidArgument, "vad_params.samples_overlap", std::isfinite(p.vad_params.samples_overlap),
                   "transcribe: vad samples_overlap must be finite, got " + num(p.vad_params.samples_overlap));
   }
-  CHECK_OPTION("batch_size", p.batch_size >= 1 && p.batch_size <= kMaxBatchSize,
-               " must be in [1, " + std::to_string(kMaxBatchSize) + "] (1: sequential), got " +
-                   std::to_string(p.batch_size));
+  CHECK_OPTION(
+      "batch_size", p.batch_size >= 1 && p.batch_size <= kMaxBatchSize,
+      " must be in [1, " + std::to_string(kMaxBatchSize) + "] (1: sequential), got " + std::to_string(p.batch_size));
   if (p.batch_size > 1) {
     CHECK_OPTION("vad_model_path", !p.vad_model_path.empty(),
                  " is empty but batch_size > 1 needs it: a Silero VAD model (the chunks are cut at the pauses it "

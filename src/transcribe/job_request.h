@@ -19,10 +19,10 @@ struct JobRequest {
   int64_t offset_units = 0;        // where `samples` starts in the caller's audio, 10 ms units
   int lang = 0;                    // language index (when not auto)
   bool auto_language = false;
-  std::vector<int32_t> prompt;     // initial prompt tokens
-  std::vector<int32_t> suppress;   // never produced: special tokens, non-speech (suppress_nst),
-                                   // the user's ids and the tokens suppress_regex matches
-  int32_t speaker_turn = -1;       // tinydiarize's turn token when tdrz_enable, else -1
+  std::vector<int32_t> prompt;    // initial prompt tokens
+  std::vector<int32_t> suppress;  // never produced: special tokens, non-speech (suppress_nst),
+                                  // the user's ids and the tokens suppress_regex matches
+  int32_t speaker_turn = -1;      // tinydiarize's turn token when tdrz_enable, else -1
   int n_threads = 1;
   std::vector<decode::AlignmentHead> alignment_heads;  // word timestamps: the heads DTW reads
 };

@@ -18,8 +18,12 @@ namespace {
 class SegmentMerger {
  public:
   SegmentMerger(const TranscribeParams& p, JobControl& ctl, std::vector<size_t> part_lengths)
-      : p_(p), ctl_(ctl), lengths_(std::move(part_lengths)), pending_(lengths_.size()),
-        done_(lengths_.size(), false), percent_(lengths_.size(), 0) {
+      : p_(p),
+        ctl_(ctl),
+        lengths_(std::move(part_lengths)),
+        pending_(lengths_.size()),
+        done_(lengths_.size(), false),
+        percent_(lengths_.size(), 0) {
     for (size_t n : lengths_) total_length_ += n;
   }
 
@@ -36,7 +40,8 @@ class SegmentMerger {
     std::lock_guard<std::mutex> lock(mutex_);
     percent_[part] = pct;
     double done = 0;
-    for (size_t k = 0; k < lengths_.size(); ++k) done += static_cast<double>(percent_[k]) * static_cast<double>(lengths_[k]);
+    for (size_t k = 0; k < lengths_.size(); ++k)
+      done += static_cast<double>(percent_[k]) * static_cast<double>(lengths_[k]);
     const int total = total_length_ ? static_cast<int>(done / static_cast<double>(total_length_)) : 100;
     if (total > reported_) {
       reported_ = total;
@@ -134,7 +139,9 @@ void append(Transcript& all, Transcript&& part) {
 
 namespace {
 
-double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
 
 // What every strategy is given: the checked request, the job's control and the time it started.
 struct JobSetup {
@@ -181,8 +188,8 @@ Transcript run_batched_strategy(const JobSetup& s) {
 // plain sequential run. vad_map: the speech-only strategy's map back to the caller's times.
 Transcript run_parts_strategy(const JobSetup& s, const JobRequest& work, const VadTimeMap* vad_map) {
   const TranscribeParams& p = s.p;
-  const size_t n_parts =
-      std::clamp<size_t>(static_cast<size_t>(p.n_processors), 1, std::max<size_t>(1, work.samples.size() / kMinPartSamples));
+  const size_t n_parts = std::clamp<size_t>(static_cast<size_t>(p.n_processors), 1,
+                                            std::max<size_t>(1, work.samples.size() / kMinPartSamples));
   std::vector<size_t> bounds(n_parts + 1, 0);
   constexpr size_t kUnit = kSampleRate / 100;
   for (size_t k = 1; k < n_parts; ++k) bounds[k] = work.samples.size() * k / n_parts / kUnit * kUnit;

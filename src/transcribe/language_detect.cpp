@@ -34,8 +34,8 @@ LanguageDetection detect_language_on(const LoadedModel& m, decode::SearchModel& 
   const int n_threads = p.n_threads > 0 ? p.n_threads : m.n_threads;
 
   LanguageDetection out;
-  const frontend::LogMel mel = frontend::log_mel_spectrogram(audio.data(), audio.size(), m.filters, n_threads,
-                                                             frontend::kWindowSamples, stop);
+  const frontend::LogMel mel =
+      frontend::log_mel_spectrogram(audio.data(), audio.size(), m.filters, n_threads, frontend::kWindowSamples, stop);
   if (mel.aborted || model.encode(frontend::mel_window(mel, 0)) != ComputeStatus::Ok) {
     out.aborted = true;
     return out;

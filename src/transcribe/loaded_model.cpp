@@ -63,8 +63,8 @@ Device* choose_device(const ContextParams& p, DeviceChoice* choice) {
   } else if (p.use_gpu) {
     dev = reg.best();
     if (!is_gpu(dev))
-      choice->reason_no_gpu = "no GPU device in this build (hark was compiled with CPU backends only: " +
-                              device_names() + ")";
+      choice->reason_no_gpu =
+          "no GPU device in this build (hark was compiled with CPU backends only: " + device_names() + ")";
   } else {
     dev = reg.find(kCpuDeviceName);
   }
@@ -109,15 +109,17 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(const std::string& path, co
   std::error_code ec;
   const bool by_name = path.find('/') == std::string::npos && !std::filesystem::exists(path, ec);
   m->file = ModelFile::open(by_name ? find_model(path) : path, lo);
-  m->tokenizer = classified(ErrorCode::CorruptData, path, [&] { return std::make_unique<Tokenizer>(m->file->vocab()); });
+  m->tokenizer =
+      classified(ErrorCode::CorruptData, path, [&] { return std::make_unique<Tokenizer>(m->file->vocab()); });
   m->suppress = decode::non_speech_tokens(*m->tokenizer);
   for (int32_t id : decode::default_suppressed(m->file->vocab().special())) m->suppress.push_back(id);
   m->blank = decode::blank_tokens(*m->tokenizer);
   m->filters = m->file->mel_filters();
   m->info = make_info(*m->file);
-  HARK_LOG(LogLevel::Info, "loaded " + path + " (" + m->info.size_name + ", " + m->info.weight_type + ") in " +
-                               std::to_string(static_cast<int>(m->info.load_ms)) + " ms on " + m->device_choice.name +
-                               (m->device_choice.reason_no_gpu.empty() ? "" : " (" + m->device_choice.reason_no_gpu + ")"));
+  HARK_LOG(LogLevel::Info,
+           "loaded " + path + " (" + m->info.size_name + ", " + m->info.weight_type + ") in " +
+               std::to_string(static_cast<int>(m->info.load_ms)) + " ms on " + m->device_choice.name +
+               (m->device_choice.reason_no_gpu.empty() ? "" : " (" + m->device_choice.reason_no_gpu + ")"));
   return m;
 }
 

@@ -14,9 +14,7 @@ namespace hark {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 // Above this temperature the kept window's text is not used as prompt for the next ones
 // (OpenAI's prompt_reset_on_temperature: `result.temperature > 0.5`).
@@ -38,9 +36,9 @@ Transcript run_long_form(const LoadedModel& m, decode::SearchModel& model, const
   JobLanguage language(m, req, p, out);
 
   auto t = Clock::now();
-  const frontend::LogMel mel = frontend::log_mel_spectrogram(req.samples.data(), req.samples.size(), m.filters,
-                                                             req.n_threads, frontend::kWindowSamples,
-                                                             [&ctl] { return ctl.should_stop(); });
+  const frontend::LogMel mel =
+      frontend::log_mel_spectrogram(req.samples.data(), req.samples.size(), m.filters, req.n_threads,
+                                    frontend::kWindowSamples, [&ctl] { return ctl.should_stop(); });
   tm.mel_ms = ms_since(t);
   if (mel.aborted) {
     out.aborted = true;

@@ -23,7 +23,8 @@ size_t bytes_before(const Segment& s, size_t k) {
 // up the segment's text.
 Segment part_of(const Segment& s, size_t begin, size_t end, int64_t t0, int64_t t1, const TokensText& text_of) {
   Segment p = s;  // the window's decoding fields (temperature, avg_logprob, ...) belong to every part
-  p.tokens.assign(s.tokens.begin() + static_cast<std::ptrdiff_t>(begin), s.tokens.begin() + static_cast<std::ptrdiff_t>(end));
+  p.tokens.assign(s.tokens.begin() + static_cast<std::ptrdiff_t>(begin),
+                  s.tokens.begin() + static_cast<std::ptrdiff_t>(end));
   p.text = text_of(p.tokens);
   p.t0 = t0;
   p.t1 = t1;

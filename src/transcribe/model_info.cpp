@@ -32,11 +32,17 @@ std::string ModelInfo::describe() const {
   line(&out, "weight type", weight_type);
   line(&out, "languages", multilingual ? "multilingual" : "English only");
   // The hyper-parameters under the names the ggml file format gives them, in file order.
-  const std::pair<const char*, int> fields[] = {
-      {"n_vocab", n_vocab},           {"n_audio_ctx", n_audio_ctx},   {"n_audio_state", n_audio_state},
-      {"n_audio_head", n_audio_head}, {"n_audio_layer", n_audio_layer}, {"n_text_ctx", n_text_ctx},
-      {"n_text_state", n_text_state}, {"n_text_head", n_text_head},   {"n_text_layer", n_text_layer},
-      {"n_mels", n_mels},             {"ftype", ftype}};
+  const std::pair<const char*, int> fields[] = {{"n_vocab", n_vocab},
+                                                {"n_audio_ctx", n_audio_ctx},
+                                                {"n_audio_state", n_audio_state},
+                                                {"n_audio_head", n_audio_head},
+                                                {"n_audio_layer", n_audio_layer},
+                                                {"n_text_ctx", n_text_ctx},
+                                                {"n_text_state", n_text_state},
+                                                {"n_text_head", n_text_head},
+                                                {"n_text_layer", n_text_layer},
+                                                {"n_mels", n_mels},
+                                                {"ftype", ftype}};
   for (const auto& [name, value] : fields) line(&out, name, std::to_string(value));
   line(&out, "file size", mib(file_bytes));
   line(&out, "weights", mib(tensor_bytes) + (mapped ? ", memory-mapped from the file" : ", copied into memory"));

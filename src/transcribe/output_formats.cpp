@@ -66,8 +66,8 @@ std::string format_timestamp(int64_t t_10ms, bool comma) {
   const int64_t ms = t_10ms > 0 ? t_10ms * 10 : 0;
   const int64_t h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60, frac = ms % 1000;
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%02" PRId64 ":%02" PRId64 ":%02" PRId64 "%c%03" PRId64, h, m, s,
-                comma ? ',' : '.', frac);
+  std::snprintf(buf, sizeof buf, "%02" PRId64 ":%02" PRId64 ":%02" PRId64 "%c%03" PRId64, h, m, s, comma ? ',' : '.',
+                frac);
   return buf;
 }
 
@@ -142,8 +142,12 @@ std::string to_json(const Transcript& t, bool full) {
     if (!s.words.empty()) {
       ordered_json words = ordered_json::array();
       for (const Word& w : s.words)
-        words.push_back({{"word", w.text}, {"start", seconds(w.t0)}, {"end", seconds(w.t1)},
-                         {"probability", w.p}, {"t0", w.t0}, {"t1", w.t1}});
+        words.push_back({{"word", w.text},
+                         {"start", seconds(w.t0)},
+                         {"end", seconds(w.t1)},
+                         {"probability", w.p},
+                         {"t0", w.t0},
+                         {"t1", w.t1}});
       segments.back()["words"] = std::move(words);
     }
   }
@@ -159,12 +163,9 @@ std::string to_json(const Transcript& t, bool full) {
                                 {"decode_ms_per_token", tm.decode_ms_per_token()},
                                 {"audio_seconds", tm.audio_seconds},
                                 {"real_time_factor", tm.real_time_factor()}};
-  const ordered_json doc = {{"language", t.language},
-                            {"language_prob", t.language_prob},
-                            {"n_fallback_windows", t.n_fallback_windows},
-                            {"text", t.text()},
-                            {"segments", std::move(segments)},
-                            {"timings", timings}};
+  const ordered_json doc = {
+      {"language", t.language}, {"language_prob", t.language_prob}, {"n_fallback_windows", t.n_fallback_windows},
+      {"text", t.text()},       {"segments", std::move(segments)},  {"timings", timings}};
   // A token's text may be part of a UTF-8 character (a character split over tokens): JSON strings
   // must be valid UTF-8, so such bytes are written as U+FFFD rather than failing the whole file.
   return doc.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
@@ -190,7 +191,8 @@ std::string to_lrc(const Transcript& t) {
     // [minutes:seconds.hundredths]; minutes grow past two digits rather than wrap.
     const int64_t cs = s.t0 > 0 ? s.t0 : 0;
     char stamp[48];
-    std::snprintf(stamp, sizeof stamp, "[%02" PRId64 ":%02" PRId64 ".%02" PRId64 "]", cs / 6000, cs / 100 % 60, cs % 100);
+    std::snprintf(stamp, sizeof stamp, "[%02" PRId64 ":%02" PRId64 ".%02" PRId64 "]", cs / 6000, cs / 100 % 60,
+                  cs % 100);
     out += stamp;
     out += s.text;
     out += '\n';

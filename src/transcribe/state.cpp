@@ -39,7 +39,8 @@ class StopBinding {
 
 }  // namespace
 
-Transcript StateImpl::run(const JobRequest& req, const TranscribeParams& p, JobControl& ctl, const LongFormHooks& hooks) {
+Transcript StateImpl::run(const JobRequest& req, const TranscribeParams& p, JobControl& ctl,
+                          const LongFormHooks& hooks) {
   std::lock_guard<std::mutex> lock(busy_);
   backend_->set_n_threads(req.n_threads);
   const StopBinding bind(*runner_, [&ctl] { return ctl.should_stop(); });
@@ -59,7 +60,9 @@ Transcript StateImpl::run_batched(const JobRequest& req, const TranscribeParams&
 LanguageDetection StateImpl::detect_language(std::span<const float> samples, const DetectLanguageParams& p) {
   std::lock_guard<std::mutex> lock(busy_);
   const std::function<bool()> stop = [&p] { return p.should_abort && p.should_abort(); };
-  backend_->set_n_threads(p.n_threads > 0 ? p.n_threads : default_threads() > 0 ? default_threads() : model_->n_threads);
+  backend_->set_n_threads(p.n_threads > 0         ? p.n_threads
+                          : default_threads() > 0 ? default_threads()
+                                                  : model_->n_threads);
   const StopBinding bind(*runner_, stop);
   decode::WhisperSearchModel model(*runner_);
   return detect_language_on(*model_, model, samples, p, stop);

@@ -13,8 +13,8 @@
 #include "hark/vad.hpp"
 #include "model/whisper_runner.h"
 #include "transcribe/job_control.h"
-#include "transcribe/loaded_model.h"
 #include "transcribe/job_request.h"
+#include "transcribe/loaded_model.h"
 #include "transcribe/long_form.h"
 
 namespace hark {

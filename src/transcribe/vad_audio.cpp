@@ -35,7 +35,7 @@ int64_t VadTimeMap::to_original(int64_t t) const {
   const VadStretch& s = *(it - 1);
   const int64_t len = s.orig_t1 - s.orig_t0;
   if (t <= s.proc_t0 + len) return s.orig_t0 + (t - s.proc_t0);  // inside: exact
-  if (it == stretches_.end()) return s.orig_t1;                    // past the last stretch
+  if (it == stretches_.end()) return s.orig_t1;                  // past the last stretch
   // In the inserted silence: its first half belongs to the speech before, the rest to the next.
   const int64_t into_gap = t - (s.proc_t0 + len);
   const int64_t gap = it->proc_t0 - (s.proc_t0 + len);

@@ -108,7 +108,11 @@ std::vector<Segment> wrap_to_max_len(const LoadedModel& m, std::vector<Segment> 
 
 WindowPipeline::WindowPipeline(const LoadedModel& m, decode::SearchModel& model, const JobRequest& req,
                                const TranscribeParams& p, const decode::Thresholds& thresholds, int64_t content_frames)
-    : m_(m), req_(req), p_(p), thresholds_(thresholds), content_frames_(content_frames),
+    : m_(m),
+      req_(req),
+      p_(p),
+      thresholds_(thresholds),
+      content_frames_(content_frames),
       // max_len cuts segments at token times, so it needs them (as in whisper.cpp).
       token_timestamps_(p.token_timestamps || p.max_len > 0),
       words_(m, model, p, req.alignment_heads, req.offset_units) {}
@@ -125,9 +129,9 @@ WindowSegments WindowPipeline::segments(const DecodedWindow& win, double* decode
     out.window.skipped_as_silence = true;
     return out;
   }
-  decode::WindowResult r =
-      win.whole ? decode::split_window(st, closed_at_end(st, w.tokens, win.frames), offset, win.frames, req_.speaker_turn)
-                : decode::split_window(st, w.tokens, offset, win.frames, req_.speaker_turn);
+  decode::WindowResult r = win.whole ? decode::split_window(st, closed_at_end(st, w.tokens, win.frames), offset,
+                                                            win.frames, req_.speaker_turn)
+                                     : decode::split_window(st, w.tokens, offset, win.frames, req_.speaker_turn);
   if (p_.single_segment && !r.segments.empty()) {
     // The window's text as one segment, from its first opening time to the end of its audio.
     decode::RawSegment one;

@@ -71,9 +71,9 @@ std::vector<decode::AlignmentHead> resolve_alignment_heads(const LoadedModel& m,
     // No published heads: OpenAI's default for any model, the last half of the text layers.
     if (!found) list = decode::top_most_alignment_heads(layers - layers / 2, layers, heads);
   } else if (name == "top-n" || name == "n_top_most") {
-    HARK_CHECK(p.dtw_n_top >= 1 && p.dtw_n_top <= layers,
-               "transcribe: dtw_n_top must be in [1, " + std::to_string(layers) + "] for this model, got " +
-                   std::to_string(p.dtw_n_top));
+    HARK_CHECK(p.dtw_n_top >= 1 && p.dtw_n_top <= layers, "transcribe: dtw_n_top must be in [1, " +
+                                                              std::to_string(layers) + "] for this model, got " +
+                                                              std::to_string(p.dtw_n_top));
     list = decode::top_most_alignment_heads(p.dtw_n_top, layers, heads);
   } else if (name == "custom") {
     list = decode::parse_alignment_heads(p.dtw_heads);
@@ -142,8 +142,8 @@ WordOutcome WordTimer::run(const WordWindow& w, std::vector<Segment>& segments) 
     std::vector<float> logits;
     if (model_.align(seq, heads_, &qk, &logits) != ComputeStatus::Ok) return {.aborted = true};
     const auto n_vocab = static_cast<size_t>(st.n_vocab);
-    const std::span<const float> from_sot = std::span<const float>(logits).subspan(
-        std::min(logits.size(), static_cast<size_t>(n_sot) * n_vocab));
+    const std::span<const float> from_sot =
+        std::span<const float>(logits).subspan(std::min(logits.size(), static_cast<size_t>(n_sot) * n_vocab));
     const std::vector<float> probs = decode::text_token_probs(from_sot, st.n_vocab, st.eot, text);
     const decode::TokenBytes bytes = [this](int32_t id) { return m_.tokenizer->token_bytes(id); };
     alignment = decode::find_alignment(qk, static_cast<int>(w.frames), n_sot, text, probs, bytes, st.eot,

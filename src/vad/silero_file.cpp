@@ -51,7 +51,9 @@ std::vector<Spec> specs_for(const SileroHParams& hp) {
   s.push_back({"_model.decoder.rnn.bias_hh", {4 * h, 1, 1, 1}, false, &SileroWeights::lstm_b_hh});
   s.push_back({"_model.decoder.decoder.2.weight", {hp.final_conv_in, 1, 1, 1}, true, &SileroWeights::out_w});
   s.push_back({"_model.decoder.decoder.2.bias", {hp.final_conv_out, 1, 1, 1}, false, &SileroWeights::out_b});
-  s.push_back({"_model.stft.forward_basis_buffer", {kSileroStftWindow, 1, 2 * kSileroStftBins, 1}, true,
+  s.push_back({"_model.stft.forward_basis_buffer",
+               {kSileroStftWindow, 1, 2 * kSileroStftBins, 1},
+               true,
                &SileroWeights::stft_basis});
   return s;
 }
@@ -88,8 +90,8 @@ SileroHParams parse_silero_header(const uint8_t* data, size_t size, const std::s
   const size_t type_at = r.pos();
   const int32_t type_len = r.i32("model type length");
   if (type_len < 1 || type_len > kMaxTypeBytes)
-    throw Error(at(label, "model type length", type_at) + "expected 1.." + std::to_string(kMaxTypeBytes) +
-                ", found " + std::to_string(type_len));
+    throw Error(at(label, "model type length", type_at) + "expected 1.." + std::to_string(kMaxTypeBytes) + ", found " +
+                std::to_string(type_len));
   const uint8_t* tp = r.bytes(static_cast<uint64_t>(type_len), "model type");
   hp.model_type.assign(reinterpret_cast<const char*>(tp), static_cast<size_t>(type_len));
   if (hp.model_type != kModelType)
@@ -166,7 +168,8 @@ std::vector<SileroTensorEntry> parse_silero_tensors(const uint8_t* data, size_t 
     if (it == index.end()) throw Error(where + "unknown tensor name; a Silero VAD model has no such tensor");
     const Spec& spec = specs[it->second];
     uint64_t& seen = seen_at[it->second];
-    if (seen != UINT64_MAX) throw Error(where + "duplicate tensor; it already appeared at offset " + std::to_string(seen));
+    if (seen != UINT64_MAX)
+      throw Error(where + "duplicate tensor; it already appeared at offset " + std::to_string(seen));
     seen = t.offset;
 
     const bool is_f32 = t.type == static_cast<int32_t>(DType::F32);
@@ -175,7 +178,8 @@ std::vector<SileroTensorEntry> parse_silero_tensors(const uint8_t* data, size_t 
                   (spec.f16_ok ? "0 (f32) or 1 (f16)" : "0 (f32)"));
     if (t.ne != spec.ne)
       throw Error(where + "shape " + shape_str(t.ne.data(), t.n_dims) +
-                  " does not match the hyper-parameters: expected " + shape_str(spec.ne.data(), std::max(1, spec_dims(spec))));
+                  " does not match the hyper-parameters: expected " +
+                  shape_str(spec.ne.data(), std::max(1, spec_dims(spec))));
     const DType type = is_f32 ? DType::F32 : DType::F16;
     // The shape is the expected one, bounded by the checked hyper-parameters: no overflow.
     const uint64_t nbytes = static_cast<uint64_t>(t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]) * dtype_block_bytes(type);

@@ -25,7 +25,7 @@
 namespace hark::vad {
 
 inline constexpr int kSileroEncoderLayers = 4;
-inline constexpr int kSileroStftWindow = 256;             // samples per STFT window (the basis kernel)
+inline constexpr int kSileroStftWindow = 256;                      // samples per STFT window (the basis kernel)
 inline constexpr int kSileroStftBins = kSileroStftWindow / 2 + 1;  // 129 magnitudes per window
 
 struct SileroHParams {
@@ -49,13 +49,13 @@ struct SileroHParams {
 // The weights the graph reads, bound by name after validation.
 struct SileroWeights {
   std::array<Tensor*, kSileroEncoderLayers> enc_w{}, enc_b{};  // [K, Cin, Cout] f16/f32, [Cout] f32
-  Tensor* lstm_w_ih = nullptr;  // [lstm_input, 4 * hidden] f32/f16, gates i, f, g, o
-  Tensor* lstm_w_hh = nullptr;  // [hidden, 4 * hidden]
-  Tensor* lstm_b_ih = nullptr;  // [4 * hidden] f32
+  Tensor* lstm_w_ih = nullptr;                                 // [lstm_input, 4 * hidden] f32/f16, gates i, f, g, o
+  Tensor* lstm_w_hh = nullptr;                                 // [hidden, 4 * hidden]
+  Tensor* lstm_b_ih = nullptr;                                 // [4 * hidden] f32
   Tensor* lstm_b_hh = nullptr;
-  Tensor* out_w = nullptr;      // [final_conv_in] (a 1x1 convolution to one channel)
-  Tensor* out_b = nullptr;      // [1] f32 (a scalar in the file)
-  Tensor* stft_basis = nullptr; // [256, 1, 2 * 129]: real parts, then imaginary parts
+  Tensor* out_w = nullptr;       // [final_conv_in] (a 1x1 convolution to one channel)
+  Tensor* out_b = nullptr;       // [1] f32 (a scalar in the file)
+  Tensor* stft_basis = nullptr;  // [256, 1, 2 * 129]: real parts, then imaginary parts
 };
 
 struct SileroTensorEntry {

@@ -9,7 +9,7 @@ using namespace ops;
 
 namespace {
 
-constexpr int kStftPad = 64;     // reflection on each side: 512 + 128 = 640 = 4 windows at hop 128
+constexpr int kStftPad = 64;  // reflection on each side: 512 + 128 = 640 = 4 windows at hop 128
 constexpr int kStftHop = 128;
 constexpr int kEncoderStride[kSileroEncoderLayers] = {1, 2, 2, 1};  // time steps 4 -> 4 -> 2 -> 1 -> 1
 
@@ -41,10 +41,10 @@ Tensor* stft_input(TensorArena& a, const SileroHParams& hp, Tensor* frames, Tens
 SileroFramesGraph build_silero_frames(TensorArena& a, const SileroWeights& w, const SileroHParams& hp, Tensor* frames,
                                       Tensor* h, Tensor* c, Tensor* context) {
   const int64_t hidden = hp.lstm_hidden_size;
-  HARK_CHECK(frames->type == DType::F32 && frames->ne[0] == hp.n_window && frames->ne[2] == 1 &&
-                 frames->ne[3] == 1 && frames->is_contiguous(),
-             "silero: frames must be contiguous f32 [" + std::to_string(hp.n_window) + ", B], got " +
-                 frames->describe());
+  HARK_CHECK(
+      frames->type == DType::F32 && frames->ne[0] == hp.n_window && frames->ne[2] == 1 && frames->ne[3] == 1 &&
+          frames->is_contiguous(),
+      "silero: frames must be contiguous f32 [" + std::to_string(hp.n_window) + ", B], got " + frames->describe());
   HARK_CHECK(h->nelements() == hidden && c->nelements() == hidden,
              "silero: LSTM state must have " + std::to_string(hidden) + " values");
   const int64_t n_frames = frames->ne[1];
@@ -89,7 +89,8 @@ SileroFramesGraph build_silero_frames(TensorArena& a, const SileroWeights& w, co
   out.h_new = h_t;
   out.c_new = c_t;
   // Decoder: ReLU, a 1x1 convolution to one channel (a dot product with the kernel), sigmoid.
-  Tensor* logits = mul_mat_bias(a, reshape(a, w.out_w, {hidden, 1}), as_weights_see_it(a, w.out_w, relu(a, hs)), w.out_b);
+  Tensor* logits =
+      mul_mat_bias(a, reshape(a, w.out_w, {hidden, 1}), as_weights_see_it(a, w.out_w, relu(a, hs)), w.out_b);
   out.probs = sigmoid(a, logits);
   if (context) out.context_new = slice(a, frames, 0, hp.n_window - hp.n_context, hp.n_window);
   if (context && n_frames > 1) out.context_new = slice(a, out.context_new, 1, n_frames - 1, n_frames);

@@ -24,8 +24,8 @@
 namespace hark::vad {
 
 struct SileroFramesGraph {
-  Tensor* probs = nullptr;        // f32 [1, B]: each frame's P(speech)
-  Tensor* h_new = nullptr;        // f32 [hidden, 1]: the LSTM state after the block's last frame
+  Tensor* probs = nullptr;  // f32 [1, B]: each frame's P(speech)
+  Tensor* h_new = nullptr;  // f32 [hidden, 1]: the LSTM state after the block's last frame
   Tensor* c_new = nullptr;
   Tensor* context_new = nullptr;  // upstream front end: the last frame's tail, the next context
 };

@@ -14,8 +14,8 @@
 
 #include "backend/backend.h"
 #include "backend/buffer.h"
-#include "runtime/graph.h"
 #include "backend/graph_allocator.h"
+#include "runtime/graph.h"
 #include "vad/silero_file.h"
 
 namespace hark {

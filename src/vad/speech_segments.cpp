@@ -10,10 +10,10 @@ namespace hark::vad {
 
 namespace {
 
-constexpr float kNegThresholdGap = 0.15f;   // speech ends below threshold - 0.15 ...
-constexpr float kMinNegThreshold = 0.01f;   // ... but never below 0.01
-constexpr int kSplitSilenceMs = 98;         // a silence this long is a place to cut an overlong segment
-constexpr int kMergeGapMs = 200;            // neighbours closer than this become one segment
+constexpr float kNegThresholdGap = 0.15f;  // speech ends below threshold - 0.15 ...
+constexpr float kMinNegThreshold = 0.01f;  // ... but never below 0.01
+constexpr int kSplitSilenceMs = 98;        // a silence this long is a place to cut an overlong segment
+constexpr int kMergeGapMs = 200;           // neighbours closer than this become one segment
 constexpr float kUnlimitedSpeechS = 100000.0f;
 
 int64_t ms_to_samples(int64_t ms, int sample_rate) { return static_cast<int64_t>(sample_rate) * ms / 1000; }

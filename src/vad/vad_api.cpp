@@ -8,8 +8,8 @@
 #include "hark/vad.hpp"
 #include "runtime/error.h"
 #include "vad/energy.h"
-#include "vad/speech_segments.h"
 #include "vad/silero_vad.h"
+#include "vad/speech_segments.h"
 
 namespace hark {
 
@@ -24,7 +24,8 @@ void check_samples(std::span<const float> samples) {
 class StreamImpl final : public VadStream {
  public:
   StreamImpl(std::shared_ptr<const vad::SileroFile> file, const VadModelParams& p, Device* device)
-      : vad_(std::move(file), p.n_threads, device, p.upstream_context), pending_(static_cast<size_t>(vad_.n_window())) {}
+      : vad_(std::move(file), p.n_threads, device, p.upstream_context),
+        pending_(static_cast<size_t>(vad_.n_window())) {}
 
   std::vector<float> push(std::span<const float> samples) override {
     check_samples(samples);

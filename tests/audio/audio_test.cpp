@@ -24,9 +24,8 @@ namespace fs = std::filesystem;
 class AudioTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("hark_audio_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("hark_audio_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -56,8 +55,7 @@ class AudioTest : public ::testing::Test {
 };
 
 // A sine of `seconds` at `rate`; channel c gets amplitude amp[c].
-std::vector<float> sine(int rate, int channels, double seconds, double hz,
-                        const std::vector<float>& amp) {
+std::vector<float> sine(int rate, int channels, double seconds, double hz, const std::vector<float>& amp) {
   const size_t frames = size_t(std::llround(seconds * rate));
   std::vector<float> x(frames * size_t(channels));
   for (size_t i = 0; i < frames; ++i) {
@@ -100,9 +98,9 @@ std::string error_of(const std::function<void()>& fn) {
   return "(no error)";
 }
 
-#define EXPECT_ERROR_HAS(stmt, text)                                       \
-  do {                                                                     \
-    const std::string what_ = error_of([&] { stmt; });                     \
+#define EXPECT_ERROR_HAS(stmt, text)                                        \
+  do {                                                                      \
+    const std::string what_ = error_of([&] { stmt; });                      \
     EXPECT_NE(what_.find(text), std::string::npos) << "message: " << what_; \
   } while (0)
 
@@ -135,10 +133,8 @@ TEST_F(AudioTest, DecodesEveryFormatRateAndLayout) {
     for (int rate : fc.rates) {
       for (int channels : {1, 2}) {
         // Stereo: 0.6 and 0.2 on the two channels, which an average turns into 0.4.
-        const std::vector<float> amp = channels == 1 ? std::vector<float>{0.4f}
-                                                     : std::vector<float>{0.6f, 0.2f};
-        const std::string p = path("tone_" + std::to_string(rate) + "_" +
-                                   std::to_string(channels) + "." + fc.ext);
+        const std::vector<float> amp = channels == 1 ? std::vector<float>{0.4f} : std::vector<float>{0.6f, 0.2f};
+        const std::string p = path("tone_" + std::to_string(rate) + "_" + std::to_string(channels) + "." + fc.ext);
         SCOPED_TRACE(p + " format " + std::to_string(fc.format));
         ASSERT_TRUE(write_file(p, fc.format, rate, channels, sine(rate, channels, seconds, hz, amp)))
             << "libsndfile could not write " << p << ": " << sf_strerror(nullptr);
@@ -167,8 +163,7 @@ TEST_F(AudioTest, DecodesMp3) {
   // Debian's libsndfile 1.2 encodes MP3 through LAME; hark decodes it through libmpg123.
   for (int rate : {16000, 44100, 48000}) {
     for (int channels : {1, 2}) {
-      const std::vector<float> amp = channels == 1 ? std::vector<float>{0.4f}
-                                                   : std::vector<float>{0.6f, 0.2f};
+      const std::vector<float> amp = channels == 1 ? std::vector<float>{0.4f} : std::vector<float>{0.6f, 0.2f};
       const std::string p = path("tone_" + std::to_string(rate) + "_" + std::to_string(channels) + ".mp3");
       SCOPED_TRACE(p);
       if (!write_file(p, SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III, rate, channels,
@@ -240,8 +235,7 @@ TEST_F(AudioTest, RealSpeechClips) {
     sf_readf_float(f, raw.data(), info.frames);
     sf_close(f);
     const std::vector<float> y = load_file(entry.path().string());
-    EXPECT_EQ(double(y.size()), std::round(double(info.frames) * kSampleRate / info.samplerate))
-        << entry.path();
+    EXPECT_EQ(double(y.size()), std::round(double(info.frames) * kSampleRate / info.samplerate)) << entry.path();
     if (info.samplerate == kSampleRate && info.channels == 1) {
       EXPECT_EQ(y, raw) << entry.path();
     }
@@ -330,13 +324,11 @@ TEST_F(AudioTest, FileErrors) {
   EXPECT_ERROR_HAS(decode_memory(nullptr, 0), "<memory>: file is empty");
 
   // A real WAV cut inside its header.
-  ASSERT_TRUE(write_file(path("ok.wav"), SF_FORMAT_WAV | SF_FORMAT_PCM_16, 16000, 1,
-                         sine(16000, 1, 0.5, 440, {0.5f})));
+  ASSERT_TRUE(write_file(path("ok.wav"), SF_FORMAT_WAV | SF_FORMAT_PCM_16, 16000, 1, sine(16000, 1, 0.5, 440, {0.5f})));
   std::ifstream in(path("ok.wav"), std::ios::binary);
   const std::string wav((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   write_bytes(path("cut.wav"), wav.substr(0, 30));
-  EXPECT_ERROR_HAS(load_file(path("cut.wav")),
-                   "cut.wav: broken or unsupported audio file header (Error in WAV file");
+  EXPECT_ERROR_HAS(load_file(path("cut.wav")), "cut.wav: broken or unsupported audio file header (Error in WAV file");
   // Cut inside the data: what is there decodes (a partial recording is still a recording).
   write_bytes(path("short.wav"), wav.substr(0, 44 + 2 * 1000));
   EXPECT_EQ(load_file(path("short.wav")).size(), 1000u);
@@ -353,15 +345,29 @@ TEST_F(AudioTest, NanSamplesAreRejectedWithTheirIndex) {
 }
 
 // A canonical 44-byte PCM WAV header with the given fields, then `data_bytes` zero bytes.
-std::string wav_header(uint16_t format, uint16_t channels, uint32_t rate, uint16_t bits,
-                       uint32_t data_bytes) {
+std::string wav_header(uint16_t format, uint16_t channels, uint32_t rate, uint16_t bits, uint32_t data_bytes) {
   std::string h;
-  auto u32 = [&](uint32_t v) { for (int i = 0; i < 4; ++i) h += char((v >> (8 * i)) & 0xFF); };
-  auto u16 = [&](uint16_t v) { h += char(v & 0xFF); h += char(v >> 8); };
+  auto u32 = [&](uint32_t v) {
+    for (int i = 0; i < 4; ++i) h += char((v >> (8 * i)) & 0xFF);
+  };
+  auto u16 = [&](uint16_t v) {
+    h += char(v & 0xFF);
+    h += char(v >> 8);
+  };
   const uint16_t block = uint16_t(channels * (bits / 8));
-  h += "RIFF"; u32(36 + data_bytes); h += "WAVE";
-  h += "fmt "; u32(16); u16(format); u16(channels); u32(rate); u32(rate * block); u16(block); u16(bits);
-  h += "data"; u32(data_bytes);
+  h += "RIFF";
+  u32(36 + data_bytes);
+  h += "WAVE";
+  h += "fmt ";
+  u32(16);
+  u16(format);
+  u16(channels);
+  u32(rate);
+  u32(rate * block);
+  u16(block);
+  u16(bits);
+  h += "data";
+  u32(data_bytes);
   return h + std::string(data_bytes, '\0');
 }
 

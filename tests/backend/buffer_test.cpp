@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "backend/device_registry.h"
-#include "runtime/error.h"
 #include "backend/graph_allocator.h"
+#include "runtime/error.h"
 #include "runtime/ops.h"
 
 namespace hark {
@@ -109,10 +109,9 @@ TEST(Buffer, OutOfRangeAccessIsAnError) {
   buf->place(*t, 0);
   std::vector<uint8_t> bytes(64);
   EXPECT_THAT([&] { tensor_set_range(*t, bytes.data(), 24, 16); },
-              ThrowsMessage<Error>(AllOf(HasSubstr("set_tensor"), HasSubstr("'eight'"), HasSubstr("[24, 40)"),
-                                         HasSubstr("32 bytes"))));
-  EXPECT_THAT([&] { tensor_get_range(*t, bytes.data(), 33, 0); },
-              ThrowsMessage<Error>(HasSubstr("get_tensor")));
+              ThrowsMessage<Error>(
+                  AllOf(HasSubstr("set_tensor"), HasSubstr("'eight'"), HasSubstr("[24, 40)"), HasSubstr("32 bytes"))));
+  EXPECT_THAT([&] { tensor_get_range(*t, bytes.data(), 33, 0); }, ThrowsMessage<Error>(HasSubstr("get_tensor")));
   EXPECT_THAT([&] { buf->memset_tensor(*t, 0, 0, 33); }, ThrowsMessage<Error>(HasSubstr("memset_tensor")));
   // whole-tensor helpers check the size they are given
   EXPECT_THAT([&] { tensor_set(*t, bytes.data(), 16); },

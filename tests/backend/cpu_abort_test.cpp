@@ -14,8 +14,8 @@
 #include "backend/buffer.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/device_registry.h"
-#include "runtime/error.h"
 #include "backend/graph_allocator.h"
+#include "runtime/error.h"
 #include "runtime/ops.h"
 #include "runtime/quant.h"
 

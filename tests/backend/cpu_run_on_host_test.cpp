@@ -25,7 +25,8 @@ TEST(CpuRunOnHost, EveryItemOnceAtAnyThreadCount) {
     for (int64_t n : {0, 1, 2, 5, 64, 1000}) {
       std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
       b->run_on_host(n, [&](int64_t i) { seen[static_cast<size_t>(i)].fetch_add(1); });
-      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(seen[static_cast<size_t>(i)].load(), 1) << threads << " threads, item " << i;
+      for (int64_t i = 0; i < n; ++i)
+        EXPECT_EQ(seen[static_cast<size_t>(i)].load(), 1) << threads << " threads, item " << i;
     }
   }
 }

@@ -18,8 +18,8 @@
 #include "backend/compare.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/device_registry.h"
-#include "runtime/error.h"
 #include "backend/graph_allocator.h"
+#include "runtime/error.h"
 #include "runtime/ops.h"
 
 namespace hark {
@@ -177,7 +177,9 @@ TEST_P(CpuSmallNodesAbort, AbortOrErrorInsideARunStopsAllThreads) {
   const auto want = m.results();
   const std::vector<int> computed = m.computed();
   const int n_computed = static_cast<int>(computed.size());
-  auto small = [&](int k) { return cpu::cpu_is_small_node(*m.graph.node(static_cast<size_t>(computed[static_cast<size_t>(k)]))); };
+  auto small = [&](int k) {
+    return cpu::cpu_is_small_node(*m.graph.node(static_cast<size_t>(computed[static_cast<size_t>(k)])));
+  };
   int inside_runs = 0;
   for (int at = 0; at < n_computed; ++at) {
     // every node, but above all those in the middle of a run (small, with small neighbours)
@@ -203,7 +205,9 @@ TEST_P(CpuSmallNodesAbort, AbortOrErrorInsideARunStopsAllThreads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, CpuSmallNodesAbort, testing::Values(2, 4),
-                         [](const testing::TestParamInfo<int>& info) { return std::to_string(info.param) + "threads"; });
+                         [](const testing::TestParamInfo<int>& info) {
+                           return std::to_string(info.param) + "threads";
+                         });
 
 }  // namespace
 }  // namespace hark

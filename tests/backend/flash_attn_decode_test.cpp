@@ -64,9 +64,9 @@ class FlashAttnDecode : public ::testing::Test {
         cpu->set_n_threads(n);
         const CompareResult r = compare_backends(g, *cpu_, *ref_);
         for (const NodeDiff& d : r.nodes)
-          EXPECT_LE(d.max_abs, atol + rtol * d.max_ref) << cpu::simd_level_name(level) << ", " << n
-                                                         << " threads, " << d.node->describe() << "\n"
-                                                         << r.report();
+          EXPECT_LE(d.max_abs, atol + rtol * d.max_ref)
+              << cpu::simd_level_name(level) << ", " << n << " threads, " << d.node->describe() << "\n"
+              << r.report();
       }
     }
     cpu->set_simd_level(cpu::best_simd_level());
@@ -89,8 +89,8 @@ TEST_F(FlashAttnDecode, CrossAttentionOverCacheViews) {
         Tensor* q = rand_leaf(DType::F32, {D, nq, H, 1}, -1.5f, 1.5f, "q");
         Tensor* kc = rand_leaf(kv, {D * H, nk, 1, 1}, -1.5f, 1.5f, "cross_k");
         Tensor* vc = rand_leaf(kv, {D * H, nk, 1, 1}, -1.5f, 1.5f, "cross_v");
-        check(ops::flash_attn(arena_, q, cache_heads(kc, H, nk), cache_heads(vc, H, nk), nullptr, 0.125f, false),
-              1e-5, 5e-5);
+        check(ops::flash_attn(arena_, q, cache_heads(kc, H, nk), cache_heads(vc, H, nk), nullptr, 0.125f, false), 1e-5,
+              5e-5);
       }
     }
   }

@@ -364,7 +364,8 @@ TEST(GraphAllocatorCompute, ConcatOfReshapedScalesKeepsItsSourcesAlive) {
                       ops::reshape(a, ops::reshape(a, s2, {32}), {4, 8}), 1);  // [4, 16]
     } else {
       // one scale read both directly and through a view, the other only through a view
-      c = ops::concat(a, ops::reshape(a, s1, {32}), ops::add(a, ops::reshape(a, s2, {32}), ops::reshape(a, s1, {32})), 0);
+      c = ops::concat(a, ops::reshape(a, s1, {32}), ops::add(a, ops::reshape(a, s2, {32}), ops::reshape(a, s1, {32})),
+                      0);
     }
     Graph g;
     g.build(c);

@@ -29,8 +29,8 @@
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/gemm_config.h"
 #include "backend/device_registry.h"
-#include "runtime/graph.h"
 #include "backend/graph_allocator.h"
+#include "runtime/graph.h"
 #include "runtime/ops.h"
 #include "runtime/quant.h"
 
@@ -45,10 +45,10 @@ constexpr double kQ8aTol = 5e-3;
 struct Case {
   DType type;
   int64_t K, N, M;
-  int64_t wb2 = 1, wb3 = 1;  // weight batch
-  int64_t b2 = 1, b3 = 1;    // activation batch (multiples of the weight batch)
-  bool transposed_x = false; // x is a transposed view of an [M, K] tensor
-  bool strided_w = false;    // w is a view of every row's first K values of a [2K, N] tensor
+  int64_t wb2 = 1, wb3 = 1;   // weight batch
+  int64_t b2 = 1, b3 = 1;     // activation batch (multiples of the weight batch)
+  bool transposed_x = false;  // x is a transposed view of an [M, K] tensor
+  bool strided_w = false;     // w is a view of every row's first K values of a [2K, N] tensor
 };
 
 std::string describe(const Case& c) {
@@ -99,8 +99,7 @@ class MulMatTest : public ::testing::Test {
     }
     Tensor* w = wstore;
     if (c.strided_w) {
-      w = ops::view(arena_, wstore, {c.K, c.N, c.wb2, c.wb3},
-                    {wstore->nb[1], wstore->nb[2], wstore->nb[3]}, 0);
+      w = ops::view(arena_, wstore, {c.K, c.N, c.wb2, c.wb3}, {wstore->nb[1], wstore->nb[2], wstore->nb[3]}, 0);
     }
 
     // ---- activations [K, M, b2, b3], maybe as a transposed view of [M, K, b2, b3] ----
@@ -171,16 +170,17 @@ class MulMatTest : public ::testing::Test {
       if (!cpu::simd_level_supported(level)) continue;
       for (int threads : {1, 2, 3}) {
         for (cpu::GemmImpl impl : impls) {
-          SCOPED_TRACE(std::string(cpu::simd_level_name(level)) + ", " + std::to_string(threads) +
-                       " threads, gemm " + cpu::gemm_impl_name(impl));
+          SCOPED_TRACE(std::string(cpu::simd_level_name(level)) + ", " + std::to_string(threads) + " threads, gemm " +
+                       cpu::gemm_impl_name(impl));
           cpu::set_gemm_impl(impl);
           cpu_->set_simd_level(level);
           cpu_->set_n_threads(threads);
           std::vector<float> got(static_cast<size_t>(nout), NAN);
           tensor_set(*out, got.data(), got.size() * sizeof(float));
           ASSERT_EQ(backend_->compute(g), ComputeStatus::Ok);
-          const bool q8a_path = quantized && (c.M < cpu::kGemmMinRows || (impl == cpu::GemmImpl::Own &&
-                                                                          cpu::kernels_for(level).gemm_q8 != nullptr));
+          const bool q8a_path =
+              quantized &&
+              (c.M < cpu::kGemmMinRows || (impl == cpu::GemmImpl::Own && cpu::kernels_for(level).gemm_q8 != nullptr));
           tensor_get(*out, got.data(), got.size() * sizeof(float));
           EXPECT_LE(rel_error(got, ref, mag), q8a_path ? kQ8aTol : kTightTol);
           if (q8a_path) {

@@ -20,8 +20,8 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/gemm_config.h"
 #include "backend/device_registry.h"
-#include "runtime/graph.h"
 #include "backend/graph_allocator.h"
+#include "runtime/graph.h"
 #include "runtime/ops.h"
 #include "runtime/quant.h"
 
@@ -30,8 +30,7 @@ namespace {
 
 constexpr int64_t kK = 96;  // three blocks: odd block counts reach the kernels' single-block tails
 constexpr int64_t kN = 7;
-const DType kWeightTypes[] = {DType::F32, DType::F16, DType::Q4_0, DType::Q4_1,
-                              DType::Q5_0, DType::Q5_1, DType::Q8_0};
+const DType kWeightTypes[] = {DType::F32, DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0};
 
 class OddAddressWeights : public ::testing::TestWithParam<DType> {
  protected:

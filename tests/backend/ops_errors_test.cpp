@@ -9,8 +9,8 @@
 
 #include "backend/buffer.h"
 #include "backend/device_registry.h"
-#include "runtime/error.h"
 #include "backend/graph_allocator.h"
+#include "runtime/error.h"
 #include "runtime/ops.h"
 
 namespace hark {
@@ -37,7 +37,9 @@ TEST(OpsErrors, BuildersRejectShapeMismatches) {
   EXPECT_THAT(error_of([&] { ops::mul(a, x, a.new_tensor(DType::F32, {4, 2})); }), HasSubstr("cannot broadcast"));
 
   Tensor* w = a.new_tensor(DType::Q8_0, {64, 10}, "w");
-  EXPECT_THAT(error_of([&] { ops::mul_mat(a, w, a.new_tensor(DType::F32, {32, 5})); }),
+  EXPECT_THAT(error_of([&] {
+                ops::mul_mat(a, w, a.new_tensor(DType::F32, {32, 5}));
+              }),
               HasSubstr("inner dimensions differ"));
   // a fused bias: one f32 value per weight row, contiguous
   Tensor* x64 = a.new_tensor(DType::F32, {64, 5}, "x");
@@ -48,9 +50,13 @@ TEST(OpsErrors, BuildersRejectShapeMismatches) {
   EXPECT_THAT(error_of([&] { ops::mul_mat_bias(a, w, x64, nullptr); }), HasSubstr("mul_mat_bias: no bias"));
   {
     Tensor* b10 = a.new_tensor(DType::F32, {10}, "b");
-    EXPECT_THAT(error_of([&] { ops::mul_mat_bias(a, w, x64, b10, false, a.new_tensor(DType::F32, {10, 2}, "r")); }),
+    EXPECT_THAT(error_of([&] {
+                  ops::mul_mat_bias(a, w, x64, b10, false, a.new_tensor(DType::F32, {10, 2}, "r"));
+                }),
                 HasSubstr("the residual must be f32"));
-    EXPECT_THAT(error_of([&] { ops::mul_mat_bias(a, w, x64, b10, false, a.new_tensor(DType::F16, {10, x64->ne[1]}, "r")); }),
+    EXPECT_THAT(error_of([&] {
+                  ops::mul_mat_bias(a, w, x64, b10, false, a.new_tensor(DType::F16, {10, x64->ne[1]}, "r"));
+                }),
                 HasSubstr("mul_mat_bias (residual)"));
     Tensor* wide = a.new_tensor(DType::F32, {20, x64->ne[1]}, "wide");
     Tensor* strided = ops::view(a, wide, {10, x64->ne[1]}, {wide->nb[1]}, 0);  // rows apart, values contiguous: fine
@@ -85,7 +91,9 @@ TEST(OpsErrors, BuildersRejectUnsupportedTypes) {
   EXPECT_THAT(error_of([&] { ops::soft_max(a, h, nullptr, 1.0f); }), HasSubstr("soft_max needs f32"));
   Tensor* q4 = a.new_tensor(DType::Q4_0, {32, 2}, "q4");
   EXPECT_THAT(error_of([&] { ops::concat(a, q4, q4, 1); }), HasSubstr("must share a plain type"));
-  EXPECT_THAT(error_of([&] { ops::copy(a, q4, a.new_tensor(DType::F32, {32, 2})); }),
+  EXPECT_THAT(error_of([&] {
+                ops::copy(a, q4, a.new_tensor(DType::F32, {32, 2}));
+              }),
               HasSubstr("converting from q4_0 is not supported"));
   EXPECT_THAT(error_of([&] { ops::get_rows(a, h, a.new_tensor(DType::F32, {2})); }), HasSubstr("ids must be i32"));
 }
@@ -120,8 +128,7 @@ TEST(OpsErrors, GetRowsIdOutOfRange) {
     auto be = Registry::global().find(dev)->init_backend({2});
     GraphAllocator ga(be->device().buffer_type());
     ga.alloc(g);
-    EXPECT_THAT(error_of([&] { be->compute(g); }), HasSubstr("get_rows: id 3 at position 1 is outside table"))
-        << dev;
+    EXPECT_THAT(error_of([&] { be->compute(g); }), HasSubstr("get_rows: id 3 at position 1 is outside table")) << dev;
   }
 }
 

@@ -114,7 +114,8 @@ class OpsFixture : public ::testing::Test {
     // (max of the two counts runs in all): the ops lean on the kernels' contracts, in-place use
     // included, so each level must pass through them.
     std::vector<cpu::SimdLevel> levels;
-    for (cpu::SimdLevel l : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar})
+    for (cpu::SimdLevel l :
+         {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar})
       if (cpu::simd_level_supported(l) && (every_level || l == cpu::best_simd_level())) levels.push_back(l);
     const std::vector<int> counts(threads);
     for (size_t i = 0; i < std::max(levels.size(), counts.size()); ++i) {
@@ -124,8 +125,8 @@ class OpsFixture : public ::testing::Test {
       cpu->set_n_threads(n);
       const CompareResult r = compare_backends(g, *cpu_, *ref_);
       for (const NodeDiff& d : r.nodes) {
-        const std::string where = std::string(cpu::simd_level_name(level)) + ", " + std::to_string(n) +
-                                  " threads, " + d.node->describe() + "\n" + r.report();
+        const std::string where = std::string(cpu::simd_level_name(level)) + ", " + std::to_string(n) + " threads, " +
+                                  d.node->describe() + "\n" + r.report();
         if (d.node->type == DType::I32)
           EXPECT_TRUE(d.exact_int) << where;
         else
@@ -156,8 +157,7 @@ using OpsRef = OpsFixture;
 TEST_F(OpsRef, ContOfTransposeAndF16RoundTrip) {
   // x [3, 2] = rows {0,1,2}, {3,4,5}; its transpose [2, 3] made contiguous is 0,3,1,4,2,5
   Tensor* x = leaf(DType::F32, {3, 2, 1, 1}, iota_values(6));
-  EXPECT_THAT(run_ref(ops::cont(arena_, ops::transpose(arena_, x))),
-              ::testing::ElementsAre(0, 3, 1, 4, 2, 5));
+  EXPECT_THAT(run_ref(ops::cont(arena_, ops::transpose(arena_, x))), ::testing::ElementsAre(0, 3, 1, 4, 2, 5));
   // f32 -> f16 -> f32 keeps values f16 can hold exactly and rounds others to nearest
   Tensor* y = leaf(DType::F32, {4, 1, 1, 1}, {1.0f, -2.5f, 65504.0f, 1.0f + 1.0f / 4096});
   Tensor* h = ops::copy(arena_, y, arena_.new_tensor(DType::F16, {4}));
@@ -194,7 +194,7 @@ TEST_F(OpsRef, GetRowsConcatIm2Col) {
   Tensor* cols = ops::im2col(arena_, x, 3, 2, 1);
   ASSERT_EQ(cols->ne[0], 6);
   ASSERT_EQ(cols->ne[1], 2);
-  EXPECT_THAT(run_ref(cols), ::testing::ElementsAre(0, 1, 2, 0, 10, 20,  // t = 0: positions -1, 0, 1
+  EXPECT_THAT(run_ref(cols), ::testing::ElementsAre(0, 1, 2, 0, 10, 20,    // t = 0: positions -1, 0, 1
                                                     2, 3, 0, 20, 30, 0));  // t = 1: positions 1, 2, 3
 }
 
@@ -214,8 +214,7 @@ TEST_F(OpsRef, AddMulBroadcastScaleGelu) {
   EXPECT_THAT(run_ref(ops::add(arena_, x, row)), ::testing::ElementsAre(100, 201, 102, 203, 104, 205, 106, 207));
   Tensor* col = leaf(DType::F32, {1, 2, 1, 1}, {2, -1});  // one value per row
   EXPECT_THAT(run_ref(ops::mul(arena_, x, col)), ::testing::ElementsAre(0, 2, 4, 6, -4, -5, -6, -7));
-  EXPECT_THAT(run_ref(ops::scale(arena_, x, 0.5f, 1.0f)),
-              ::testing::ElementsAre(1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5));
+  EXPECT_THAT(run_ref(ops::scale(arena_, x, 0.5f, 1.0f)), ::testing::ElementsAre(1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5));
   Tensor* g = leaf(DType::F32, {3, 1, 1, 1}, {-1.0f, 0.0f, 2.0f});
   EXPECT_THAT(run_ref(ops::gelu(arena_, g)),
               ::testing::Pointwise(::testing::FloatNear(1e-6f), std::vector<float>{-0.158655254f, 0.0f, 1.954499736f}));
@@ -302,10 +301,10 @@ TEST_F(OpsRef, FlashAttnEqualsUnfusedAttention) {
     Tensor* qh = ops::slice(arena_, q, 2, h, h + 1);
     Tensor* kh = ops::slice(arena_, k, 2, h / 2, h / 2 + 1);
     Tensor* vh = ops::slice(arena_, v, 2, h / 2, h / 2 + 1);
-    Tensor* kq = ops::mul_mat(arena_, kh, qh);                              // [nk, nq]
-    Tensor* p = ops::soft_max(arena_, kq, mask, scale, true);               // [nk, nq]
-    Tensor* vt = ops::cont(arena_, ops::transpose(arena_, vh));             // [nk, D]
-    const std::vector<float> o = run_ref(ops::mul_mat(arena_, vt, p));      // [D, nq]
+    Tensor* kq = ops::mul_mat(arena_, kh, qh);                          // [nk, nq]
+    Tensor* p = ops::soft_max(arena_, kq, mask, scale, true);           // [nk, nq]
+    Tensor* vt = ops::cont(arena_, ops::transpose(arena_, vh));         // [nk, D]
+    const std::vector<float> o = run_ref(ops::mul_mat(arena_, vt, p));  // [D, nq]
     for (int64_t i = 0; i < nq; ++i)
       for (int64_t d = 0; d < D; ++d)
         EXPECT_NEAR(fused[static_cast<size_t>(d + D * (h + H * i))], o[static_cast<size_t>(d + D * i)], 1e-5)
@@ -319,9 +318,9 @@ TEST_F(OpsRef, FlashAttnEqualsUnfusedAttention) {
 TEST_F(OpsRef, NodesNeverShareBytesWithTheirSources) {
   Tensor* x = rand_leaf(DType::F32, {24, 16, 1, 1});
   Tensor* y = rand_leaf(DType::F32, {24, 5, 1, 1});
-  Tensor* t = ops::cont(arena_, ops::transpose(arena_, x));       // [16, 24]
-  Tensor* s = ops::scale(arena_, t, 2.0f);                         // last reader of t
-  Tensor* w = ops::cont(arena_, ops::transpose(arena_, s));       // [24, 16]
+  Tensor* t = ops::cont(arena_, ops::transpose(arena_, x));  // [16, 24]
+  Tensor* s = ops::scale(arena_, t, 2.0f);                   // last reader of t
+  Tensor* w = ops::cont(arena_, ops::transpose(arena_, s));  // [24, 16]
   Tensor* out = ops::soft_max(arena_, ops::mul_mat(arena_, w, y), nullptr, 1.0f);
   Graph g;
   g.build(out);
@@ -470,7 +469,8 @@ TEST_F(OpsCpu, MulMatAndConv1dAgainstReference) {
   Tensor* batched = ops::conv1d(arena_, k2, xs, 2, 1);
   ASSERT_EQ(batched->ne, (Shape{8, 2, 5, 1}));
   check(batched, {1e-5, 1e-5}, {1, 2});
-  for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar}) {
+  for (cpu::SimdLevel level :
+       {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar}) {
     if (!cpu::simd_level_supported(level)) continue;
     const std::vector<float> all = run_cpu(batched, 2, level);
     for (int64_t b = 0; b < 5; ++b) {
@@ -506,11 +506,13 @@ TEST_F(OpsCpu, MulMatBiasIsMulMatThenAddThenGelu) {
         check(fused_r, tol, {2});
         Tensor* plain_r = ops::add(arena_, r, plain);
         Tensor* plain_rs = ops::add(arena_, r_strided, plain);
-        for (cpu::SimdLevel level : {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar}) {
+        for (cpu::SimdLevel level :
+             {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar}) {
           if (!cpu::simd_level_supported(level)) continue;
           for (int n : {1, 3}) {
-            const std::string what = std::string(dtype_name(t)) + " m=" + std::to_string(m) + " gelu=" + std::to_string(gelu) +
-                                     " " + cpu::simd_level_name(level) + " " + std::to_string(n) + " threads";
+            const std::string what = std::string(dtype_name(t)) + " m=" + std::to_string(m) +
+                                     " gelu=" + std::to_string(gelu) + " " + cpu::simd_level_name(level) + " " +
+                                     std::to_string(n) + " threads";
             EXPECT_EQ(run_cpu(fused, n, level), run_cpu(plain, n, level)) << what;
             EXPECT_EQ(run_cpu(fused_r, n, level), run_cpu(plain_r, n, level)) << what << " residual";
             EXPECT_EQ(run_cpu(fused_rs, n, level), run_cpu(plain_rs, n, level)) << what << " strided residual";
@@ -526,8 +528,8 @@ TEST_F(OpsCpu, MulMatBiasIsMulMatThenAddThenGelu) {
     Tensor* fused = ops::conv1d(arena_, kern, in, 2, 1, bias, true);
     check(fused, {1e-5, 1e-5}, {2});
     const Shape ne = fused->ne;
-    Tensor* plain = ops::gelu(arena_, ops::add(arena_, ops::conv1d(arena_, kern, in, 2, 1),
-                                               ops::reshape(arena_, bias, {24})));
+    Tensor* plain =
+        ops::gelu(arena_, ops::add(arena_, ops::conv1d(arena_, kern, in, 2, 1), ops::reshape(arena_, bias, {24})));
     ASSERT_EQ(plain->ne, ne);
     EXPECT_EQ(run_cpu(fused, 2, cpu::best_simd_level()), run_cpu(plain, 2, cpu::best_simd_level()));
   }
@@ -537,8 +539,8 @@ TEST_F(OpsCpu, AddMulBroadcastAndStrides) {
   const Tol tol{1e-7, 1e-7};
   for (int64_t cols : {1, 3, 17, 1500}) {
     Tensor* x = rand_leaf(DType::F32, {cols, 7, 3, 2});
-    const std::vector<Shape> ys = {{cols, 7, 3, 2}, {cols, 1, 1, 1}, {1, 7, 1, 1}, {1, 1, 1, 1},
-                                   {cols, 7, 1, 2}, {cols, 1, 3, 1}};
+    const std::vector<Shape> ys = {{cols, 7, 3, 2}, {cols, 1, 1, 1}, {1, 7, 1, 1},
+                                   {1, 1, 1, 1},    {cols, 7, 1, 2}, {cols, 1, 3, 1}};
     for (const Shape& ys_ne : ys) {
       Tensor* y = rand_leaf(DType::F32, ys_ne);
       check(ops::add(arena_, x, y), tol, {1, 3});
@@ -583,7 +585,8 @@ TEST_F(OpsCpu, UnaryFunctions) {
 TEST_F(OpsCpu, PadReflect) {
   for (int64_t cols : {2, 5, 512}) {
     Tensor* x = rand_leaf(DType::F32, {cols, 3, 2, 1});
-    for (auto [l, r] : {std::pair{0, 1}, std::pair{1, 0}, std::pair{1, 1}}) check(ops::pad_reflect(arena_, x, l, r), kExact);
+    for (auto [l, r] : {std::pair{0, 1}, std::pair{1, 0}, std::pair{1, 1}})
+      check(ops::pad_reflect(arena_, x, l, r), kExact);
     const int p = static_cast<int>(cols - 1);
     check(ops::pad_reflect(arena_, x, p, p), kExact, {1, 3});
   }
@@ -629,9 +632,9 @@ TEST_F(OpsCpu, SoftMax) {
   check(ops::soft_max(arena_, cols, nullptr, 2.0f, true), tol);
   Tensor* perm = ops::permute(arena_, base, 1, 0, 2, 3);  // [6, 20, 3], strided rows
   Tensor* pmask = rand_leaf(DType::F32, {6, 20, 1, 1}, -1, 0);
-  check(ops::soft_max(arena_, perm, ops::transpose(arena_, ops::cont(arena_, ops::transpose(arena_, pmask))), 1.0f,
-                      true),
-        tol);
+  check(
+      ops::soft_max(arena_, perm, ops::transpose(arena_, ops::cont(arena_, ops::transpose(arena_, pmask))), 1.0f, true),
+      tol);
 }
 
 TEST_F(OpsCpu, FullyMaskedSoftMaxRowsAreZeros) {
@@ -678,12 +681,17 @@ TEST_F(OpsCpu, FlashAttnSmallShapes) {
     bool mask, causal;
   };
   const Case cases[] = {
-      {8, 1, 1, 1, 1, 1, false, false},  {16, 3, 17, 2, 2, 1, true, false}, {16, 3, 17, 2, 2, 1, true, true},
-      {64, 5, 300, 4, 2, 2, false, true}, {32, 17, 5, 3, 1, 1, false, true},  // nq > nk: some rows see nothing
+      {8, 1, 1, 1, 1, 1, false, false},
+      {16, 3, 17, 2, 2, 1, true, false},
+      {16, 3, 17, 2, 2, 1, true, true},
+      {64, 5, 300, 4, 2, 2, false, true},
+      {32, 17, 5, 3, 1, 1, false, true},  // nq > nk: some rows see nothing
       {64, 7, 513, 2, 2, 1, true, true},
       // 16+ queries take the blocked GEMM path: partial blocks and tiles, GQA, batches, prompts
-      {64, 50, 300, 4, 2, 2, true, true}, {16, 160, 517, 2, 1, 1, true, false},
-      {64, 97, 97, 3, 3, 1, false, true},  {8, 20, 1, 1, 1, 1, true, true},
+      {64, 50, 300, 4, 2, 2, true, true},
+      {16, 160, 517, 2, 1, 1, true, false},
+      {64, 97, 97, 3, 3, 1, false, true},
+      {8, 20, 1, 1, 1, 1, true, true},
   };
   for (const Case& c : cases) {
     for (DType kv : {DType::F32, DType::F16}) {
@@ -705,8 +713,8 @@ TEST_F(OpsCpu, FlashAttnSmallShapes) {
   Tensor* q = rand_leaf(DType::F32, {32, 4, 3, 1}, -2, 2, "q");
   Tensor* kc = rand_leaf(DType::F16, {32, 3, 40, 1}, -2, 2, "kc");
   Tensor* vc = rand_leaf(DType::F16, {32, 3, 40, 1}, -2, 2, "vc");
-  check(ops::flash_attn(arena_, q, ops::permute(arena_, kc, 0, 2, 1, 3), ops::permute(arena_, vc, 0, 2, 1, 3),
-                        nullptr, 0.2f, true),
+  check(ops::flash_attn(arena_, q, ops::permute(arena_, kc, 0, 2, 1, 3), ops::permute(arena_, vc, 0, 2, 1, 3), nullptr,
+                        0.2f, true),
         tol);
   // the same for f32 K/V (fed to the GEMM in place, rows D*H apart) and 20 queries
   Tensor* q20 = rand_leaf(DType::F32, {32, 20, 3, 1}, -2, 2, "q");

@@ -479,10 +479,10 @@ TEST_F(SchedulerTest, ViewsOfCopiedTensorsReadTheRightBytes) {
 
     Tensor* x = a.new_tensor(DType::F32, {32, 4}, "x");
     x->flags |= kFlagInput;
-    Tensor* y = ops::gelu(a, ops::scale(a, x, 2.0f));                 // [32, 4], first backend
-    Tensor* m = ops::mul_mat(a, w, ops::slice(a, y, 1, 1, 3));        // rows 1..2 of y, next to w
+    Tensor* y = ops::gelu(a, ops::scale(a, x, 2.0f));                   // [32, 4], first backend
+    Tensor* m = ops::mul_mat(a, w, ops::slice(a, y, 1, 1, 3));          // rows 1..2 of y, next to w
     Tensor* t = ops::add(a, ops::cont(a, ops::transpose(a, y)), bias);  // [4, 32] + bias
-    Tensor* tt = ops::add(a, ops::transpose(a, y), bias);              // the view read directly
+    Tensor* tt = ops::add(a, ops::transpose(a, y), bias);               // the view read directly
     Graph g;
     g.build(m);
     g.build(t);

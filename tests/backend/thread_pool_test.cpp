@@ -46,7 +46,8 @@ TEST(ThreadPool, EveryThreadRunsEachJobOnce) {
           ran[static_cast<size_t>(ith)].fetch_add(1);
           if (nth != n) wrong_nth.fetch_add(1);
         });
-        for (int i = 0; i < n; ++i) ASSERT_EQ(ran[static_cast<size_t>(i)].load(), 1) << "n=" << n << " spin=" << spin << " thread " << i;
+        for (int i = 0; i < n; ++i)
+          ASSERT_EQ(ran[static_cast<size_t>(i)].load(), 1) << "n=" << n << " spin=" << spin << " thread " << i;
         ASSERT_EQ(wrong_nth.load(), 0);
       }
     }
@@ -270,7 +271,8 @@ bool pin_to_one_cpu(cpu_set_t* old_set) {
 TEST(ThreadPool, APreemptedThreadCutsTheSpin) {
   // The pool's threads and a busy thread share one CPU, so the caller is taken off it while it
   // could still run (an involuntary switch): the pool then spins less, and still works.
-  if (sched_getscheduler(0) != SCHED_OTHER) GTEST_SKIP() << "needs time-sharing scheduling (a real-time thread is never preempted by its equals)";
+  if (sched_getscheduler(0) != SCHED_OTHER)
+    GTEST_SKIP() << "needs time-sharing scheduling (a real-time thread is never preempted by its equals)";
   cpu_set_t old_set;
   ASSERT_TRUE(pin_to_one_cpu(&old_set));  // threads made from here on inherit it
   {
@@ -301,7 +303,8 @@ TEST(ThreadPool, APreemptedThreadCutsTheSpin) {
 // barriers that return at once and the work split for one thread; jobs that must run on every
 // thread still do; and once the CPU is free again the jobs go back to full width.
 TEST(ThreadPool, OversubscribedJobsRunNarrowThenWidenAgain) {
-  if (sched_getscheduler(0) != SCHED_OTHER) GTEST_SKIP() << "needs time-sharing scheduling (a real-time thread is never preempted by its equals)";
+  if (sched_getscheduler(0) != SCHED_OTHER)
+    GTEST_SKIP() << "needs time-sharing scheduling (a real-time thread is never preempted by its equals)";
   using Clock = std::chrono::steady_clock;
   cpu_set_t old_set;
   ASSERT_TRUE(pin_to_one_cpu(&old_set));  // threads made from here on inherit it
@@ -321,9 +324,11 @@ TEST(ThreadPool, OversubscribedJobsRunNarrowThenWidenAgain) {
         [&](int ith, int nth) {
           if (ith == 0) width.store(nth);
           const int64_t per = (1000 + nth - 1) / nth;
-          for (int64_t i = ith * per; i < std::min<int64_t>(1000, (ith + 1) * per); ++i) items[static_cast<size_t>(i)] += 1;
+          for (int64_t i = ith * per; i < std::min<int64_t>(1000, (ith + 1) * per); ++i)
+            items[static_cast<size_t>(i)] += 1;
           pool.barrier();
-          for (int64_t i = ith * per; i < std::min<int64_t>(1000, (ith + 1) * per); ++i) items[static_cast<size_t>(i)] *= 2;
+          for (int64_t i = ith * per; i < std::min<int64_t>(1000, (ith + 1) * per); ++i)
+            items[static_cast<size_t>(i)] *= 2;
           if (ith == 0)
             for (const auto end = Clock::now() + busy_for; Clock::now() < end;) {
             }

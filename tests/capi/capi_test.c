@@ -12,9 +12,9 @@
 #include "hark/hark.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +23,14 @@
 
 static int g_passed, g_failed;
 
-#define CHECK(cond)                                                                                   \
-  do {                                                                                                \
-    if (cond) {                                                                                       \
-      ++g_passed;                                                                                     \
-    } else {                                                                                          \
-      ++g_failed;                                                                                     \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; hark_last_error: %s\n", __FILE__, __LINE__, #cond,    \
-              hark_last_error());                                                                     \
-    }                                                                                                 \
+#define CHECK(cond)                                                                                                    \
+  do {                                                                                                                 \
+    if (cond) {                                                                                                        \
+      ++g_passed;                                                                                                      \
+    } else {                                                                                                           \
+      ++g_failed;                                                                                                      \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed; hark_last_error: %s\n", __FILE__, __LINE__, #cond, hark_last_error()); \
+    }                                                                                                                  \
   } while (0)
 
 #define CHECK_OK(expr)                                                                                \
@@ -48,31 +47,31 @@ static int g_passed, g_failed;
 
 /* An error case: the expected status, and a message that contains `part` (the field or argument
  * it is about), which also proves the message is this call's and not an earlier one's. */
-#define CHECK_ERR(expr, status, part)                                                                 \
-  do {                                                                                                \
-    hark_status s_ = (expr);                                                                          \
-    const char* m_ = hark_last_error();                                                               \
-    if (s_ == (status) && m_ && strstr(m_, (part))) {                                                 \
-      ++g_passed;                                                                                     \
-    } else {                                                                                          \
-      ++g_failed;                                                                                     \
-      fprintf(stderr, "%s:%d: %s returned %s (wanted %s), message '%s' (wanted one with '%s')\n",     \
-              __FILE__, __LINE__, #expr, hark_status_name(s_), hark_status_name(status), m_, (part)); \
-    }                                                                                                 \
+#define CHECK_ERR(expr, status, part)                                                                                 \
+  do {                                                                                                                \
+    hark_status s_ = (expr);                                                                                          \
+    const char* m_ = hark_last_error();                                                                               \
+    if (s_ == (status) && m_ && strstr(m_, (part))) {                                                                 \
+      ++g_passed;                                                                                                     \
+    } else {                                                                                                          \
+      ++g_failed;                                                                                                     \
+      fprintf(stderr, "%s:%d: %s returned %s (wanted %s), message '%s' (wanted one with '%s')\n", __FILE__, __LINE__, \
+              #expr, hark_status_name(s_), hark_status_name(status), m_, (part));                                     \
+    }                                                                                                                 \
   } while (0)
 
 /* A getter's sentinel on error, with a message containing part. */
-#define CHECK_SENTINEL(cond, part)                                                                    \
-  do {                                                                                                \
-    const int ok_ = (cond);                                                                           \
-    const char* m_ = hark_last_error();                                                               \
-    if (ok_ && strstr(m_, (part))) {                                                                  \
-      ++g_passed;                                                                                     \
-    } else {                                                                                          \
-      ++g_failed;                                                                                     \
-      fprintf(stderr, "%s:%d: %s: wanted the sentinel and a message with '%s', message '%s'\n",      \
-              __FILE__, __LINE__, #cond, (part), m_);                                                 \
-    }                                                                                                 \
+#define CHECK_SENTINEL(cond, part)                                                                                  \
+  do {                                                                                                              \
+    const int ok_ = (cond);                                                                                         \
+    const char* m_ = hark_last_error();                                                                             \
+    if (ok_ && strstr(m_, (part))) {                                                                                \
+      ++g_passed;                                                                                                   \
+    } else {                                                                                                        \
+      ++g_failed;                                                                                                   \
+      fprintf(stderr, "%s:%d: %s: wanted the sentinel and a message with '%s', message '%s'\n", __FILE__, __LINE__, \
+              #cond, (part), m_);                                                                                   \
+    }                                                                                                               \
   } while (0)
 
 /* The library's defaults without temperature fallback: a random-weight model is never confident,
@@ -144,8 +143,8 @@ static char* data_uri(const unsigned char* data, size_t size) {
   char* o = out + strlen(head);
   strcpy(out, head);
   for (size_t i = 0; i < size; i += 3) {
-    const uint32_t b = (uint32_t)data[i] << 16 | (i + 1 < size ? (uint32_t)data[i + 1] << 8 : 0) |
-                       (i + 2 < size ? data[i + 2] : 0);
+    const uint32_t b =
+        (uint32_t)data[i] << 16 | (i + 1 < size ? (uint32_t)data[i + 1] << 8 : 0) | (i + 2 < size ? data[i + 2] : 0);
     *o++ = digits[b >> 18 & 63];
     *o++ = digits[b >> 12 & 63];
     *o++ = i + 1 < size ? digits[b >> 6 & 63] : '=';
@@ -179,8 +178,8 @@ typedef struct {
   int progress_calls, last_progress, progress_decreased;
   int segment_calls, segments_seen, totals_consistent, views_consistent;
   int encoder_begins, abort_polls;
-  int stop_after_segments; /* > 0: the abort callback says stop once this many arrived */
-  int encoder_stop;        /* encoder_begin returns false */
+  int stop_after_segments;   /* > 0: the abort callback says stop once this many arrived */
+  int encoder_stop;          /* encoder_begin returns false */
   hark_context* ctx_to_free; /* the new-segments callback tries to free it (must be refused) */
   hark_status free_in_callback;
 } Watch;
@@ -635,13 +634,13 @@ static void test_inputs(hark_context* ctx, const char* wav_path) {
 static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int multilingual) {
   hark_result* r = NULL;
   hark_transcribe_params p;
-#define BAD(field_assignment, part)                                                   \
-  do {                                                                                \
-    p = quick_params();                                             \
-    field_assignment;                                                                 \
-    r = (hark_result*)&p;                                                             \
+#define BAD(field_assignment, part)                                                     \
+  do {                                                                                  \
+    p = quick_params();                                                                 \
+    field_assignment;                                                                   \
+    r = (hark_result*)&p;                                                               \
     CHECK_ERR(hark_transcribe(ctx, audio, n, &p, &r), HARK_ERR_INVALID_ARGUMENT, part); \
-    CHECK(r == NULL);                                                                 \
+    CHECK(r == NULL);                                                                   \
   } while (0)
   BAD(p.n_threads = -2, "n_threads");
   BAD(p.n_processors = 0, "n_processors");
@@ -703,11 +702,10 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
   hark_result_free(r);
   /* The decoding policy's defaults (OpenAI's), and options that run: seeded sampling repeats. */
   p = hark_transcribe_default_params();
-  CHECK(p.temperature == 0.0f && p.temperature_inc == 0.2f && p.best_of == 5 && p.suppress_blank &&
-        p.suppress_nst && !p.carry_initial_prompt && !p.no_context && p.max_context == -1 &&
-        p.max_initial_timestamp == 1.0f && p.length_penalty < 0 && p.compression_ratio_threshold == 2.4f &&
-        p.logprob_threshold == -1.0f && p.no_speech_threshold == 0.6f && p.suppress_regex == NULL &&
-        p.beam_size == 1 && p.patience == 1.0f);
+  CHECK(p.temperature == 0.0f && p.temperature_inc == 0.2f && p.best_of == 5 && p.suppress_blank && p.suppress_nst &&
+        !p.carry_initial_prompt && !p.no_context && p.max_context == -1 && p.max_initial_timestamp == 1.0f &&
+        p.length_penalty < 0 && p.compression_ratio_threshold == 2.4f && p.logprob_threshold == -1.0f &&
+        p.no_speech_threshold == 0.6f && p.suppress_regex == NULL && p.beam_size == 1 && p.patience == 1.0f);
   /* Beam search runs; a caller whose header predates beam_size gets the default (its
    * struct ends before the field, so what lies there is not read). */
   p.beam_size = 3;
@@ -807,8 +805,8 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
   CHECK_ERR(hark_transcribe(ctx, audio, n, &p, &r), HARK_ERR_INVALID_ARGUMENT, "(99,0)");
   /* Token timestamps, max_len and speaker turns (whisper.cpp's defaults); CSV and LRC. */
   p = quick_params();
-  CHECK(!p.token_timestamps && p.thold_pt == 0.01f && p.thold_ptsum == 0.01f && p.max_len == 0 &&
-        !p.split_on_word && !p.tdrz_enable);
+  CHECK(!p.token_timestamps && p.thold_pt == 0.01f && p.thold_ptsum == 0.01f && p.max_len == 0 && !p.split_on_word &&
+        !p.tdrz_enable);
   p.max_len = 8; /* turns token timestamps on */
   p.split_on_word = true;
   p.tdrz_enable = true;
@@ -1216,7 +1214,8 @@ static void test_vad(const char* not_a_model) {
   vp.struct_size = 0;
   CHECK_ERR(hark_vad_detect_speech(vctx, audio, n, &vp, &bad), HARK_ERR_INVALID_ARGUMENT, "struct_size");
   CHECK_ERR(hark_vad_detect_speech(vctx, NULL, 5, NULL, &bad), HARK_ERR_INVALID_ARGUMENT, "samples");
-  CHECK_ERR(hark_vad_detect_speech((hark_vad_context*)r, audio, n, NULL, &bad), HARK_ERR_BAD_HANDLE, "hark_vad_context");
+  CHECK_ERR(hark_vad_detect_speech((hark_vad_context*)r, audio, n, NULL, &bad), HARK_ERR_BAD_HANDLE,
+            "hark_vad_context");
 
   /* the energy VAD: the second after 7.9 s is the pause after the first clip */
   hark_energy_vad_params ep = hark_energy_vad_default_params();
@@ -1250,7 +1249,8 @@ static void on_stream_event(const hark_stream_event* e, void* ud) {
   pthread_mutex_lock(&w->mu);
   if (w->n_events == 0 && w->free_from_callback) w->free_status = hark_state_free(w->free_from_callback);
   ++w->n_events;
-  if (e->slice_final && e->slice_index + 1 > w->n_final) w->n_final = e->slice_index + 1; /* the closing event repeats the last */
+  if (e->slice_final && e->slice_index + 1 > w->n_final)
+    w->n_final = e->slice_index + 1; /* the closing event repeats the last */
   w->last_code = e->code;
   w->last_stopped = e->is_stopped_by_action;
   w->last_capturing = e->is_capturing;
@@ -1414,7 +1414,8 @@ static void test_stream_rate(hark_context* ctx, const float* audio, size_t n) {
   CHECK_OK(hark_stream_create(ctx, &p, &s));
   if (s) {
     CHECK_ERR(hark_stream_push(s, stereo, 3), HARK_ERR_INVALID_ARGUMENT, "whole number of frames");
-    for (size_t f = 0; f < frames; f += 4410) CHECK_OK(hark_stream_push(s, stereo + 2 * f, 2 * (frames - f < 4410 ? frames - f : 4410)));
+    for (size_t f = 0; f < frames; f += 4410)
+      CHECK_OK(hark_stream_push(s, stereo + 2 * f, 2 * (frames - f < 4410 ? frames - f : 4410)));
     CHECK_OK(hark_stream_stop(s));
     CHECK_OK(hark_stream_wait(s));
     CHECK(w.n_final == 1 && w.last_code == 0);
@@ -1465,7 +1466,7 @@ static void test_vad_transcribe(hark_context* ctx, const char* not_a_model) {
     CHECK_OK(hark_result_timings(plain, &tp, sizeof tp));
     CHECK_OK(hark_result_timings(r, &tv, sizeof tv));
     CHECK(tp.vad_ms == 0 && tv.vad_ms > 0 && tv.vad_ms < tv.total_ms);
-    hark_timings old;  /* a caller built before vad_ms: filled up to its size, the rest untouched */
+    hark_timings old; /* a caller built before vad_ms: filled up to its size, the rest untouched */
     old.vad_ms = -7;
     CHECK_OK(hark_result_timings(r, &old, offsetof(hark_timings, vad_ms)));
     CHECK(old.vad_ms == -7 && old.total_ms == tv.total_ms);

@@ -81,9 +81,9 @@ TEST_F(Cli, InfoPrintsTheHyperParameters) {
   const CliRun r = hark("info " + shell_quote(model()));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, model())) << r.out;
-  for (const char* line : {"n_vocab         51865", "n_audio_state   64", "n_audio_head    2", "n_audio_layer   2",
-                           "n_text_state    64", "n_text_layer    2", "n_mels          80", "weight type     f16",
-                           "languages       multilingual"})
+  for (const char* line :
+       {"n_vocab         51865", "n_audio_state   64", "n_audio_head    2", "n_audio_layer   2", "n_text_state    64",
+        "n_text_layer    2", "n_mels          80", "weight type     f16", "languages       multilingual"})
     EXPECT_TRUE(contains(r.out, line)) << "missing \"" << line << "\" in\n" << r.out;
   EXPECT_EQ(r.err, "");
 }
@@ -116,7 +116,7 @@ TEST_F(Cli, UsageErrorsExitWithTwo) {
   CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) + " --bogus");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--bogus")) << r.err;
-  EXPECT_EQ(hark("transcribe -nf " + shell_quote(wav())).code, 2);   // no model
+  EXPECT_EQ(hark("transcribe -nf " + shell_quote(wav())).code, 2);       // no model
   EXPECT_EQ(hark("transcribe -nf -m " + shell_quote(model())).code, 2);  // no input
   r = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) + " -o srt,docx");
   EXPECT_EQ(r.code, 2);
@@ -161,7 +161,8 @@ TEST_F(Cli, TranscribeWithAMissingModelNamesIt) {
 }
 
 TEST_F(Cli, TranscribePrintsSegmentsAndWritesEveryFormat) {
-  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " -t 2 " + shell_quote(wav()) + " -o txt,srt -o vtt -o json -o srt");
+  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " -t 2 " + shell_quote(wav()) +
+                        " -o txt,srt -o vtt -o json -o srt");
   ASSERT_EQ(r.code, 0) << r.err;
 
   // Console: one "[hh:mm:ss.mmm --> hh:mm:ss.mmm]  text" line a segment.
@@ -198,8 +199,8 @@ TEST_F(Cli, TranscribePrintsSegmentsAndWritesEveryFormat) {
 TEST_F(Cli, QuietOutputFileAndNoTimestamps) {
   const fs::path base = dir() / "out" / "talk";
   fs::create_directories(base.parent_path());
-  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) + " -q --no-timestamps -o txt --output-file " +
-                     shell_quote(base.string()));
+  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) +
+                        " -q --no-timestamps -o txt --output-file " + shell_quote(base.string()));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");  // quiet: nothing but the transcript
   EXPECT_FALSE(contains(r.out, "-->")) << r.out;
@@ -211,8 +212,8 @@ TEST_F(Cli, QuietOutputFileAndNoTimestamps) {
 
 TEST_F(Cli, FailedWritesLeaveNoFile) {
   const fs::path base = dir() / "missing-folder" / "talk";
-  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) + " -q -o srt --output-file " +
-                     shell_quote(base.string()));
+  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) +
+                        " -q -o srt --output-file " + shell_quote(base.string()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, base.string() + ".srt")) << r.err;
   EXPECT_FALSE(fs::exists(base.parent_path()));
@@ -222,8 +223,8 @@ TEST_F(Cli, FailedWritesLeaveNoFile) {
   const fs::path clash = dir() / "clash";
   fs::create_directories(clash.string() + ".srt");
   std::ofstream(clash.string() + ".txt") << "earlier run\n";
-  const CliRun r2 = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) + " -q -o srt,txt --output-file " +
-                            shell_quote(clash.string()));
+  const CliRun r2 = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) +
+                         " -q -o srt,txt --output-file " + shell_quote(clash.string()));
   EXPECT_EQ(r2.code, 1);
   EXPECT_TRUE(contains(r2.err, clash.string() + ".srt")) << r2.err;
   EXPECT_EQ(read_file(clash.string() + ".txt"), "earlier run\n");
@@ -234,7 +235,8 @@ TEST_F(Cli, FailedWritesLeaveNoFile) {
 TEST_F(Cli, OneBadFileDoesNotStopTheOthers) {
   const fs::path bad = dir() / "broken.wav";
   std::ofstream(bad) << "RIFF but not really";
-  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " -q -o txt " + shell_quote(bad.string()) + " " + shell_quote(wav()));
+  const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " -q -o txt " + shell_quote(bad.string()) + " " +
+                        shell_quote(wav()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, bad.string())) << r.err;
   EXPECT_FALSE(fs::exists(bad.string() + ".txt"));
@@ -282,14 +284,16 @@ TEST_F(Cli, ProcessorsAndDeviceFlagsAreAccepted) {
 // --cross-kv-type q8_0 on transcribe and bench (which names it in its config line); an unknown
 // type is a usage error, and q8_0 without the fused attention a load error that names both.
 TEST_F(Cli, CrossKvTypeFlag) {
-  const CliRun r = hark("transcribe -nf -q -t 2 --cross-kv-type q8_0 -m " + shell_quote(model()) + " " + shell_quote(wav()));
+  const CliRun r =
+      hark("transcribe -nf -q -t 2 --cross-kv-type q8_0 -m " + shell_quote(model()) + " " + shell_quote(wav()));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(r.out.empty());
   const CliRun b = hark("bench -t 1 --cross-kv-type q8_0 -m " + shell_quote(model()));
   ASSERT_EQ(b.code, 0) << b.err;
   EXPECT_TRUE(contains(b.out, "CROSS_KV = q8_0")) << b.out;
   EXPECT_EQ(hark("transcribe -nf --cross-kv-type q4_0 -m " + shell_quote(model()) + " " + shell_quote(wav())).code, 2);
-  const CliRun nfa = hark("transcribe -nf -q -nfa --cross-kv-type q8_0 -m " + shell_quote(model()) + " " + shell_quote(wav()));
+  const CliRun nfa =
+      hark("transcribe -nf -q -nfa --cross-kv-type q8_0 -m " + shell_quote(model()) + " " + shell_quote(wav()));
   EXPECT_EQ(nfa.code, 1);
   EXPECT_TRUE(contains(nfa.err, "q8_0") && contains(nfa.err, "flash_attn")) << nfa.err;
 }
@@ -297,15 +301,18 @@ TEST_F(Cli, CrossKvTypeFlag) {
 TEST_F(Cli, DecodingFlagsWithWhisperCppSpellings) {
   const std::string m = " -m " + shell_quote(model()) + " " + shell_quote(wav());
   const CliRun a = hark("transcribe -nf -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + shell_quote("[0-9]+") +
-                           " --suppress-tokens 11,13 -mc 8 --prompt " + shell_quote("a glossary") +
-                           " --carry-initial-prompt -nth 0.7 -lpt -1.5 --max-initial-ts 0.5 --max-tokens 20" + m);
+                        " --suppress-tokens 11,13 -mc 8 --prompt " + shell_quote("a glossary") +
+                        " --carry-initial-prompt -nth 0.7 -lpt -1.5 --max-initial-ts 0.5 --max-tokens 20" + m);
   ASSERT_EQ(a.code, 0) << a.err;
   const CliRun b = hark("transcribe -nf -q -tp 0.4 -bo 2 --seed 5 -sns --suppress-regex " + shell_quote("[0-9]+") +
-                           " --suppress-tokens 11,13 -mc 8 --prompt " + shell_quote("a glossary") +
-                           " --carry-initial-prompt -nth 0.7 -lpt -1.5 --max-initial-ts 0.5 --max-tokens 20" + m);
+                        " --suppress-tokens 11,13 -mc 8 --prompt " + shell_quote("a glossary") +
+                        " --carry-initial-prompt -nth 0.7 -lpt -1.5 --max-initial-ts 0.5 --max-tokens 20" + m);
   EXPECT_EQ(a.out, b.out) << "same seed, same text";
   EXPECT_EQ(hark("transcribe -q -tpi 0.5 -nf --no-suppress-nst --no-suppress-blank --no-context --single-segment "
-                 "--max-tokens 20" + m).code, 0);
+                 "--max-tokens 20" +
+                 m)
+                .code,
+            0);
   EXPECT_EQ(hark("transcribe -q -tpi 0.5 --best-of 2 --length-penalty 0.5 --max-tokens 20" + m).code, 0);
   // bad values: usage errors (2) where CLI11 checks them, clear run errors otherwise
   EXPECT_EQ(hark("transcribe -nf -tp -1" + m).code, 2);
@@ -326,16 +333,19 @@ TEST_F(Cli, DetectLanguageNamesEachFilesLanguage) {
   EXPECT_TRUE(contains(r.out, wav() + ": auto-detected language: ")) << r.out;
   EXPECT_TRUE(contains(r.out, "(p = 0.")) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
-  const CliRun past = hark("transcribe -nf --detect-language --offset-ms 60000 -m " + shell_quote(model()) + " " + shell_quote(wav()));
+  const CliRun past =
+      hark("transcribe -nf --detect-language --offset-ms 60000 -m " + shell_quote(model()) + " " + shell_quote(wav()));
   EXPECT_EQ(past.code, 1);
   EXPECT_TRUE(contains(past.err, "past the end")) << past.err;
 }
 
 TEST_F(Cli, WordTimestampsAndJsonCompactOrFull) {
   const fs::path base = dir() / "words";
-  const std::string m = " -m " + shell_quote(model()) + " " + shell_quote(wav()) + " --output-file " + shell_quote(base.string());
+  const std::string m =
+      " -m " + shell_quote(model()) + " " + shell_quote(wav()) + " --output-file " + shell_quote(base.string());
   // -oj: no tokens; words with --word-timestamps (the model's own heads).
-  const CliRun a = hark("transcribe -nf -q --max-tokens 20 --word-timestamps --hallucination-silence-threshold 2 -oj" + m);
+  const CliRun a =
+      hark("transcribe -nf -q --max-tokens 20 --word-timestamps --hallucination-silence-threshold 2 -oj" + m);
   ASSERT_EQ(a.code, 0) << a.err;
   nlohmann::json j = nlohmann::json::parse(read_file(base.string() + ".json"));
   bool any_words = false;
@@ -431,8 +441,9 @@ TEST_F(Cli, VadPrintsWhisperCppsSegmentsAsTextAndJson) {
   const std::string args = " -vm " + shell_quote(model) + " " + shell_quote(clip);
   const CliRun text = hark("vad" + args);
   ASSERT_EQ(text.code, 0) << text.err;
-  EXPECT_EQ(text.out, clip + ": 3 speech segments\n[00:00:00.320 --> 00:00:06.910]\n"
-                             "[00:00:08.550 --> 00:00:13.500]\n[00:00:14.180 --> 00:00:17.250]\n");
+  EXPECT_EQ(text.out, clip +
+                          ": 3 speech segments\n[00:00:00.320 --> 00:00:06.910]\n"
+                          "[00:00:08.550 --> 00:00:13.500]\n[00:00:14.180 --> 00:00:17.250]\n");
   const CliRun js = hark("vad --json --probs --min-silence-ms 2000 --pad-ms 0" + args);
   ASSERT_EQ(js.code, 0) << js.err;
   const nlohmann::json j = nlohmann::json::parse(js.out);
@@ -468,17 +479,22 @@ TEST_F(Cli, TranscribeWithVadUsesWhisperCppsFlags) {
   }
   const std::string m = " -m " + shell_quote(model()) + " " + shell_quote(padded);
   const fs::path base = dir() / "vad";
-  const CliRun r = hark("transcribe -nf --max-tokens 16 -oj --vad -vm " + shell_quote(vad) +
-                           " -vt 0.5 -vspd 250 -vsd 100 -vmsd 30 -vp 30 -vo 0.1 --output-file " + shell_quote(base.string()) + m);
+  const CliRun r =
+      hark("transcribe -nf --max-tokens 16 -oj --vad -vm " + shell_quote(vad) +
+           " -vt 0.5 -vspd 250 -vsd 100 -vmsd 30 -vp 30 -vo 0.1 --output-file " + shell_quote(base.string()) + m);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "; vad ")) << r.err;  // the timings line says what the VAD cost
   const nlohmann::json j = nlohmann::json::parse(read_file(base.string() + ".json"));
   ASSERT_FALSE(j["segments"].empty());
   for (const auto& s : j["segments"]) EXPECT_GE(s["t0"].get<int64_t>(), 1200 + 32) << s.dump();
   // long spellings, and the errors: --vad without a model, a threshold out of range
-  EXPECT_EQ(hark("transcribe -nf -q --max-tokens 8 --vad --vad-model " + shell_quote(vad) + " --vad-threshold 0.6 "
+  EXPECT_EQ(hark("transcribe -nf -q --max-tokens 8 --vad --vad-model " + shell_quote(vad) +
+                 " --vad-threshold 0.6 "
                  "--vad-min-speech-duration-ms 100 --vad-min-silence-duration-ms 200 --vad-max-speech-duration-s 20 "
-                 "--vad-speech-pad-ms 10 --vad-samples-overlap 0.2" + m).code, 0);
+                 "--vad-speech-pad-ms 10 --vad-samples-overlap 0.2" +
+                 m)
+                .code,
+            0);
   const CliRun nomodel = hark("transcribe -nf -q --vad" + m);
   EXPECT_NE(nomodel.code, 0);
   EXPECT_TRUE(contains(nomodel.err, "vad_model_path")) << nomodel.err;
@@ -487,7 +503,7 @@ TEST_F(Cli, TranscribeWithVadUsesWhisperCppsFlags) {
   // The batched pipeline: --batch-size with the VAD model; the same speech, times after the silence.
   const fs::path bbase = dir() / "batched";
   const CliRun b = hark("transcribe -nf --max-tokens 16 -oj --batch-size 4 -vm " + shell_quote(vad) +
-                           " --output-file " + shell_quote(bbase.string()) + m);
+                        " --output-file " + shell_quote(bbase.string()) + m);
   ASSERT_EQ(b.code, 0) << b.err;
   const nlohmann::json jb = nlohmann::json::parse(read_file(bbase.string() + ".json"));
   ASSERT_FALSE(jb["segments"].empty());

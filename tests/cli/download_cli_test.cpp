@@ -16,8 +16,8 @@
 #include "cli/cli_test_util.h"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
-#include "model_store/file_server.h"
 #include "model_store/digest.h"
+#include "model_store/file_server.h"
 
 namespace hark {
 namespace {
@@ -37,7 +37,7 @@ class CliDownload : public ::testing::Test {
     if (cli_.empty() || !fs::exists(cli_)) GTEST_SKIP() << "the hark binary was not built";
     const char* tmp = std::getenv("TMPDIR");
     dir_ = fs::path(tmp && *tmp ? tmp : "/tmp") / ("hark-cli-download-" + std::to_string(::getpid()) + "-" +
-                                                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "models");
     TestModelOptions o;
@@ -82,7 +82,8 @@ TEST_F(CliDownload, ListNamesTheOfficialModels) {
 TEST_F(CliDownload, DownloadsVerifiesAndPrintsThePath) {
   testing::FileServer server("ggml-tiny.en.bin", model_);
   const std::string models = (dir_ / "models").string();
-  const CliRun r = hark("download tiny.en --dir " + shell_quote(models) + " --base-url " + server.base_url() + " --sha1 " + sha1());
+  const CliRun r =
+      hark("download tiny.en --dir " + shell_quote(models) + " --base-url " + server.base_url() + " --sha1 " + sha1());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, models + "/ggml-tiny.en.bin\n");
   EXPECT_TRUE(has(r.err, "verified: given SHA-1")) << r.err;
@@ -93,7 +94,7 @@ TEST_F(CliDownload, DownloadsVerifiesAndPrintsThePath) {
   // -m takes the name now; and the model is found through $HARK_MODELS.
   write_tones(dir_ / "tones.wav");
   const CliRun t = hark("transcribe -m tiny.en -nf -q " + shell_quote((dir_ / "tones.wav").string()),
-                     "HARK_MODELS=" + shell_quote(models));
+                        "HARK_MODELS=" + shell_quote(models));
   EXPECT_EQ(t.code, 0) << t.err;
 }
 
@@ -102,13 +103,15 @@ TEST_F(CliDownload, ErrorsAreClear) {
   const std::string models = (dir_ / "models").string();
   std::string bad = sha1();
   bad[0] = bad[0] == '0' ? '1' : '0';
-  const CliRun mismatch = hark("download tiny.en --dir " + shell_quote(models) + " --base-url " + server.base_url() + " --sha1 " + bad);
+  const CliRun mismatch =
+      hark("download tiny.en --dir " + shell_quote(models) + " --base-url " + server.base_url() + " --sha1 " + bad);
   EXPECT_EQ(mismatch.code, 1);
   EXPECT_TRUE(has(mismatch.err, "hark: error: ")) << mismatch.err;
   EXPECT_TRUE(has(mismatch.err, "SHA-1 mismatch")) << mismatch.err;
   EXPECT_FALSE(fs::exists(models + "/ggml-tiny.en.bin"));
 
-  const CliRun missing = hark("download tiny.en --dir " + shell_quote(models) + " --base-url " + server.base_url() + "/none");
+  const CliRun missing =
+      hark("download tiny.en --dir " + shell_quote(models) + " --base-url " + server.base_url() + "/none");
   EXPECT_EQ(missing.code, 1);
   EXPECT_TRUE(has(missing.err, "HTTP 404")) << missing.err;
 
@@ -122,7 +125,7 @@ TEST_F(CliDownload, ErrorsAreClear) {
 TEST_F(CliDownload, AMissingModelByNameSaysHowToGetIt) {
   write_tones(dir_ / "tones.wav");
   const CliRun r = hark("transcribe -m base.en " + shell_quote((dir_ / "tones.wav").string()),
-                     "HARK_MODELS=" + shell_quote((dir_ / "models").string()));
+                        "HARK_MODELS=" + shell_quote((dir_ / "models").string()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(has(r.err, "hark download base.en")) << r.err;
 }

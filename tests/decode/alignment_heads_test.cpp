@@ -18,9 +18,8 @@ bool has(const AlignmentHeadsPreset& p, int layer, int head) {
 
 TEST(AlignmentHeads, EveryOfficialModelHasItsPresetWithThePublishedCount) {
   const std::pair<const char*, size_t> counts[] = {
-      {"tiny.en", 8},  {"tiny", 6},       {"base.en", 5},  {"base", 8},
-      {"small.en", 19}, {"small", 10},    {"medium.en", 18}, {"medium", 6},
-      {"large-v1", 9}, {"large-v2", 23},  {"large-v3", 10}, {"large-v3-turbo", 6}};
+      {"tiny.en", 8},    {"tiny", 6},   {"base.en", 5},  {"base", 8},      {"small.en", 19}, {"small", 10},
+      {"medium.en", 18}, {"medium", 6}, {"large-v1", 9}, {"large-v2", 23}, {"large-v3", 10}, {"large-v3-turbo", 6}};
   EXPECT_EQ(alignment_heads_presets().size(), std::size(counts));
   for (const auto& [name, n] : counts) {
     const auto& p = alignment_heads_preset(name);
@@ -93,8 +92,8 @@ TEST(AlignmentHeads, CustomListsAreParsedCheckedAndSorted) {
   EXPECT_THROW(parse_alignment_heads("2"), Error);
   EXPECT_THROW(parse_alignment_heads("2,x"), Error);
   EXPECT_THROW(parse_alignment_heads("2,3,4"), Error);
-  EXPECT_THROW(checked_alignment_heads(parse_alignment_heads("4,0"), 4, 6), Error);   // layer
-  EXPECT_THROW(checked_alignment_heads(parse_alignment_heads("0,6"), 4, 6), Error);   // head
+  EXPECT_THROW(checked_alignment_heads(parse_alignment_heads("4,0"), 4, 6), Error);  // layer
+  EXPECT_THROW(checked_alignment_heads(parse_alignment_heads("0,6"), 4, 6), Error);  // head
   EXPECT_THROW(checked_alignment_heads(parse_alignment_heads("-1,0"), 4, 6), Error);
   EXPECT_THROW(checked_alignment_heads(parse_alignment_heads("1,1 1,1"), 4, 6), Error);
   EXPECT_THROW(checked_alignment_heads({}, 4, 6), Error);

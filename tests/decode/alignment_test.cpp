@@ -155,10 +155,10 @@ TEST(Alignment, MeanOverHeadsAndRowSlice) {
 TEST(Alignment, DtwSmallByHand) {
   const Matrix x = matrix({{1, 5, 5, 5}, {5, 1, 1, 5}, {5, 5, 5, 1}});
   const DtwTables t = dtw_tables(x);
-  const std::vector<float> cost = {0,   kInf, kInf, kInf, kInf,  //
-                                   kInf, 1,   6,    11,   16,    //
-                                   kInf, 6,   2,    3,    8,     //
-                                   kInf, 11,  7,    7,    4};
+  const std::vector<float> cost = {0,    kInf, kInf, kInf, kInf,  //
+                                   kInf, 1,    6,    11,   16,    //
+                                   kInf, 6,    2,    3,    8,     //
+                                   kInf, 11,   7,    7,    4};
   const std::vector<int8_t> trace = {-1, -1, -1, -1, -1,  //
                                      -1, 0,  2,  2,  2,   //
                                      -1, 1,  0,  2,  2,   //
@@ -295,12 +295,26 @@ constexpr int32_t kEot = 100;
 
 // A toy vocabulary: ids to bytes, the eot's name at kEot.
 struct ToyVocab {
-  std::map<int32_t, std::string> bytes = {
-      {1, " Hello"}, {2, ","},    {3, " it"},   {4, "'s"},     {5, " caf"},
-      {6, "\xC3"},   {7, "\xA9"}, {8, " world"}, {9, "\xFF"},  {10, " "},
-      {11, "\xE4\xBD"}, {12, "\xA0\xE5\xA5\xBD"}, {13, "\xE4\xBD\xA0"}, {14, "\xE5\xA5\xBD"},
-      {15, "."},     {16, " ("},  {17, ")"},    {18, "ing"},   {19, "\""},
-      {kEot, "<|endoftext|>"}};
+  std::map<int32_t, std::string> bytes = {{1, " Hello"},
+                                          {2, ","},
+                                          {3, " it"},
+                                          {4, "'s"},
+                                          {5, " caf"},
+                                          {6, "\xC3"},
+                                          {7, "\xA9"},
+                                          {8, " world"},
+                                          {9, "\xFF"},
+                                          {10, " "},
+                                          {11, "\xE4\xBD"},
+                                          {12, "\xA0\xE5\xA5\xBD"},
+                                          {13, "\xE4\xBD\xA0"},
+                                          {14, "\xE5\xA5\xBD"},
+                                          {15, "."},
+                                          {16, " ("},
+                                          {17, ")"},
+                                          {18, "ing"},
+                                          {19, "\""},
+                                          {kEot, "<|endoftext|>"}};
   TokenBytes fn() const {
     return [this](int32_t id) -> std::string_view { return bytes.at(id); };
   }
@@ -341,13 +355,13 @@ TEST(AlignmentWords, SplitOnSpacesJoinsPiecesWithoutALeadingSpace) {
   // " Hello" "," " it" "'s" " caf" C3 A9 " world" "ing" " " "." eot
   const std::vector<int32_t> toks = {1, 2, 3, 4, 5, 6, 7, 8, 18, 10, 15, kEot};
   const WordSplit s = split_to_word_tokens(toks, v.fn(), kEot, "en");
-  const std::vector<std::string> words = {" Hello", ",", " it's", " caf\xC3\xA9", " worlding", " ", ".",
-                                          "<|endoftext|>"};
+  const std::vector<std::string> words = {" Hello",    ",", " it's", " caf\xC3\xA9",
+                                          " worlding", " ", ".",     "<|endoftext|>"};
   EXPECT_EQ(s.words, words);
-  EXPECT_EQ(s.tokens[2], (std::vector<int32_t>{3, 4}));      // "'s" is not in string.punctuation
+  EXPECT_EQ(s.tokens[2], (std::vector<int32_t>{3, 4}));  // "'s" is not in string.punctuation
   EXPECT_EQ(s.tokens[3], (std::vector<int32_t>{5, 6, 7}));
-  EXPECT_EQ(s.tokens[5], (std::vector<int32_t>{10}));        // whitespace strips to "": "in" it
-  EXPECT_EQ(s.tokens[7], (std::vector<int32_t>{kEot}));      // special: its own word
+  EXPECT_EQ(s.tokens[5], (std::vector<int32_t>{10}));    // whitespace strips to "": "in" it
+  EXPECT_EQ(s.tokens[7], (std::vector<int32_t>{kEot}));  // special: its own word
 }
 
 TEST(AlignmentWords, WordTimesFromThePath) {
@@ -379,8 +393,8 @@ TEST(AlignmentWords, WordTimesFromThePath) {
 
 TEST(AlignmentWords, TextTokenProbabilitiesIgnoreSpecialTokens) {
   // n_vocab 4, eot 2: the softmax runs over ids 0 and 1 only
-  const std::vector<float> logits = {0.0f, std::log(3.0f), 50.0f, 50.0f,   // predicts token 1
-                                     1.0f, 1.0f, -5.0f, 9.0f};              // predicts token 0
+  const std::vector<float> logits = {0.0f, std::log(3.0f), 50.0f, 50.0f,  // predicts token 1
+                                     1.0f, 1.0f,           -5.0f, 9.0f};  // predicts token 0
   const std::vector<int32_t> text = {1, 0};
   const auto p = text_token_probs(logits, 4, 2, text);
   ASSERT_EQ(p.size(), 2u);
@@ -513,10 +527,10 @@ TEST(AlignmentWords, SegmentTimestampsWinOverOverhangingWords) {
 
 TEST(AlignmentWords, RoundsLikePython) {
   EXPECT_EQ(round2(10.4), 10.4);
-  EXPECT_EQ(round2(0.125), 0.12);   // exactly representable tie: to even
+  EXPECT_EQ(round2(0.125), 0.12);  // exactly representable tie: to even
   EXPECT_EQ(round2(0.375), 0.38);
-  EXPECT_EQ(round2(2.675), 2.67);   // 2.675 is 2.67499999... in binary
-  EXPECT_EQ(round2(1.005), 1.0);    // 1.00499999...
+  EXPECT_EQ(round2(2.675), 2.67);  // 2.675 is 2.67499999... in binary
+  EXPECT_EQ(round2(1.005), 1.0);   // 1.00499999...
   EXPECT_EQ(round2(30.0 + 0.1), 30.1);
 }
 
@@ -567,7 +581,6 @@ TEST(AlignmentWords, FindAlignmentFollowsTheAttention) {
   const std::vector<int32_t> three = {21, 22, 23};
   EXPECT_THROW(find_alignment(qk, n_mel, n_sot, three, probs, v.fn(), kEot, "en"), Error);
 }
-
 
 // A spike of two frames in one row's attention, just past the end of that row's block: the default
 // median filter (width 7, OpenAI's medfilt_width) removes it, so the word ends where its block

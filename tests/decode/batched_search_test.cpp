@@ -6,14 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 #include "decode/batched_search.h"
 #include "decode/greedy.h"
-#include "decode/window_search.h"
 #include "decode/scripted_model.h"
+#include "decode/window_search.h"
 
 namespace hark::testing {
 namespace {
@@ -53,7 +53,8 @@ ScriptedModel::Script window_script(const SpecialTokens& st) {
       h *= 0x94D049BB133111EBull;
       l[static_cast<size_t>(t)] = static_cast<float>(static_cast<double>(h >> 11) * 0x1.0p-53 * 4.0 - 2.0);
     }
-    l[static_cast<size_t>(st.eot)] += (0.2f + 0.15f * static_cast<float>(w % 5)) * static_cast<float>(sampled.size()) - 2.0f;
+    l[static_cast<size_t>(st.eot)] +=
+        (0.2f + 0.15f * static_cast<float>(w % 5)) * static_cast<float>(sampled.size()) - 2.0f;
     return l;
   };
 }
@@ -192,7 +193,8 @@ TEST(BatchedSearch, LanesTakeTheNextWindowWhenTheirSearchEnds) {
     }
     if (cs.best_of == 1 && cs.beam_size == 1) {
       int batches = 0;  // three batches of two, each as long as its longer search
-      for (int w = 0; w < kWindows; w += kLanes) batches += std::max(steps_alone[static_cast<size_t>(w)], steps_alone[static_cast<size_t>(w) + 1]);
+      for (int w = 0; w < kWindows; w += kLanes)
+        batches += std::max(steps_alone[static_cast<size_t>(w)], steps_alone[static_cast<size_t>(w) + 1]);
       EXPECT_LE(dec.n_steps(), batches) << what;
       std::printf("  %s: %d steps continuous, %d in batches of two\n", what.c_str(), dec.n_steps(), batches);
     }

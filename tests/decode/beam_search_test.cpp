@@ -113,7 +113,8 @@ Found reference_beam(const SpecialTokens& st, const LogProbs& lp, int beams, flo
       std::vector<int32_t> ids;
       for (int32_t t = 0; t < st.n_vocab; ++t)
         if (std::isfinite(l[static_cast<size_t>(t)])) ids.push_back(t);
-      std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t c) { return l[static_cast<size_t>(a)] > l[static_cast<size_t>(c)]; });
+      std::stable_sort(ids.begin(), ids.end(),
+                       [&](int32_t a, int32_t c) { return l[static_cast<size_t>(a)] > l[static_cast<size_t>(c)]; });
       ids.resize(std::min(ids.size(), static_cast<size_t>(beams + 1)));
       for (int32_t t : ids) {
         Found p = b;
@@ -225,7 +226,7 @@ TEST(BeamSearch, WideVocabularyRanksAsTheDefinitionSays) {
       std::vector<float> l = hashed_logits(st, seed, sampled);
       for (int32_t t = 0; t < st.eot; ++t) {
         float& v = l[static_cast<size_t>(t)];
-        v = std::round(v * 2.0f) / 2.0f;                  // many equal values
+        v = std::round(v * 2.0f) / 2.0f;                                        // many equal values
         if (t >= 256 && t < 768 && (seed % 2 == 0 || t % 3 != 0)) v = kNegInf;  // ruled-out chunks
       }
       return l;

@@ -21,7 +21,8 @@ std::vector<float> random_row(size_t n, uint32_t seed, int every_masked) {
   std::mt19937 gen(seed);
   std::normal_distribution<float> nd(0.0f, 4.0f);
   std::vector<float> x(n);
-  for (size_t i = 0; i < n; ++i) x[i] = (every_masked > 0 && i % static_cast<size_t>(every_masked) == 3) ? kNegInf : nd(gen);
+  for (size_t i = 0; i < n; ++i)
+    x[i] = (every_masked > 0 && i % static_cast<size_t>(every_masked) == 3) ? kNegInf : nd(gen);
   return x;
 }
 

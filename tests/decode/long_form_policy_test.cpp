@@ -65,7 +65,9 @@ class Policy : public ::testing::Test {
   static const LoadedModel& en() { return **en_; }
   static const SpecialTokens& st(const LoadedModel& m = ml()) { return m.file->vocab().special(); }
   static int32_t ts(int i, const LoadedModel& m = ml()) { return st(m).timestamp_begin + i; }
-  static std::vector<int32_t> words(const std::string& s, const LoadedModel& m = ml()) { return m.tokenizer->encode(s); }
+  static std::vector<int32_t> words(const std::string& s, const LoadedModel& m = ml()) {
+    return m.tokenizer->encode(s);
+  }
   static std::vector<int32_t> cat(std::initializer_list<std::vector<int32_t>> parts) {
     std::vector<int32_t> r;
     for (const auto& p : parts) r.insert(r.end(), p.begin(), p.end());
@@ -290,9 +292,8 @@ TEST_F(Policy, SeeksToTheLastCompletePair) {
   const auto a = words(" one"), b = words(" two"), c = words(" three");
   // two complete segments, then an unfinished one: the next window starts at the last closing
   // timestamp (<|4.00|> = 400 frames) and the unfinished text is not kept
-  const auto r = run_plans({}, {{cat({{ts(0)}, a, {ts(100), ts(100)}, b, {ts(200), ts(200)}, c})},
-                                {cat({{ts(0)}, c, {ts(50)}})}},
-                           40.0);
+  const auto r = run_plans(
+      {}, {{cat({{ts(0)}, a, {ts(100), ts(100)}, b, {ts(200), ts(200)}, c})}, {cat({{ts(0)}, c, {ts(50)}})}}, 40.0);
   ASSERT_GE(r.model->mels.size(), 2u);
   const frontend::LogMel mel = frontend::log_mel_spectrogram(audio(40.0).data(), audio(40.0).size(), ml().filters, 1);
   EXPECT_EQ(r.model->mels[0], frontend::mel_window(mel, 0));
@@ -339,7 +340,8 @@ TEST_F(Policy, ProgressMovesWithTheTimestampsInsideAWindow) {
   // seeks to 400; window 1 covers the rest.
   auto model = std::make_unique<ScriptedModel>(
       ml().file->hparams().n_text_ctx,
-      plans_script(st(), {{cat({{ts(0)}, a, {ts(100), ts(100)}, b, {ts(200), ts(200)}, c})}, {cat({{ts(0)}, c, {ts(50)}})}}));
+      plans_script(st(),
+                   {{cat({{ts(0)}, a, {ts(100), ts(100)}, b, {ts(200), ts(200)}, c})}, {cat({{ts(0)}, c, {ts(50)}})}}));
   const std::vector<float> samples = audio(40.0);
   const TranscribeParams p;
   const JobRequest req = check_request(ml(), samples, p);

@@ -33,13 +33,13 @@ namespace hark::testing {
 class ScriptedModel final : public decode::SearchModel {
  public:
   struct Call {
-    int window = -1;                 // encode() calls so far - 1
-    int pass = -1;                   // calls with n_past == 0 in this window so far - 1
-    std::vector<int32_t> tokens;     // fed
+    int window = -1;              // encode() calls so far - 1
+    int pass = -1;                // calls with n_past == 0 in this window so far - 1
+    std::vector<int32_t> tokens;  // fed
     int n_past = 0;
-    std::vector<int32_t> context;    // the whole text context after this call
-    int seq = 0;                     // the slot
-    int batch = 0;                   // rows of the decode_batch step this row was part of (0: decode())
+    std::vector<int32_t> context;  // the whole text context after this call
+    int seq = 0;                   // the slot
+    int batch = 0;                 // rows of the decode_batch step this row was part of (0: decode())
   };
   struct Fork {
     int src = 0, dst = 0, n_past = 0;
@@ -106,7 +106,8 @@ class ScriptedModel final : public decode::SearchModel {
   }
   ComputeStatus decode_batch(std::span<const int32_t> tokens, std::span<const int> seqs, int n_past,
                              std::vector<float>* logits) override {
-    return rows(tokens, seqs, std::vector<int>(tokens.size(), selected_), std::vector<int>(tokens.size(), n_past), logits);
+    return rows(tokens, seqs, std::vector<int>(tokens.size(), selected_), std::vector<int>(tokens.size(), n_past),
+                logits);
   }
   void reserve_windows(int n) override {
     reserve_sequences(n);
@@ -120,7 +121,8 @@ class ScriptedModel final : public decode::SearchModel {
                             std::span<const int> positions, std::vector<float>* logits) override {
     EXPECT_EQ(windows.size(), tokens.size());
     EXPECT_EQ(positions.size(), tokens.size());
-    for (int w : windows) EXPECT_TRUE(w >= 0 && w < static_cast<int>(filled_.size())) << "window " << w << " not reserved";
+    for (int w : windows)
+      EXPECT_TRUE(w >= 0 && w < static_cast<int>(filled_.size())) << "window " << w << " not reserved";
     ++n_row_steps;
     return rows(tokens, seqs, windows, positions, logits);
   }
@@ -196,20 +198,20 @@ class ScriptedModel final : public decode::SearchModel {
  private:
   int n_text_ctx_;
   Script script_;
-  size_t n_vocab_ = 0;  // the size of the script's first row: every row must have it
-  int window_ = -1;                  // encode() calls so far - 1
-  int selected_ = 0;                 // select_window
-  std::vector<int> filled_ = {-1};   // per window: the encode() call that filled it
+  size_t n_vocab_ = 0;                      // the size of the script's first row: every row must have it
+  int window_ = -1;                         // encode() calls so far - 1
+  int selected_ = 0;                        // select_window
+  std::vector<int> filled_ = {-1};          // per window: the encode() call that filled it
   std::map<int, int> passes_ = {{-1, -1}};  // per filled window: calls with n_past == 0 so far - 1
   std::vector<std::vector<int32_t>> contexts_ = std::vector<std::vector<int32_t>>(1);  // per slot
 };
 
 struct WindowPlan {
-  std::vector<int32_t> say;         // wanted tokens after the start sequence (eot implied after)
-  float margin = 20.0f;             // logit of a wanted token over the flat rest
-  float no_speech = 0.0f;           // logit of <|nospeech|> at <|startoftranscript|>
-  int language = -1;                // language index favoured at <|startoftranscript|> (-1: none)
-  std::map<int32_t, float> extra;   // more logits at every sampled step
+  std::vector<int32_t> say;        // wanted tokens after the start sequence (eot implied after)
+  float margin = 20.0f;            // logit of a wanted token over the flat rest
+  float no_speech = 0.0f;          // logit of <|nospeech|> at <|startoftranscript|>
+  int language = -1;               // language index favoured at <|startoftranscript|> (-1: none)
+  std::map<int32_t, float> extra;  // more logits at every sampled step
 };
 
 // The tokens sampled so far in this pass: what follows the start sequence in the context.
@@ -220,13 +222,15 @@ inline std::vector<int32_t> sampled_of(const SpecialTokens& st, const std::vecto
       i = k + 1;
       break;
     }
-  while (i < ctx.size() && ctx[i] >= st.eot && !st.is_timestamp(ctx[i]) && ctx[i] != st.eot) ++i;  // lang, task, notimestamps
+  while (i < ctx.size() && ctx[i] >= st.eot && !st.is_timestamp(ctx[i]) && ctx[i] != st.eot)
+    ++i;  // lang, task, notimestamps
   return {ctx.begin() + static_cast<std::ptrdiff_t>(std::min(i, ctx.size())), ctx.end()};
 }
 
 // A script from plans: plans[window] (the last one repeats for later windows); `pick` may choose
 // another plan per call (e.g. by pass).
-inline ScriptedModel::Script plan_script(const SpecialTokens& st, std::function<WindowPlan(const ScriptedModel::Call&)> pick) {
+inline ScriptedModel::Script plan_script(const SpecialTokens& st,
+                                         std::function<WindowPlan(const ScriptedModel::Call&)> pick) {
   return [st, pick](const ScriptedModel::Call& c) {
     const WindowPlan plan = pick(c);
     std::vector<float> l(static_cast<size_t>(st.n_vocab), 0.0f);

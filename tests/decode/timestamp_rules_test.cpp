@@ -20,11 +20,11 @@ class TimestampRules : public ::testing::Test {
 TEST_F(TimestampRules, FirstTokenIsAnEarlyTimestamp) {
   auto l = flat();
   apply_rules(st, RuleOptions{}, {}, l.data());
-  EXPECT_FALSE(allowed(l, 100));             // text
+  EXPECT_FALSE(allowed(l, 100));  // text
   EXPECT_FALSE(allowed(l, st.eot));
   EXPECT_FALSE(allowed(l, st.no_timestamps));
   EXPECT_TRUE(allowed(l, ts(0)));
-  EXPECT_TRUE(allowed(l, ts(50)));           // 1.00 s
+  EXPECT_TRUE(allowed(l, ts(50)));  // 1.00 s
   EXPECT_FALSE(allowed(l, ts(51)));
 }
 

@@ -73,11 +73,8 @@ TEST_F(TokenTimestamps, SureStepsPlaceTokensAndTheRestShareByLength) {
 
 TEST_F(TokenTimestamps, ThresholdsOrderAndSegmentEndDecideWhatIsTrusted) {
   // pt below thold_pt, ptsum below thold_ptsum, a time going back, a time past the end: none used.
-  const std::vector<TimedTokenInput> in = {{"a", {ts(40), 0.005f, 0.5f}},
-                                           {"b", {ts(40), 0.9f, 0.005f}},
-                                           {"c", sure(40)},
-                                           {"d", sure(20)},
-                                           {"e", sure(500)}};
+  const std::vector<TimedTokenInput> in = {
+      {"a", {ts(40), 0.005f, 0.5f}}, {"b", {ts(40), 0.9f, 0.005f}}, {"c", sure(40)}, {"d", sure(20)}, {"e", sure(500)}};
   const auto t = assign_token_times(st, in, 0, 0, 200, 0.01f, 0.01f);
   ASSERT_EQ(t.size(), 5u);
   EXPECT_EQ(t[2].t0, 80);  // only "c" is placed

@@ -50,8 +50,7 @@ std::vector<float> test_signal(size_t n, uint32_t seed) {
 }
 
 // Whisper's log-mel by definition, in double, straight from the formula.
-std::vector<double> reference_log_mel(const std::vector<float>& audio, size_t pad,
-                                      const MelFilters& filters) {
+std::vector<double> reference_log_mel(const std::vector<float>& audio, size_t pad, const MelFilters& filters) {
   std::vector<double> s(audio.begin(), audio.end());
   s.resize(audio.size() + pad, 0.0);
   const size_t len = s.size();
@@ -60,7 +59,7 @@ std::vector<double> reference_log_mel(const std::vector<float>& audio, size_t pa
   for (size_t i = 200; i >= 1; --i) padded.push_back(s[i]);  // s[200], ..., s[1]
   padded.insert(padded.end(), s.begin(), s.end());
   for (size_t i = 1; i <= 200; ++i) padded.push_back(s[len - 1 - i]);  // s[L-2], ..., s[L-201]
-  const size_t n_frames = len / 160;  // 1 + len/160 STFT frames, the last one dropped
+  const size_t n_frames = len / 160;                                   // 1 + len/160 STFT frames, the last one dropped
   const int n_mels = filters.n_mels;
   std::vector<double> mel(size_t(n_mels) * n_frames);
   // exp(-2 pi i k j / 400) depends only on k*j mod 400: tabulate it (speed only).
@@ -269,10 +268,8 @@ TEST(MelSpectrogram, ThirtySecondsTiming) {
   for (int threads : {1, 2}) {
     const auto t0 = std::chrono::steady_clock::now();
     const LogMel m = log_mel_spectrogram(audio.data(), audio.size(), filters, threads);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("[ timing ] log-mel of 30 s (80 bins, %zu frames), %d thread(s): %.1f ms\n",
-                m.n_frames, threads, ms);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("[ timing ] log-mel of 30 s (80 bins, %zu frames), %d thread(s): %.1f ms\n", m.n_frames, threads, ms);
     EXPECT_LT(ms, 2000.0);  // a generous ceiling: only catches pathological slowness
   }
 }

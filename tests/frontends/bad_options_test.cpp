@@ -53,29 +53,49 @@ std::vector<float> audio() {
 }
 
 void set_cpp(TranscribeParams& p, const std::string& field, const json& v) {
-  if (field == "temperature") p.temperature = v.get<float>();
-  else if (field == "temperature_inc") p.temperature_inc = v.get<float>();
-  else if (field == "beam_size") p.beam_size = v.get<int>();
-  else if (field == "best_of") p.best_of = v.get<int>();
-  else if (field == "thold_pt") p.thold_pt = v.get<float>();
-  else if (field == "max_len") p.max_len = v.get<int>();
-  else if (field == "max_context") p.max_context = v.get<int>();
-  else if (field == "language") p.language = v.get<std::string>();
-  else if (field == "translate") p.translate = v.get<bool>();
-  else FAIL() << "no C++ field " << field;
+  if (field == "temperature")
+    p.temperature = v.get<float>();
+  else if (field == "temperature_inc")
+    p.temperature_inc = v.get<float>();
+  else if (field == "beam_size")
+    p.beam_size = v.get<int>();
+  else if (field == "best_of")
+    p.best_of = v.get<int>();
+  else if (field == "thold_pt")
+    p.thold_pt = v.get<float>();
+  else if (field == "max_len")
+    p.max_len = v.get<int>();
+  else if (field == "max_context")
+    p.max_context = v.get<int>();
+  else if (field == "language")
+    p.language = v.get<std::string>();
+  else if (field == "translate")
+    p.translate = v.get<bool>();
+  else
+    FAIL() << "no C++ field " << field;
 }
 
 void set_c(hark_transcribe_params& p, const std::string& field, const json& v, std::string* keep) {
-  if (field == "temperature") p.temperature = v.get<float>();
-  else if (field == "temperature_inc") p.temperature_inc = v.get<float>();
-  else if (field == "beam_size") p.beam_size = v.get<int>();
-  else if (field == "best_of") p.best_of = v.get<int>();
-  else if (field == "thold_pt") p.thold_pt = v.get<float>();
-  else if (field == "max_len") p.max_len = v.get<int>();
-  else if (field == "max_context") p.max_context = v.get<int>();
-  else if (field == "language") p.language = (*keep = v.get<std::string>()).c_str();
-  else if (field == "translate") p.translate = v.get<bool>();
-  else FAIL() << "no C field " << field;
+  if (field == "temperature")
+    p.temperature = v.get<float>();
+  else if (field == "temperature_inc")
+    p.temperature_inc = v.get<float>();
+  else if (field == "beam_size")
+    p.beam_size = v.get<int>();
+  else if (field == "best_of")
+    p.best_of = v.get<int>();
+  else if (field == "thold_pt")
+    p.thold_pt = v.get<float>();
+  else if (field == "max_len")
+    p.max_len = v.get<int>();
+  else if (field == "max_context")
+    p.max_context = v.get<int>();
+  else if (field == "language")
+    p.language = (*keep = v.get<std::string>()).c_str();
+  else if (field == "translate")
+    p.translate = v.get<bool>();
+  else
+    FAIL() << "no C field " << field;
 }
 
 TEST(BadOptions, SameMessageAndCodeThroughCppCCliAndServer) {
@@ -85,9 +105,7 @@ TEST(BadOptions, SameMessageAndCodeThroughCppCCliAndServer) {
   const std::filesystem::path dir = st::scratch() / "bad-options";
   std::filesystem::create_directories(dir);
   const std::string wav_path = (dir / "tones.wav").string();
-  {
-    std::ofstream(wav_path, std::ios::binary) << st::tones_wav(2.0);
-  }
+  { std::ofstream(wav_path, std::ios::binary) << st::tones_wav(2.0); }
   server::ServerOptions so = st::test_options();
   so.models.push_back({"micro.en", model_for(json{{"english_only", true}})});
   st::Running server(so);
@@ -132,8 +150,8 @@ TEST(BadOptions, SameMessageAndCodeThroughCppCCliAndServer) {
     // The CLI: a bad value is a usage error (2), what the model cannot do an error (1).
     {
       // No -nf: it would override a bad --temperature-inc (the value is refused before any compute).
-      std::string args = "transcribe -q -m " + shell_quote(model) + " " + shell_quote(wav_path) + " " +
-                         row["cli"].get<std::string>();
+      std::string args =
+          "transcribe -q -m " + shell_quote(model) + " " + shell_quote(wav_path) + " " + row["cli"].get<std::string>();
       if (!row["value"].is_boolean()) args += " " + shell_quote(value_text(row["value"]));
       const CliRun r = run_cli(args, dir);
       EXPECT_EQ(r.code, unsupported ? 1 : 2) << r.err;

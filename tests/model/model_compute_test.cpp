@@ -6,11 +6,11 @@
 #include <cmath>
 
 #include "backend/device_registry.h"
+#include "backend/graph_allocator.h"
 #include "model/model_file.h"
 #include "model/model_writer.h"
 #include "model_test_util.h"
 #include "runtime/graph.h"
-#include "backend/graph_allocator.h"
 #include "runtime/ops.h"
 
 namespace hark {
@@ -81,8 +81,8 @@ TEST_P(ModelCompute, MappedWeightsMatchAlignedCopies) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Model, ModelCompute,
-                         ::testing::Values(DType::F32, DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0,
-                                           DType::Q5_1, DType::Q8_0),
+                         ::testing::Values(DType::F32, DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                                           DType::Q8_0),
                          [](const ::testing::TestParamInfo<DType>& i) { return std::string(dtype_name(i.param)); });
 
 }  // namespace

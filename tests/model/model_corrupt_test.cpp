@@ -56,9 +56,7 @@ std::string tensors_error(const std::vector<uint8_t>& bytes, size_t size = SIZE_
   return error_of([&] { parse_tensors_only(bytes.data(), std::min(size, bytes.size())); });
 }
 
-void parse_tensors_only(const uint8_t* data, size_t size) {
-  parse_model_tensors(data, size, base().header, kLabel);
-}
+void parse_tensors_only(const uint8_t* data, size_t size) { parse_model_tensors(data, size, base().header, kLabel); }
 
 template <typename T>
 void put(std::vector<uint8_t>& b, size_t offset, T v) {
@@ -204,7 +202,8 @@ TEST(ModelCorrupt, BadMelFilters) {
   EXPECT_TRUE(mentions(parse_error(b), {"n_fft", "found 2147483647"}));
   b = base().bytes;
   put<float>(b, 56 + 4 * 205, std::nanf(""));
-  EXPECT_TRUE(mentions(parse_error(b), {"mel filter value [1][4] at offset " + std::to_string(56 + 4 * 205), "finite"}));
+  EXPECT_TRUE(
+      mentions(parse_error(b), {"mel filter value [1][4] at offset " + std::to_string(56 + 4 * 205), "finite"}));
 }
 
 TEST(ModelCorrupt, BadVocabulary) {
@@ -285,9 +284,9 @@ TEST(ModelCorrupt, BadNames) {
   const size_t name_at = e.record_offset + 12 + 4 * static_cast<size_t>(e.n_dims);
   std::vector<uint8_t> b = base().bytes;
   b[name_at + e.name.size() - 1] = 'X';
-  EXPECT_TRUE(mentions(parse_error(b), {"tensor 'decoder.blocks.1.cross_attn.query.weighX' at offset " +
-                                            std::to_string(e.record_offset),
-                                        "unknown tensor name"}));
+  EXPECT_TRUE(mentions(
+      parse_error(b), {"tensor 'decoder.blocks.1.cross_attn.query.weighX' at offset " + std::to_string(e.record_offset),
+                       "unknown tensor name"}));
   b = base().bytes;
   b[name_at] = 0x01;
   b[name_at + 1] = 0xff;
@@ -338,8 +337,8 @@ TEST(ModelCorrupt, AssembledFaults) {
   // Duplicate.
   recs = base_records();
   recs.push_back(recs[3]);
-  EXPECT_TRUE(mentions(parse_error(assemble(recs)), {"tensor '" + recs[3].name + "'", "duplicate tensor",
-                                                     "already appeared at offset"}));
+  EXPECT_TRUE(mentions(parse_error(assemble(recs)),
+                       {"tensor '" + recs[3].name + "'", "duplicate tensor", "already appeared at offset"}));
   // Missing.
   recs = base_records();
   const std::string gone = recs[10].name;
@@ -353,8 +352,8 @@ TEST(ModelCorrupt, AssembledFaults) {
   recs = base_records();
   for (Record& r : recs)
     if (r.name == "decoder.blocks.0.mlp.0.weight") r.ne = {256, 64};
-  EXPECT_TRUE(mentions(parse_error(assemble(recs)), {"'decoder.blocks.0.mlp.0.weight'", "shape [256, 64]",
-                                                     "expected [64, 256]"}));
+  EXPECT_TRUE(mentions(parse_error(assemble(recs)),
+                       {"'decoder.blocks.0.mlp.0.weight'", "shape [256, 64]", "expected [64, 256]"}));
   // Extra dims: a bias stored as [1, 64] where [64] belongs (and vice versa for the conv bias).
   recs = base_records();
   for (Record& r : recs)
@@ -396,8 +395,10 @@ TEST(ModelCorrupt, RandomByteFlipsNeverCrash) {
     const uint8_t flip = static_cast<uint8_t>(1u << ((s >> 33) % 8));
     m[t] ^= flip;  // flipped in place and restored: copying the file each time is the slow part
     try {
-      if (t >= b.header.tensors_offset) parse_tensors_only(m.data(), m.size());
-      else parse_all(m.data(), m.size());
+      if (t >= b.header.tensors_offset)
+        parse_tensors_only(m.data(), m.size());
+      else
+        parse_all(m.data(), m.size());
       ++passed;
     } catch (const Error& e) {
       ++failed;

@@ -15,8 +15,8 @@ using testing::error_of;
 using testing::mentions;
 using testing::model_header_path;
 
-#define REQUIRE_HEADER(var, name)                                                         \
-  const std::string var = model_header_path(name);                                        \
+#define REQUIRE_HEADER(var, name)                  \
+  const std::string var = model_header_path(name); \
   if (var.empty()) GTEST_SKIP() << "../shared/model-headers/" name " not found (set HARK_SHARED_DIR)"
 
 TEST(ModelHeaders, TinyMultilingual) {

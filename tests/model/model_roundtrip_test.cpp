@@ -62,7 +62,8 @@ void check_loaded(const std::string& path, const TestModelOptions& o, const Load
   ASSERT_EQ(static_cast<int>(w.enc.size()), want.n_audio_layer);
   ASSERT_EQ(static_cast<int>(w.dec.size()), want.n_text_layer);
   EXPECT_EQ(w.token_embedding, mf->tensor("decoder.token_embedding.weight"));
-  EXPECT_EQ(w.enc.back().mlp_2_b, mf->tensor("encoder.blocks." + std::to_string(want.n_audio_layer - 1) + ".mlp.2.bias"));
+  EXPECT_EQ(w.enc.back().mlp_2_b,
+            mf->tensor("encoder.blocks." + std::to_string(want.n_audio_layer - 1) + ".mlp.2.bias"));
   EXPECT_EQ(w.dec[0].cross_k_w, mf->tensor("decoder.blocks.0.cross_attn.key.weight"));
   EXPECT_EQ(w.conv1_w->type, o.weight_type == DType::F32 ? DType::F32 : DType::F16);
   EXPECT_EQ(w.conv1_b->type, DType::F32);

@@ -143,7 +143,8 @@ TEST(Quantize, QuantizedModelLoadsAndTranscribes) {
 TEST(Quantize, BadInputsAreClearErrorsAndLeaveNoOutput) {
   TempFile in("quant-bad-in"), out("quant-bad-out"), junk("quant-junk");
   write_test_model(micro(DType::F16), in.path());
-  EXPECT_TRUE(mentions(error_of([&] { quantize_model(in.path(), out.path(), "q3_k"); }), {"unknown type", "q3_k", "q5_0"}));
+  EXPECT_TRUE(
+      mentions(error_of([&] { quantize_model(in.path(), out.path(), "q3_k"); }), {"unknown type", "q3_k", "q5_0"}));
   EXPECT_TRUE(no_file(out.path()));
   junk.write({'n', 'o', 't', ' ', 'a', ' ', 'm', 'o', 'd', 'e', 'l', 0, 0, 0, 0, 0});
   EXPECT_TRUE(mentions(error_of([&] { quantize_model(junk.path(), out.path(), "q5_0"); }), {junk.path()}));

@@ -23,9 +23,9 @@ using testing::model_header_path;
 
 const std::string kFffd(kReplacementChar);
 
-#define REQUIRE_HEADER(var, name)                                                         \
-  const std::string var##_path = model_header_path(name);                                 \
-  if (var##_path.empty()) GTEST_SKIP() << "../shared/model-headers/" name " not found";   \
+#define REQUIRE_HEADER(var, name)                                                       \
+  const std::string var##_path = model_header_path(name);                               \
+  if (var##_path.empty()) GTEST_SKIP() << "../shared/model-headers/" name " not found"; \
   const ModelHeader var = ModelFile::read_header(var##_path)
 
 // ---- Utf8Assembler -------------------------------------------------------------------------------
@@ -53,13 +53,19 @@ TEST(Utf8Assembler, HoldsACharacterSplitOverPieces) {
 }
 
 TEST(Utf8Assembler, InvalidBytesBecomeReplacementCharacters) {
-  EXPECT_EQ(sanitize_utf8("a\x80" "b"), "a" + kFffd + "b");             // lone continuation
-  EXPECT_EQ(sanitize_utf8("\xC0\xAF"), kFffd + kFffd);                   // overlong lead: each byte
-  EXPECT_EQ(sanitize_utf8("\xFF" "x"), kFffd + "x");                     // never valid
-  EXPECT_EQ(sanitize_utf8("\xE6\x9D" "x"), kFffd + "x");                 // truncated: one U+FFFD
-  EXPECT_EQ(sanitize_utf8("\xED\xA0\x80"), kFffd + kFffd + kFffd);       // UTF-16 surrogate
+  EXPECT_EQ(sanitize_utf8("a\x80"
+                          "b"),
+            "a" + kFffd + "b");                         // lone continuation
+  EXPECT_EQ(sanitize_utf8("\xC0\xAF"), kFffd + kFffd);  // overlong lead: each byte
+  EXPECT_EQ(sanitize_utf8("\xFF"
+                          "x"),
+            kFffd + "x");  // never valid
+  EXPECT_EQ(sanitize_utf8("\xE6\x9D"
+                          "x"),
+            kFffd + "x");                                                       // truncated: one U+FFFD
+  EXPECT_EQ(sanitize_utf8("\xED\xA0\x80"), kFffd + kFffd + kFffd);              // UTF-16 surrogate
   EXPECT_EQ(sanitize_utf8("\xF4\x90\x80\x80"), kFffd + kFffd + kFffd + kFffd);  // past U+10FFFF
-  EXPECT_EQ(sanitize_utf8("\xE6\x9D\xE4\xBA\xAC"), kFffd + "京");        // a new lead ends the old
+  EXPECT_EQ(sanitize_utf8("\xE6\x9D\xE4\xBA\xAC"), kFffd + "京");               // a new lead ends the old
 }
 
 TEST(Utf8Assembler, DanglingPartialBecomesReplacementOnFlush) {
@@ -71,7 +77,9 @@ TEST(Utf8Assembler, DanglingPartialBecomesReplacementOnFlush) {
 }
 
 TEST(Utf8Assembler, SameOutputHoweverTheInputIsCut) {
-  const std::string bytes = "a\xE6\x9D\xB1\xE6\x9D" "b\xF0\x9F\x8E\x89\xC3\xFF\xC3\xBC\x80";
+  const std::string bytes =
+      "a\xE6\x9D\xB1\xE6\x9D"
+      "b\xF0\x9F\x8E\x89\xC3\xFF\xC3\xBC\x80";
   const std::string whole = sanitize_utf8(bytes);
   for (size_t cut = 0; cut <= bytes.size(); ++cut) {
     Utf8Assembler a;
@@ -119,9 +127,9 @@ TEST(Tokenizer, RoundTripsTextOnBothVocabularies) {
     if (path.empty()) GTEST_SKIP() << name << " not found";
     const ModelHeader h = ModelFile::read_header(path);
     const Tokenizer tok(h.vocab);
-    for (const std::string& text : std::vector<std::string>
-         {" And so, my fellow Americans, ask not what your country can do for you.", "Grüße, 東京",
-          " Ça va? Él está aquí — 42 €, 3.14!", "\t tabs\nand newlines  ", "🎉 emoji", kFffd + " replacement"}) {
+    for (const std::string& text : std::vector<std::string>{
+             " And so, my fellow Americans, ask not what your country can do for you.", "Grüße, 東京",
+             " Ça va? Él está aquí — 42 €, 3.14!", "\t tabs\nand newlines  ", "🎉 emoji", kFffd + " replacement"}) {
       const std::vector<int32_t> ids = tok.encode(text);
       EXPECT_FALSE(ids.empty());
       for (int32_t id : ids) {
@@ -307,10 +315,14 @@ TEST(Pretokenize, UnicodeClasses) {
 
 TEST(Pretokenize, InvalidUtf8BytesAreCut) {
   // A byte outside valid UTF-8 is one character that is neither letter, number nor space.
-  EXPECT_EQ(pieces("ab\xFF\xFE" "cd"), (Pieces{"ab", "\xFF\xFE", "cd"}));
+  EXPECT_EQ(pieces("ab\xFF\xFE"
+                   "cd"),
+            (Pieces{"ab", "\xFF\xFE", "cd"}));
   EXPECT_EQ(pieces(" \x80x"), (Pieces{" \x80", "x"}));
-  EXPECT_EQ(pieces("\xE6\x9D"), (Pieces{"\xE6\x9D"}));        // truncated character
-  EXPECT_EQ(pieces("\xE6\x9D" "a"), (Pieces{"\xE6\x9D", "a"}));
+  EXPECT_EQ(pieces("\xE6\x9D"), (Pieces{"\xE6\x9D"}));  // truncated character
+  EXPECT_EQ(pieces("\xE6\x9D"
+                   "a"),
+            (Pieces{"\xE6\x9D", "a"}));
   EXPECT_EQ(pieces("\xED\xA0\x80"), (Pieces{"\xED\xA0\x80"}));  // surrogate
   // The pieces always cover the input, whatever it is.
   std::mt19937 rng(7);
@@ -336,11 +348,23 @@ TEST(Tokenizer, PublishedGpt2Tokenizations) {
   // a digit run is one pre-token merged into tokens of up to 16 zeros.
   EXPECT_EQ(tok.encode("hello world"), (Ids{31373, 995}));
   EXPECT_EQ(tok.encode("hello "), (Ids{31373, 220}));  // "hello <|endoftext|>" is [31373, 220, 50256]
-  const std::vector<std::pair<int, Ids>> zeros = {
-      {1, {15}},           {2, {405}},          {3, {830}},          {4, {2388}},        {5, {20483}},
-      {6, {10535}},        {7, {24598}},        {8, {8269}},         {9, {10535, 830}},  {10, {8269, 405}},
-      {11, {8269, 830}},   {12, {8269, 2388}},  {13, {8269, 20483}}, {14, {8269, 10535}}, {15, {8269, 24598}},
-      {16, {25645}},       {17, {8269, 10535, 830}}};
+  const std::vector<std::pair<int, Ids>> zeros = {{1, {15}},
+                                                  {2, {405}},
+                                                  {3, {830}},
+                                                  {4, {2388}},
+                                                  {5, {20483}},
+                                                  {6, {10535}},
+                                                  {7, {24598}},
+                                                  {8, {8269}},
+                                                  {9, {10535, 830}},
+                                                  {10, {8269, 405}},
+                                                  {11, {8269, 830}},
+                                                  {12, {8269, 2388}},
+                                                  {13, {8269, 20483}},
+                                                  {14, {8269, 10535}},
+                                                  {15, {8269, 24598}},
+                                                  {16, {25645}},
+                                                  {17, {8269, 10535, 830}}};
   for (const auto& [n, ids] : zeros) EXPECT_EQ(tok.encode(std::string(static_cast<size_t>(n), '0')), ids) << n;
   // GPT-2's encoder examples: "Hello world" and "Hello, world!".
   EXPECT_EQ(tok.encode("Hello world"), (Ids{15496, 995}));
@@ -371,8 +395,8 @@ TEST(Tokenizer, MultilingualTextReachesWholeCharacterTokens) {
   EXPECT_EQ(yu.back(), 229);
   EXPECT_EQ(tok.decode(yu), "宇");
   for (const std::string& text : std::vector<std::string>{
-           " Guten Morgen, wie geht's? Grüße aus München.", "我爱北京天安门。今天天气很好！", "こんにちは、世界。カタカナ",
-           " Привет, как дела?", " 안녕하세요 세계", " مرحبا بالعالم", " नमस्ते दुनिया"}) {
+           " Guten Morgen, wie geht's? Grüße aus München.", "我爱北京天安门。今天天气很好！",
+           "こんにちは、世界。カタカナ", " Привет, как дела?", " 안녕하세요 세계", " مرحبا بالعالم", " नमस्ते दुनिया"}) {
     const std::vector<int32_t> ids = tok.encode(text);
     EXPECT_EQ(tok.decode(ids), text);
     EXPECT_LT(ids.size(), text.size() * 2 / 3) << text;  // words and characters, not bytes
@@ -408,21 +432,69 @@ void reference_bpe(const Tokenizer& tok, std::string_view piece, bool bridges, s
     parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(at) + 1);
   }
   for (const std::string& p : parts) {
-    if (const int32_t id = tok.find(p); id >= 0) ids->push_back(id);
-    else reference_bpe(tok, p, false, ids);
+    if (const int32_t id = tok.find(p); id >= 0)
+      ids->push_back(id);
+    else
+      reference_bpe(tok, p, false, ids);
   }
 }
 
 std::string random_text(std::mt19937& rng, bool unicode) {
-  static const std::vector<std::string> kPieces = {
-      "a", "e", "t", "th", "in", "Q", "z", " ", " ", "  ", "\n", "'", "'s", "'ll", "0", "7", "42", ".", ",", "!",
-      "?", "-", "ü", "é", "ß", "中", "国", "東", "京", "の", "は", "한", "글", "й", "д", "ا", "—", "’", "€", "🎉",
-      "\xCC\x81", "\xC2\xA0", "\xE3\x80\x80", "\xF0\x9F\x98\x80", "\xE5\xAE\x87", "\xE4\xB8", "\x80", "\xFF"};
+  static const std::vector<std::string> kPieces = {"a",
+                                                   "e",
+                                                   "t",
+                                                   "th",
+                                                   "in",
+                                                   "Q",
+                                                   "z",
+                                                   " ",
+                                                   " ",
+                                                   "  ",
+                                                   "\n",
+                                                   "'",
+                                                   "'s",
+                                                   "'ll",
+                                                   "0",
+                                                   "7",
+                                                   "42",
+                                                   ".",
+                                                   ",",
+                                                   "!",
+                                                   "?",
+                                                   "-",
+                                                   "ü",
+                                                   "é",
+                                                   "ß",
+                                                   "中",
+                                                   "国",
+                                                   "東",
+                                                   "京",
+                                                   "の",
+                                                   "は",
+                                                   "한",
+                                                   "글",
+                                                   "й",
+                                                   "д",
+                                                   "ا",
+                                                   "—",
+                                                   "’",
+                                                   "€",
+                                                   "🎉",
+                                                   "\xCC\x81",
+                                                   "\xC2\xA0",
+                                                   "\xE3\x80\x80",
+                                                   "\xF0\x9F\x98\x80",
+                                                   "\xE5\xAE\x87",
+                                                   "\xE4\xB8",
+                                                   "\x80",
+                                                   "\xFF"};
   std::string s;
   const size_t n = rng() % 16;
   for (size_t i = 0; i < n; ++i) {
-    if (unicode) s += kPieces[rng() % kPieces.size()];
-    else s.push_back(static_cast<char>(0x20 + rng() % 95));  // printable ASCII
+    if (unicode)
+      s += kPieces[rng() % kPieces.size()];
+    else
+      s.push_back(static_cast<char>(0x20 + rng() % 95));  // printable ASCII
     if (!unicode && rng() % 8 == 0) s.push_back(' ');
   }
   return s;
@@ -467,8 +539,10 @@ TEST(Tokenizer, EncodeThenDecodeGivesTheText) {
       for (int k = 0; k < 8; ++k) {
         uint32_t cp = rng() % 0x30000;
         if (cp >= 0xD800 && cp <= 0xDFFF) cp = 'x';
-        if (cp < 0x80) text.push_back(static_cast<char>(cp));
-        else if (cp < 0x800) text += {static_cast<char>(0xC0 | cp >> 6), static_cast<char>(0x80 | (cp & 0x3F))};
+        if (cp < 0x80)
+          text.push_back(static_cast<char>(cp));
+        else if (cp < 0x800)
+          text += {static_cast<char>(0xC0 | cp >> 6), static_cast<char>(0x80 | (cp & 0x3F))};
         else if (cp < 0x10000)
           text += {static_cast<char>(0xE0 | cp >> 12), static_cast<char>(0x80 | (cp >> 6 & 0x3F)),
                    static_cast<char>(0x80 | (cp & 0x3F))};

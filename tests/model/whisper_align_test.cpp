@@ -152,9 +152,10 @@ TEST_F(WhisperAlign, HeadsLogitsAreTheCrossAttentionTheModelUses) {
     EXPECT_LE(d / s, 1e-3);
     // Bad heads are refused before any compute.
     EXPECT_TRUE(testing::mentions(testing::error_of([&] {
-      std::vector<CrossQkHead> bad = {{hp.n_text_layer, 0}};
-      r.align(tokens, bad, &qk, &logits);
-    }), {"align", "outside"}));
+                                    std::vector<CrossQkHead> bad = {{hp.n_text_layer, 0}};
+                                    r.align(tokens, bad, &qk, &logits);
+                                  }),
+                                  {"align", "outside"}));
   }
 }
 

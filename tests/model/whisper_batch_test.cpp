@@ -10,9 +10,9 @@
 #include <span>
 
 #include "backend/device_registry.h"
-#include "model/runner_bench.h"
 #include "model/model_file.h"
 #include "model/model_writer.h"
+#include "model/runner_bench.h"
 #include "model/whisper_runner.h"
 #include "model_test_util.h"
 
@@ -113,7 +113,8 @@ TEST_P(RunnerBatch, RowsEqualSingleSequenceDecodeWithForks) {
       h.resize(static_cast<size_t>(n_past));
       h.push_back(tokens[b]);
       const std::vector<float> want = replay(single, h, kPrompt.size());
-      const double d = rel_diff(std::span(logits).subspan(b * static_cast<size_t>(n_vocab), static_cast<size_t>(n_vocab)), want);
+      const double d =
+          rel_diff(std::span(logits).subspan(b * static_cast<size_t>(n_vocab), static_cast<size_t>(n_vocab)), want);
       if (d > tol() / 10) std::printf("  %s, row %zu: rel %.3g\n", what, b, d);
       EXPECT_LE(d, tol()) << what << ", row " << b << " (slot " << seqs[b] << ")";
     }
@@ -257,7 +258,8 @@ TEST_P(RunnerBatch, BatchOnReferenceMatchesCpu) {
     ASSERT_EQ(cpu.decode_batch(t, seqs, P, &lc), ComputeStatus::Ok);
     ASSERT_EQ(ref.decode_batch(t, seqs, P, &lr), ComputeStatus::Ok);
     const double d = rel_diff(lc, lr);
-    std::printf("  %s %s batch cpu vs cpu-ref: rel %.3g\n", dtype_name(GetParam().type), GetParam().flash ? "flash" : "plain", d);
+    std::printf("  %s %s batch cpu vs cpu-ref: rel %.3g\n", dtype_name(GetParam().type),
+                GetParam().flash ? "flash" : "plain", d);
     EXPECT_LE(d, dtype_quantized(GetParam().type) ? 5e-2 : 1e-3);
   }
 }
@@ -308,9 +310,12 @@ TEST_P(RunnerBatchErrors, BadArgumentsAreClearErrors) {
   using testing::mentions;
   EXPECT_TRUE(mentions(error_of([&] { r.decode_batch(two, std::vector<int>{0, 2}, 0, &logits); }), {"slot", "2"}));
   EXPECT_TRUE(mentions(error_of([&] { r.decode_batch(two, std::vector<int>{-1, 0}, 0, &logits); }), {"slot", "-1"}));
-  EXPECT_TRUE(mentions(error_of([&] { r.decode_batch(two, std::vector<int>{0}, 0, &logits); }), {"2 tokens", "1 sequence"}));
+  EXPECT_TRUE(
+      mentions(error_of([&] { r.decode_batch(two, std::vector<int>{0}, 0, &logits); }), {"2 tokens", "1 sequence"}));
   EXPECT_TRUE(mentions(error_of([&] { r.decode_batch(two, std::vector<int>{1, 1}, 0, &logits); }), {"slot 1"}));
-  EXPECT_TRUE(mentions(error_of([&] { r.decode_batch(two, std::vector<int>{0, 1}, hp().n_text_ctx, &logits); }),
+  EXPECT_TRUE(mentions(error_of([&] {
+                         r.decode_batch(two, std::vector<int>{0, 1}, hp().n_text_ctx, &logits);
+                       }),
                        {"position", "text context"}));
   EXPECT_TRUE(mentions(error_of([&] { r.decode_batch(two, std::vector<int>{0, 1}, -1, &logits); }), {"position"}));
   EXPECT_TRUE(mentions(error_of([&] { r.decode_batch({}, {}, 0, &logits); }), {"no tokens"}));

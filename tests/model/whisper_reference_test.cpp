@@ -44,6 +44,7 @@
 #include "backend/buffer.h"
 #include "backend/device.h"
 #include "backend/device_registry.h"
+#include "backend/graph_allocator.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
 #include "model/model_writer.h"
@@ -51,7 +52,6 @@
 #include "model_test_util.h"
 #include "runtime/dtype.h"
 #include "runtime/graph.h"
-#include "backend/graph_allocator.h"
 #include "runtime/quant.h"
 
 namespace hark {
@@ -121,8 +121,7 @@ double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 Vec linear(const Vec& x, int64_t n, int64_t in, const Vec& w, const Vec* b, int64_t out) {
   Vec y(static_cast<size_t>(n * out));
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t o = 0; o < out; ++o)
-      y[i * out + o] = dot(&x[i * in], &w[o * in], in) + (b ? (*b)[o] : 0.0);
+    for (int64_t o = 0; o < out; ++o) y[i * out + o] = dot(&x[i * in], &w[o * in], in) + (b ? (*b)[o] : 0.0);
   return y;
 }
 
@@ -144,8 +143,8 @@ Vec layer_norm(const Vec& x, int64_t n, int64_t c, const Vec& g, const Vec& b) {
 }
 
 // torch.nn.Conv1d (cross-correlation): in [cin, len] -> [cout, lout], w [cout, cin, k].
-Vec conv1d(const Vec& in, int64_t cin, int64_t len, const Vec& w, const Vec& b, int64_t cout, int64_t k,
-           int64_t stride, int64_t pad, int64_t* lout) {
+Vec conv1d(const Vec& in, int64_t cin, int64_t len, const Vec& w, const Vec& b, int64_t cout, int64_t k, int64_t stride,
+           int64_t pad, int64_t* lout) {
   const int64_t lo = (len + 2 * pad - k) / stride + 1;
   *lout = lo;
   Vec y(static_cast<size_t>(cout * lo));
@@ -171,8 +170,8 @@ double round_f16(double v) { return f16_to_f32(f32_to_f16(static_cast<float>(v))
 // uses features [h*D, (h+1)*D); q and k are each scaled by D^-1/4. Causal: query i (at position
 // i of the same sequence as the keys) sees keys 0..i. kv_f16 rounds k and v to f16 as hark's
 // cache stores them.
-Vec attention(RefWeights& W, const std::string& p, const Vec& x, int64_t nq, const Vec& src, int64_t nk,
-              int64_t S, int64_t H, bool causal, bool kv_f16) {
+Vec attention(RefWeights& W, const std::string& p, const Vec& x, int64_t nq, const Vec& src, int64_t nk, int64_t S,
+              int64_t H, bool causal, bool kv_f16) {
   const Vec& bq = W.get(p + ".query.bias", {S});
   const Vec& bv = W.get(p + ".value.bias", {S});
   const Vec& bo = W.get(p + ".out.bias", {S});
@@ -228,11 +227,11 @@ Vec ref_encoder(RefWeights& W, const HParams& hp, const std::vector<float>& mel)
   const int64_t S = hp.n_audio_state, M = hp.n_mels, n_frames = 2 * static_cast<int64_t>(hp.n_audio_ctx);
   const Vec in(mel.begin(), mel.end());
   int64_t l1 = 0, l2 = 0;
-  Vec c1 = conv1d(in, M, n_frames, W.get("encoder.conv1.weight", {S, M, 3}), W.get("encoder.conv1.bias", {S, 1}),
-                  S, 3, 1, 1, &l1);
+  Vec c1 = conv1d(in, M, n_frames, W.get("encoder.conv1.weight", {S, M, 3}), W.get("encoder.conv1.bias", {S, 1}), S, 3,
+                  1, 1, &l1);
   for (double& e : c1) e = gelu(e);
-  Vec c2 = conv1d(c1, S, l1, W.get("encoder.conv2.weight", {S, S, 3}), W.get("encoder.conv2.bias", {S, 1}), S, 3,
-                  2, 1, &l2);
+  Vec c2 =
+      conv1d(c1, S, l1, W.get("encoder.conv2.weight", {S, S, 3}), W.get("encoder.conv2.bias", {S, 1}), S, 3, 2, 1, &l2);
   for (double& e : c2) e = gelu(e);
   const int64_t n = hp.n_audio_ctx;
   if (l2 != n) throw std::runtime_error("reference: conv2 gave " + std::to_string(l2) + " positions");
@@ -284,10 +283,10 @@ std::vector<float> test_mel(const HParams& hp, int which) {
   for (int64_t b = 0; b < hp.n_mels; ++b)
     for (int64_t t = 0; t < F; ++t) {
       const double tb = static_cast<double>(t), bb = static_cast<double>(b);
-      const double v = which == 0
-                           ? 0.6 * std::sin(0.011 * tb * (1 + b % 7) + 0.37 * bb) + 0.3 * std::cos(0.0023 * tb * bb) - 0.1
-                           : 0.7 * std::cos(0.017 * tb + 0.05 * bb * bb) * std::exp(-tb / 2500.0) +
-                                 0.25 * std::sin(0.003 * tb * (bb + 3)) + 0.05 * bb / static_cast<double>(hp.n_mels);
+      const double v =
+          which == 0 ? 0.6 * std::sin(0.011 * tb * (1 + b % 7) + 0.37 * bb) + 0.3 * std::cos(0.0023 * tb * bb) - 0.1
+                     : 0.7 * std::cos(0.017 * tb + 0.05 * bb * bb) * std::exp(-tb / 2500.0) +
+                           0.25 * std::sin(0.003 * tb * (bb + 3)) + 0.05 * bb / static_cast<double>(hp.n_mels);
       m[static_cast<size_t>(b * F + t)] = static_cast<float>(v);
     }
   return m;
@@ -341,7 +340,8 @@ struct Fixture {
 
   const Vec& ref_audio(int mel) {
     auto it = audio.find(mel);
-    if (it == audio.end()) it = audio.emplace(mel, ref_encoder(*ref, model->hparams(), test_mel(model->hparams(), mel))).first;
+    if (it == audio.end())
+      it = audio.emplace(mel, ref_encoder(*ref, model->hparams(), test_mel(model->hparams(), mel))).first;
     return it->second;
   }
 };
@@ -397,11 +397,11 @@ TEST_P(WhisperReference, EncoderOutputMatchesReference) {
     const Vec& want = f_->ref_audio(which);
     const Diff d = compare(got, want);
     const int64_t S = h.n_audio_state;
-    std::printf("  encoder %s mel %d: max |diff| %.3g at scale %.3g (rel %.3g), std %.3g\n",
-                dtype_name(GetParam()), which, d.max_abs, d.scale, d.rel(), stddev(want));
+    std::printf("  encoder %s mel %d: max |diff| %.3g at scale %.3g (rel %.3g), std %.3g\n", dtype_name(GetParam()),
+                which, d.max_abs, d.scale, d.rel(), stddev(want));
     EXPECT_GT(stddev(want), 0.1) << "reference encoder output is nearly constant";
-    EXPECT_LE(d.rel(), 2e-5) << "encoder output, mel " << which << ": worst at position " << d.worst / S
-                             << ", channel " << d.worst % S << ": hark " << d.got << ", reference " << d.want;
+    EXPECT_LE(d.rel(), 2e-5) << "encoder output, mel " << which << ": worst at position " << d.worst / S << ", channel "
+                             << d.worst % S << ": hark " << d.got << ", reference " << d.want;
   }
 }
 
@@ -415,7 +415,7 @@ TEST_P(WhisperReference, RunnerLogitsMatchReference) {
   all.push_back(next);
 
   std::map<int, std::vector<Vec>> ref_by_mel;  // per mel: [prompt logits, step logits] (f16 K/V)
-  std::vector<float> prev_prompt, prev_step;    // hark's logits for mel 0
+  std::vector<float> prev_prompt, prev_step;   // hark's logits for mel 0
   for (int which : {0, 1}) {
     const std::vector<float> mel = test_mel(h, which);
     ASSERT_EQ(runner.encode(mel), ComputeStatus::Ok);
@@ -435,9 +435,10 @@ TEST_P(WhisperReference, RunnerLogitsMatchReference) {
       const Vec cached = ref_decoder_last_logits(*f_->ref, h, s.tokens, audio, true);
       refs.push_back(cached);
       const Diff de = compare(s.got, exact), dc = compare(s.got, cached);
-      std::printf("  logits %s mel %d %s: std %.3g, max |logit| %.3g; vs f16-K/V reference rel %.3g, "
-                  "vs exact reference rel %.3g\n",
-                  dtype_name(GetParam()), which, s.what, stddev(exact), de.scale, dc.rel(), de.rel());
+      std::printf(
+          "  logits %s mel %d %s: std %.3g, max |logit| %.3g; vs f16-K/V reference rel %.3g, "
+          "vs exact reference rel %.3g\n",
+          dtype_name(GetParam()), which, s.what, stddev(exact), de.scale, dc.rel(), de.rel());
       EXPECT_GT(stddev(exact), 0.1) << "reference logits barely vary across the vocabulary";
       EXPECT_LE(dc.rel(), 5e-5) << s.what << ", mel " << which << " vs the reference with f16 K/V: worst token "
                                 << dc.worst << ": hark " << dc.got << ", reference " << dc.want;

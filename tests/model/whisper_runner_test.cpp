@@ -14,15 +14,15 @@
 #include <span>
 
 #include "backend/device_registry.h"
+#include "backend/graph_allocator.h"
 #include "backend/scheduler.h"
-#include "model/runner_bench.h"
 #include "model/decoder.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
 #include "model/model_writer.h"
+#include "model/runner_bench.h"
 #include "model/whisper_runner.h"
 #include "model_test_util.h"
-#include "backend/graph_allocator.h"
 
 namespace hark {
 namespace {
@@ -302,7 +302,8 @@ TEST_F(RunnerF16Test, BenchFiguresAreFiniteAndPositive) {
   o.n_prompts = 2;
   o.prompt_tokens = 64;
   const RunnerBench b = bench_runner(runner, o);
-  std::printf("  bench: encode %.3f ms, decode %.4f ms, batch %.4f ms, prompt %.4f ms\n", b.encode_ms, b.decode_ms, b.batch_ms, b.prompt_ms);
+  std::printf("  bench: encode %.3f ms, decode %.4f ms, batch %.4f ms, prompt %.4f ms\n", b.encode_ms, b.decode_ms,
+              b.batch_ms, b.prompt_ms);
   for (double v : {b.encode_ms, b.decode_ms, b.batch_ms, b.prompt_ms}) {
     EXPECT_TRUE(std::isfinite(v));
     EXPECT_GT(v, 0.0);

@@ -15,9 +15,9 @@
 #include <span>
 
 #include "backend/device_registry.h"
-#include "model/runner_bench.h"
 #include "model/model_file.h"
 #include "model/model_writer.h"
+#include "model/runner_bench.h"
 #include "model/whisper_runner.h"
 #include "model_test_util.h"
 
@@ -40,7 +40,8 @@ std::vector<float> chunk_mel(const HParams& hp, int chunk) {
   std::vector<float> m(static_cast<size_t>(2 * hp.n_audio_ctx * hp.n_mels));
   const float f = 0.011f + 0.004f * static_cast<float>(chunk);
   for (size_t i = 0; i < m.size(); ++i)
-    m[i] = 0.5f * std::sin(f * static_cast<float>(i) + static_cast<float>(chunk)) - 0.1f * static_cast<float>(chunk % 3);
+    m[i] =
+        0.5f * std::sin(f * static_cast<float>(i) + static_cast<float>(chunk)) - 0.1f * static_cast<float>(chunk % 3);
   return m;
 }
 
@@ -56,7 +57,7 @@ int argmax(std::span<const float> l) { return static_cast<int>(std::max_element(
 struct Case {
   DType type;
   bool flash;
-  bool reference;  // on cpu-ref instead of cpu
+  bool reference;            // on cpu-ref instead of cpu
   DType cross = DType::F16;  // the cross-attention cache's type
 };
 
@@ -186,14 +187,15 @@ TEST_P(RunnerWindowsCpu, RowsDroppingOutKeepTheirNumbers) {
     for (int b : live) toks.push_back(argmax(want[static_cast<size_t>(b)][static_cast<size_t>(s)]));
     ASSERT_EQ(r.decode_batch(toks, live, P + s, &logits, live), ComputeStatus::Ok);
     for (size_t k = 0; k < live.size(); ++k) {
-      const double d = rel_diff(std::span(logits).subspan(k * nv, nv), want[static_cast<size_t>(live[k])][static_cast<size_t>(s + 1)]);
+      const double d = rel_diff(std::span(logits).subspan(k * nv, nv),
+                                want[static_cast<size_t>(live[k])][static_cast<size_t>(s + 1)]);
       EXPECT_LE(d, tol()) << "step " << s << ", window " << live[k];
     }
   };
   step({0, 1, 2, 3}, 0);
-  step({1, 3}, 1);     // evenly stepped: one batched node
-  step({3}, 2);        // one row
-  step({2, 0}, 1);     // windows 0 and 2 stopped after step 0; out of order: one node per row
+  step({1, 3}, 1);  // evenly stepped: one batched node
+  step({3}, 2);     // one row
+  step({2, 0}, 1);  // windows 0 and 2 stopped after step 0; out of order: one node per row
 }
 
 // Continuous batching: chunks join the batch at different steps, so rows stand at different
@@ -215,7 +217,8 @@ TEST_P(RunnerWindowsCpu, RowsAtDifferentPositionsKeepTheirNumbers) {
     for (int c = 0; c < kMaxRows; ++c) {
       const int l = g - joins[c];
       if (l < 0 || l > last_local) continue;
-      toks.push_back(l < P ? kPrefix[static_cast<size_t>(l)] : argmax(want[static_cast<size_t>(c)][static_cast<size_t>(l - P)]));
+      toks.push_back(l < P ? kPrefix[static_cast<size_t>(l)]
+                           : argmax(want[static_cast<size_t>(c)][static_cast<size_t>(l - P)]));
       rows.push_back(c);
       positions.push_back(l);
     }
@@ -307,8 +310,8 @@ TEST(RunnerCrossKvQ8, StaysCloseToTheF16CacheAtHalfTheBytes) {
               4096.0 * hp.n_text_layer);
   RunnerOptions plain = q8;
   plain.flash_attn = false;
-  EXPECT_TRUE(testing::mentions(testing::error_of([&] { WhisperRunner r(*model, *cpu, plain); }),
-                                {"q8_0", "flash_attn"}));
+  EXPECT_TRUE(
+      testing::mentions(testing::error_of([&] { WhisperRunner r(*model, *cpu, plain); }), {"q8_0", "flash_attn"}));
 }
 
 TEST(RunnerWindowsErrors, BadWindowsAreClearErrors) {
@@ -326,8 +329,12 @@ TEST(RunnerWindowsErrors, BadWindowsAreClearErrors) {
   std::vector<float> logits;
   const std::vector<int32_t> two = {1, 2};
   const std::vector<int> slots = {0, 1};
-  EXPECT_TRUE(mentions(error_of([&] { r.decode_batch(two, slots, 0, &logits, std::vector<int>{0, 2}); }), {"window 2"}));
-  EXPECT_TRUE(mentions(error_of([&] { r.decode_batch(two, slots, 0, &logits, std::vector<int>{0}); }), {"2 rows", "1 cross"}));
+  EXPECT_TRUE(mentions(error_of([&] {
+                         r.decode_batch(two, slots, 0, &logits, std::vector<int>{0, 2});
+                       }),
+                       {"window 2"}));
+  EXPECT_TRUE(
+      mentions(error_of([&] { r.decode_batch(two, slots, 0, &logits, std::vector<int>{0}); }), {"2 rows", "1 cross"}));
   EXPECT_TRUE(mentions(error_of([&] { r.decode(two, 0, &logits, false, 0, -1); }), {"window -1"}));
   EXPECT_TRUE(mentions(error_of([&] { r.encode(mel, 2); }), {"window 2"}));
   // Still works after the refusals.

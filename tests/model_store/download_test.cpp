@@ -18,9 +18,9 @@
 #include "hark/hark.hpp"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
-#include "model_store/file_server.h"
 #include "model_store/digest.h"
 #include "model_store/file_lock.h"
+#include "model_store/file_server.h"
 
 namespace hark {
 namespace {
@@ -69,9 +69,8 @@ class Download : public ::testing::Test {
   }
   void SetUp() override {
     const char* tmp = std::getenv("TMPDIR");
-    dir_ = fs::path(tmp && *tmp ? tmp : "/tmp") /
-           ("hark-download-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::path(tmp && *tmp ? tmp : "/tmp") / ("hark-download-test-" + std::to_string(::getpid()) + "-" +
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     server_ = std::make_unique<FileServer>("ggml-tiny.en.bin", *model_);
   }
@@ -306,7 +305,7 @@ TEST(ModelRegistry, Sha256MatchesAKnownVector) {
 }
 
 TEST_F(Download, WithoutAPublishedDigestTheServersSha256IsChecked) {
-  FileServer q8("ggml-tiny-q8_0.bin", *model_);  // an official name with no published SHA-1
+  FileServer q8("ggml-tiny-q8_0.bin", *model_);                // an official name with no published SHA-1
   q8.add_header("X-Linked-Etag", quoted(sha256_of(*model_)));  // as Hugging Face sends it
   DownloadOptions d = without_digest(q8);
   const DownloadResult r = download_model("tiny-q8_0", d);

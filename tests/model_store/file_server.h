@@ -71,8 +71,8 @@ class FileServer {
         return;
       }
       res.status = 206;
-      res.set_header("Content-Range", "bytes " + std::to_string(start) + "-" + std::to_string(body_.size() - 1) +
-                                          "/" + std::to_string(body_.size()));
+      res.set_header("Content-Range", "bytes " + std::to_string(start) + "-" + std::to_string(body_.size() - 1) + "/" +
+                                          std::to_string(body_.size()));
     }
     const std::string part = body_.substr(start);
     const Mode mode = mode_;

@@ -62,12 +62,19 @@ TEST_F(PulseCaptureTest, StreamRecordsAndTranscribesWhatIsPlayedIntoANullSink) {
   const std::string env = "XDG_RUNTIME_DIR='" + dir + "' HOME='" + dir + "' PULSE_RUNTIME_PATH='" + dir +
                           "/run' PULSE_SERVER='unix:" + dir + "/sock' ";
   // Its own socket, anonymous auth, no idle exit, only the modules the test needs.
-  const std::string start = env + "pulseaudio --daemonize=no --exit-idle-time=-1 -n --disable-shm=yes "
-                                  "--load='module-native-protocol-unix auth-anonymous=1 socket=" + dir + "/sock' "
-                                  "--load='module-null-sink sink_name=hark_null' >'" + dir + "/daemon.log' 2>&1 & "
-                                  "echo $! >'" + dir + "/daemon.pid'";
+  const std::string start = env +
+                            "pulseaudio --daemonize=no --exit-idle-time=-1 -n --disable-shm=yes "
+                            "--load='module-native-protocol-unix auth-anonymous=1 socket=" +
+                            dir +
+                            "/sock' "
+                            "--load='module-null-sink sink_name=hark_null' >'" +
+                            dir +
+                            "/daemon.log' 2>&1 & "
+                            "echo $! >'" +
+                            dir + "/daemon.pid'";
   ASSERT_EQ(std::system(start.c_str()), 0);
-  const std::string up = env + "sh -c 'for i in $(seq 50); do pactl info >/dev/null 2>&1 && exit 0; sleep 0.1; done; exit 1'";
+  const std::string up =
+      env + "sh -c 'for i in $(seq 50); do pactl info >/dev/null 2>&1 && exit 0; sleep 0.1; done; exit 1'";
   const bool daemon_up = std::system(up.c_str()) == 0;
   auto stop_daemon = [&] {
     std::system(("kill $(cat '" + dir + "/daemon.pid') 2>/dev/null; sleep 0.2; rm -rf '" + dir + "'").c_str());
@@ -86,11 +93,12 @@ TEST_F(PulseCaptureTest, StreamRecordsAndTranscribesWhatIsPlayedIntoANullSink) {
   }
   // hark records the sink's monitor; once its WAV exists capture is about to start, so the clip
   // is played a moment later, and hark ends itself after --max-sec.
-  const std::string run = env + "sh -c '\"$0\" stream -nf -m \"$1\" --capture hark_null.monitor --max-sec 4.5 "
-                                "--slice-sec 5 --min-sec 0.5 --save \"$2/rec.wav\" --json >\"$2/events.txt\" "
-                                "2>\"$2/stream.err\" & hp=$!; "
-                                "for i in $(seq 100); do [ -f \"$2/rec.wav\" ] && break; sleep 0.05; done; sleep 0.3; "
-                                "paplay --device=hark_null \"$2/clip.wav\"; wait $hp' '" HARK_CLI_PATH "' '" +
+  const std::string run = env +
+                          "sh -c '\"$0\" stream -nf -m \"$1\" --capture hark_null.monitor --max-sec 4.5 "
+                          "--slice-sec 5 --min-sec 0.5 --save \"$2/rec.wav\" --json >\"$2/events.txt\" "
+                          "2>\"$2/stream.err\" & hp=$!; "
+                          "for i in $(seq 100); do [ -f \"$2/rec.wav\" ] && break; sleep 0.05; done; sleep 0.3; "
+                          "paplay --device=hark_null \"$2/clip.wav\"; wait $hp' '" HARK_CLI_PATH "' '" +
                           file_->path() + "' '" + dir + "'";
   const int rc = std::system(run.c_str());
   const std::string events = read_all(dir + "/events.txt");

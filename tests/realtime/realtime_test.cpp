@@ -8,9 +8,9 @@
 
 #include <atomic>
 #include <cmath>
-#include <functional>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -66,7 +66,8 @@ std::vector<std::string> by_slices(Context& ctx, const std::vector<float>& audio
   for (size_t pos = 0; pos < audio.size(); pos += n) {
     TranscribeParams p = *o.transcribe;
     p.initial_prompt = prompt;
-    const Transcript t = state->transcribe(std::span<const float>(audio).subspan(pos, std::min(n, audio.size() - pos)), p);
+    const Transcript t =
+        state->transcribe(std::span<const float>(audio).subspan(pos, std::min(n, audio.size() - pos)), p);
     texts.push_back(t.text());
     prompt = texts.back();
   }
@@ -267,7 +268,7 @@ TEST_F(RealtimeTest, TimesAfterAnOverflowCountTheDroppedAudio) {
   };
   src->push(part(0, 1));  // slice 0, whose transcription waits at the gate
   gate.wait_entered();
-  src->push(part(1, 2.5));  // fills the 1.5 s ring
+  src->push(part(1, 2.5));    // fills the 1.5 s ring
   src->push(part(2.5, 3.5));  // finds it full: dropped
   gate.open();
   {  // the overflow is reported once the worker has taken the ring's audio: room for the rest
@@ -390,7 +391,9 @@ void expect_consistent_header(const std::string& path) {
   b.resize(std::fread(b.data(), 1, b.size(), f));
   std::fclose(f);
   ASSERT_GE(b.size(), 44u);
-  auto u32 = [&](size_t at) { return uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 | uint32_t(b[at + 2]) << 16 | uint32_t(b[at + 3]) << 24; };
+  auto u32 = [&](size_t at) {
+    return uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 | uint32_t(b[at + 2]) << 16 | uint32_t(b[at + 3]) << 24;
+  };
   EXPECT_EQ(std::memcmp(b.data(), "RIFF", 4), 0);
   EXPECT_EQ(u32(4), b.size() - 8);
   for (size_t at = 12; at + 8 <= b.size(); at += 8 + u32(at + 4)) {
@@ -566,7 +569,7 @@ TEST(RealtimeSources, Pcm16AtOtherRatesAndChannels) {
   }
   src->stop();
   ::close(fds[0]);
-  ASSERT_EQ(got.size(), 16000u);  // 1 s at 16 kHz, the resampler's tail included
+  ASSERT_EQ(got.size(), 16000u);              // 1 s at 16 kHz, the resampler's tail included
   for (size_t i = 1000; i < 15000; i += 997)  // the average of the channels: half the left tone
     EXPECT_NEAR(got[i], 0.5 * 16000.0 / 32768.0 * std::sin(2 * M_PI * 440.0 * double(i) / 16000), 0.01) << i;
 }

@@ -26,7 +26,8 @@ std::string run_capture(const std::string& cmd, int* rc) {
 
 TEST_F(StreamCliTest, StdinPcmWithJsonPrintsOneEventPerLine) {
   const char* tmp = std::getenv("TMPDIR");
-  const std::string raw = std::string(tmp && *tmp ? tmp : "/tmp") + "/hark-stream-" + std::to_string(::getpid()) + ".raw";
+  const std::string raw =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/hark-stream-" + std::to_string(::getpid()) + ".raw";
   {
     const std::vector<float> audio = speech_like_tones(1.5);
     std::ofstream f(raw, std::ios::binary);
@@ -37,10 +38,10 @@ TEST_F(StreamCliTest, StdinPcmWithJsonPrintsOneEventPerLine) {
     }
   }
   int rc = -1;
-  const std::string out = run_capture(std::string("'") + HARK_CLI_PATH + "' stream -nf -m '" + file_->path() +
-                                          "' --capture - --slice-sec 1 --min-sec 0.5 --partial-sec 0 --json < '" +
-                                          raw + "'",
-                                      &rc);
+  const std::string out =
+      run_capture(std::string("'") + HARK_CLI_PATH + "' stream -nf -m '" + file_->path() +
+                      "' --capture - --slice-sec 1 --min-sec 0.5 --partial-sec 0 --json < '" + raw + "'",
+                  &rc);
   std::remove(raw.c_str());
   ASSERT_EQ(rc, 0) << out;
   std::istringstream lines(out);
@@ -61,7 +62,8 @@ TEST_F(StreamCliTest, StdinPcmWithJsonPrintsOneEventPerLine) {
 // --pcm-rate/--pcm-channels: 1.5 s of 8 kHz stereo on stdin is 1.5 s of recording.
 TEST_F(StreamCliTest, StdinPcmAtAnotherRateAndChannelCount) {
   const char* tmp = std::getenv("TMPDIR");
-  const std::string raw = std::string(tmp && *tmp ? tmp : "/tmp") + "/hark-stream8k-" + std::to_string(::getpid()) + ".raw";
+  const std::string raw =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/hark-stream8k-" + std::to_string(::getpid()) + ".raw";
   {
     std::ofstream f(raw, std::ios::binary);
     for (int i = 0; i < 12000; ++i) {
@@ -73,13 +75,13 @@ TEST_F(StreamCliTest, StdinPcmAtAnotherRateAndChannelCount) {
   int rc = -1;
   const std::string cmd = std::string("'") + HARK_CLI_PATH + "' stream -nf -m '" + file_->path() +
                           "' --capture - --pcm-rate 8000 --pcm-channels 2 --slice-sec 1 --min-sec 0.5 "
-                          "--partial-sec 0 --json < '" + raw + "'";
+                          "--partial-sec 0 --json < '" +
+                          raw + "'";
   const std::string out = run_capture(cmd, &rc);
   ASSERT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("\"recordingTime\":1500"), std::string::npos) << out;
-  const std::string bad = run_capture(std::string("'") + HARK_CLI_PATH + "' stream -m x --capture - --pcm-rate 5 < '" +
-                                          raw + "' 2>&1",
-                                      &rc);
+  const std::string bad = run_capture(
+      std::string("'") + HARK_CLI_PATH + "' stream -m x --capture - --pcm-rate 5 < '" + raw + "' 2>&1", &rc);
   std::remove(raw.c_str());
   EXPECT_NE(rc, 0);
   EXPECT_NE(bad.find("pcm-rate"), std::string::npos) << bad;

@@ -30,8 +30,8 @@ TEST(DType, F16RoundTripsEveryHalf) {
 }
 
 TEST(DType, NamesRoundTrip) {
-  for (DType t : {DType::F32, DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                  DType::Q8_0, DType::I32}) {
+  for (DType t :
+       {DType::F32, DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::I32}) {
     DType back;
     ASSERT_TRUE(dtype_from_name(dtype_name(t), &back)) << dtype_name(t);
     EXPECT_EQ(back, t);

@@ -59,7 +59,8 @@ TEST(ErrorCodes, ClassifiedRecodesOnlyWhatHasNoCodeOfItsOwn) {
   EXPECT_EQ(code_of([] { classified(ErrorCode::CorruptData, "", [] { throw Error(ErrorCode::NotFound, "gone"); }); }),
             ErrorCode::NotFound);
   EXPECT_EQ(code_of([] {
-              classified(ErrorCode::Internal, "", [] { HARK_CHECK_AS(InvalidArgument, "temperature", false, "t < 0"); });
+              classified(ErrorCode::Internal, "",
+                         [] { HARK_CHECK_AS(InvalidArgument, "temperature", false, "t < 0"); });
             }),
             ErrorCode::InvalidArgument);
   EXPECT_EQ(classified(ErrorCode::Internal, "", [] { return 7; }), 7);

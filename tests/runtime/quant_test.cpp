@@ -98,8 +98,7 @@ void expect_within_bounds(DType t, const std::vector<float>& x, const std::vecto
           EXPECT_GE(tj, -L * (1 + f16_rel));
           EXPECT_LE(tj, L * (1 + f16_rel));
           const float steps = tj > L - 0.5f ? tj - (L - 1) : 0.5f;
-          EXPECT_LE(std::fabs(xb[j] - yb[j]), steps * std::fabs(d) + eps)
-              << "block " << i << " value " << j;
+          EXPECT_LE(std::fabs(xb[j] - yb[j]), steps * std::fabs(d) + eps) << "block " << i << " value " << j;
         }
         break;
       }
@@ -107,15 +106,12 @@ void expect_within_bounds(DType t, const std::vector<float>& x, const std::vecto
       case DType::Q5_1: {
         const float N = t == DType::Q4_1 ? 15.0f : 31.0f;
         EXPECT_LE(std::fabs(m - lo), std::fabs(lo) / 2048 + 1e-30f) << "block " << i;
-        EXPECT_NEAR(N * d, std::max(hi - m, 0.0f), std::fabs(hi - m) * f16_rel + eps)
-            << "block " << i;
+        EXPECT_NEAR(N * d, std::max(hi - m, 0.0f), std::fabs(hi - m) * f16_rel + eps) << "block " << i;
         for (int j = 0; j < kQuantBlock; ++j)
-          EXPECT_LE(std::fabs(xb[j] - yb[j]), 0.5f * d + std::fabs(lo - m) + eps)
-              << "block " << i << " value " << j;
+          EXPECT_LE(std::fabs(xb[j] - yb[j]), 0.5f * d + std::fabs(lo - m) + eps) << "block " << i << " value " << j;
         break;
       }
-      default:
-        FAIL() << "not a quantized type";
+      default: FAIL() << "not a quantized type";
     }
   }
 }
@@ -163,9 +159,9 @@ TEST(Quant, UniformRowsStayWithinBounds) {
 
 TEST(Quant, OddBlocksStayWithinBounds) {
   std::vector<std::vector<float>> rows;
-  rows.push_back(std::vector<float>(64, 0.0f));    // all zeros
-  rows.push_back(std::vector<float>(64, 0.3f));    // constant, not exact in f16
-  rows.push_back(std::vector<float>(64, -2.5f));   // constant negative, exact in f16
+  rows.push_back(std::vector<float>(64, 0.0f));   // all zeros
+  rows.push_back(std::vector<float>(64, 0.3f));   // constant, not exact in f16
+  rows.push_back(std::vector<float>(64, -2.5f));  // constant negative, exact in f16
   std::vector<float> spike(64, 0.0f);
   spike[5] = 100.0f;
   spike[40] = -0.001f;
@@ -248,8 +244,8 @@ TEST(Quant, F32CopiesExactly) {
 TEST(Quant, F16RoundTrip) {
   // Values representable in f16 round-trip exactly; others to within f16's half ulp (2^-11
   // relative for normal halves). f16 keeps NaN, unlike the block types.
-  std::vector<float> exact = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f,
-                              5.960464477539063e-08f, 0.099975586f};
+  std::vector<float> exact = {0.0f,        -0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f, 5.960464477539063e-08f,
+                              0.099975586f};
   auto y = dequantize(DType::F16, quantize(DType::F16, exact), static_cast<int64_t>(exact.size()));
   for (size_t i = 0; i < exact.size(); ++i) {
     EXPECT_EQ(y[i], exact[i]);
@@ -267,8 +263,7 @@ TEST(Quant, F16RoundTrip) {
 }
 
 TEST(Quant, RowsMatchRowByRow) {
-  for (DType t : {DType::F32, DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                  DType::Q8_0}) {
+  for (DType t : {DType::F32, DType::F16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0}) {
     const int64_t rows = 5, cols = 384;
     const auto x = random_row(rows * cols, 13);
     const size_t row_bytes = dtype_row_bytes(t, cols);
@@ -277,8 +272,7 @@ TEST(Quant, RowsMatchRowByRow) {
     for (int64_t r = 0; r < rows; ++r) {
       std::vector<uint8_t> one(row_bytes);
       quantize_row(t, x.data() + r * cols, one.data(), cols);
-      EXPECT_EQ(std::memcmp(one.data(), all.data() + r * row_bytes, row_bytes), 0)
-          << dtype_name(t) << " row " << r;
+      EXPECT_EQ(std::memcmp(one.data(), all.data() + r * row_bytes, row_bytes), 0) << dtype_name(t) << " row " << r;
     }
   }
 }
@@ -300,12 +294,12 @@ TEST(Quant, UnalignedBuffersWork) {
 // ---- layout: blocks built byte by byte ------------------------------------------------------
 
 // f16 bit patterns used below, little-endian byte pairs.
-constexpr uint8_t kHalf0_5[2] = {0x00, 0x38};     // 0.5
-constexpr uint8_t kHalfM0_25[2] = {0x00, 0xb4};   // -0.25
-constexpr uint8_t kHalf0_25[2] = {0x00, 0x34};    // 0.25
-constexpr uint8_t kHalf0_125[2] = {0x00, 0x30};   // 0.125
-constexpr uint8_t kHalfM3[2] = {0x00, 0xc2};      // -3.0
-constexpr uint8_t kHalf1[2] = {0x00, 0x3c};       // 1.0
+constexpr uint8_t kHalf0_5[2] = {0x00, 0x38};    // 0.5
+constexpr uint8_t kHalfM0_25[2] = {0x00, 0xb4};  // -0.25
+constexpr uint8_t kHalf0_25[2] = {0x00, 0x34};   // 0.25
+constexpr uint8_t kHalf0_125[2] = {0x00, 0x30};  // 0.125
+constexpr uint8_t kHalfM3[2] = {0x00, 0xc2};     // -3.0
+constexpr uint8_t kHalf1[2] = {0x00, 0x3c};      // 1.0
 
 TEST(QuantLayout, HalfConstantsAreWhatTheyClaim) {
   EXPECT_EQ(f16_to_f32(le16(kHalf0_5)), 0.5f);
@@ -316,8 +310,7 @@ TEST(QuantLayout, HalfConstantsAreWhatTheyClaim) {
   EXPECT_EQ(f16_to_f32(le16(kHalf1)), 1.0f);
 }
 
-void expect_bytes_round_trip(DType t, const std::vector<uint8_t>& block,
-                             const std::vector<float>& y) {
+void expect_bytes_round_trip(DType t, const std::vector<uint8_t>& block, const std::vector<float>& y) {
   const auto again = quantize(t, y);
   EXPECT_EQ(again, block) << dtype_name(t) << ": quantize(dequantize(block)) changed the bytes";
 }
@@ -423,8 +416,7 @@ TEST(QuantLayout, Q5_1) {
   expect_bytes_round_trip(DType::Q5_1, b, y);
 
   // Literal: only qh byte 1 bit 2 set (value 10 gets +16), all nibbles 0 except qs[10] low = 1.
-  std::vector<uint8_t> l = {kHalf0_125[0], kHalf0_125[1], kHalf1[0], kHalf1[1], 0x00, 0x04, 0x00,
-                            0x00};
+  std::vector<uint8_t> l = {kHalf0_125[0], kHalf0_125[1], kHalf1[0], kHalf1[1], 0x00, 0x04, 0x00, 0x00};
   for (int j = 0; j < 16; ++j) l.push_back(j == 10 ? 0x01 : 0x00);
   const auto z = dequantize(DType::Q5_1, l, 32);
   for (int j = 0; j < 32; ++j) EXPECT_EQ(z[j], j == 10 ? 17 * 0.125f + 1.0f : 1.0f) << j;
@@ -469,8 +461,7 @@ TEST(QuantQ8A, ScaleSumAndValues) {
     for (int j = 0; j < 32; ++j) {
       const float xv = x[32 * i + j];
       // nearbyint rounds half to even in the default mode, the documented rule.
-      EXPECT_EQ(b[i].qs[j], static_cast<int>(std::nearbyint(xv * (1.0f / b[i].d))))
-          << i << "," << j;
+      EXPECT_EQ(b[i].qs[j], static_cast<int>(std::nearbyint(xv * (1.0f / b[i].d)))) << i << "," << j;
       EXPECT_LE(std::fabs(xv - b[i].qs[j] * b[i].d), 0.5f * b[i].d + 1e-6f * amax);
       sum += b[i].qs[j];
       extreme = std::max(extreme, std::abs(static_cast<int>(b[i].qs[j])));

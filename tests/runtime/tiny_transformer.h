@@ -19,9 +19,9 @@ struct Layer {
 // One layer's weights, each made by w(shape, name) in the order of Layer's fields.
 template <typename MakeWeight>
 Layer make_layer(MakeWeight&& w) {
-  return {w({kDim}, "ln1_w"), w({kDim}, "ln1_b"), w({kDim, kDim}, "wq"), w({kDim}, "bq"),
+  return {w({kDim}, "ln1_w"),    w({kDim}, "ln1_b"),    w({kDim, kDim}, "wq"), w({kDim}, "bq"),
           w({kDim, kDim}, "wk"), w({kDim, kDim}, "wv"), w({kDim, kDim}, "wo"), w({kDim}, "ln2_w"),
-          w({kDim}, "ln2_b"), w({kDim, kFf}, "w1"), w({kFf}, "b1"), w({kFf, kDim}, "w2"),
+          w({kDim}, "ln2_b"),    w({kDim, kFf}, "w1"),  w({kFf}, "b1"),        w({kFf, kDim}, "w2"),
           w({kDim}, "b2")};
 }
 

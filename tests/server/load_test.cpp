@@ -77,8 +77,10 @@ TEST(Load, FiftyConcurrentUploadsAreEachAnsweredOnce) {
   // The server counted each request once (its log line, and so the count, comes just after the
   // answer is written: wait for the last ones).
   auto c = s.client();
-  const std::string ok_line = "hark_requests_total{route=\"/v1/audio/transcriptions\",status=\"200\"} " + std::to_string(ok + 1) + "\n";
-  const std::string busy_line = "hark_requests_total{route=\"/v1/audio/transcriptions\",status=\"503\"} " + std::to_string(busy) + "\n";
+  const std::string ok_line =
+      "hark_requests_total{route=\"/v1/audio/transcriptions\",status=\"200\"} " + std::to_string(ok + 1) + "\n";
+  const std::string busy_line =
+      "hark_requests_total{route=\"/v1/audio/transcriptions\",status=\"503\"} " + std::to_string(busy) + "\n";
   std::string metrics;
   for (int i = 0; i < 250; ++i) {
     auto m = c.Get("/metrics");

@@ -37,7 +37,8 @@ class WsClient {
   WsClient(int port, const std::string& target, const std::string& bearer = "", const std::string& origin = "")
       : ws_(ioc_) {
     beast::error_code ec;
-    beast::get_lowest_layer(ws_).connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)), ec);
+    beast::get_lowest_layer(ws_).connect(
+        tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)), ec);
     if (ec) {
       error = ec.message();
       return;
@@ -134,7 +135,7 @@ std::vector<std::string> types_of(const std::vector<json>& msgs) {
 
 // An upgrade request through httplib, for refusals: their status and OpenAI error body.
 httplib::Result upgrade_with_httplib(const Running& s, const std::string& target, const std::string& bearer = "",
-                                    const std::string& origin = "") {
+                                     const std::string& origin = "") {
   auto c = s.client();
   httplib::Headers h{{"Connection", "Upgrade"},
                      {"Upgrade", "websocket"},

@@ -2,10 +2,10 @@
 // SIGTERM stops accepting, finishes, and exits 0; a bad model or port is a clear error, exit 1/2.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cstdlib>
 
 #include <chrono>
 #include <cstdio>
@@ -91,7 +91,7 @@ TEST_F(ServeCli, AnswersThenExitsZeroOnSigterm) {
   // SIGTERM under load (more requests than the 2 states: some run, some wait): every request is
   // answered, finished within the grace (200) or refused as the server stops (503), then exit 0.
   constexpr int kClients = 5;
-  std::vector<int> during(kClients, -1);  // the status each request got; 0: no answer
+  std::vector<int> during(kClients, -1);     // the status each request got; 0: no answer
   const std::string clip = tones_wav(20.0);  // written once, before the clients read it
   std::vector<std::thread> clients;
   for (int k = 0; k < kClients; ++k)

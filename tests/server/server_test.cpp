@@ -143,8 +143,8 @@ TEST(Server, EveryResponseFormat) {
   int id = 0;
   for (const json& seg : v["segments"]) {
     EXPECT_EQ(seg["id"], id++);
-    for (const char* k : {"seek", "start", "end", "text", "tokens", "temperature", "avg_logprob",
-                          "compression_ratio", "no_speech_prob"})
+    for (const char* k : {"seek", "start", "end", "text", "tokens", "temperature", "avg_logprob", "compression_ratio",
+                          "no_speech_prob"})
       EXPECT_TRUE(seg.contains(k)) << k << " missing in " << seg;
     EXPECT_LE(seg["start"].get<double>(), seg["end"].get<double>());
     EXPECT_TRUE(seg["tokens"].is_array());
@@ -227,8 +227,8 @@ TEST(Server, BadFieldsAre400NamingTheField) {
   // temperature), checked once for every front end, its message naming the field.
   expect_openai_error(c.Post("/v1/audio/transcriptions", form(tones_wav(), {{"temperature", "-1"}})), 400,
                       "temperature", "");
-  expect_openai_error(c.Post("/v1/audio/transcriptions", form(tones_wav(), {{"language", "klingon"}})), 400,
-                      "language", "");
+  expect_openai_error(c.Post("/v1/audio/transcriptions", form(tones_wav(), {{"language", "klingon"}})), 400, "language",
+                      "");
   expect_openai_error(c.Post("/v1/audio/transcriptions", form(tones_wav(), {{"stream", "maybe"}})), 400, "stream", "");
   expect_openai_error(
       c.Post("/v1/audio/transcriptions", form(tones_wav(), {{"stream", "true"}, {"response_format", "srt"}})), 400,
@@ -273,16 +273,17 @@ TEST(Server, TruncatedAndMalformedRequestsDoNotStopTheServer) {
   {  // The body stops halfway although Content-Length promised all of it; the client then leaves.
     RawConnection raw(s.port());
     ASSERT_GE(raw.fd, 0);
-    raw.send_all("POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=" +
-                 boundary + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
-                 body.substr(0, body.size() / 2));
+    raw.send_all(
+        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=" + boundary +
+        "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, body.size() / 2));
   }
   {  // A multipart body without its closing boundary.
     RawConnection raw(s.port());
     const std::string cut = body.substr(0, body.size() - boundary.size() - 8);
-    raw.send_all("POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: "
-                 "multipart/form-data; boundary=" +
-                 boundary + "\r\nContent-Length: " + std::to_string(cut.size()) + "\r\n\r\n" + cut);
+    raw.send_all(
+        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: "
+        "multipart/form-data; boundary=" +
+        boundary + "\r\nContent-Length: " + std::to_string(cut.size()) + "\r\n\r\n" + cut);
     const std::string answer = raw.read_all();
     EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer.substr(0, 200);
   }
@@ -478,8 +479,8 @@ TEST(Server, ModelsListAndLoad) {
   EXPECT_EQ(json::parse(c.Get("/health")->body)["default_model"], "second");
   EXPECT_EQ(c.Post("/v1/audio/transcriptions", form(tones_wav()))->status, 200);
   // Paths elsewhere, or through "..", are refused; whisper.cpp's error shape.
-  for (const std::string& bad : {std::string("/etc/passwd"), (scratch() / ".." / "x.bin").string(),
-                                 std::string("/dev/zero")}) {
+  for (const std::string& bad :
+       {std::string("/etc/passwd"), (scratch() / ".." / "x.bin").string(), std::string("/dev/zero")}) {
     auto l = load(bad);
     ASSERT_TRUE(l);
     EXPECT_EQ(l->status, 403) << bad;
@@ -503,19 +504,22 @@ TEST(Server, LoadRefusesEveryPathByDefault) {
 TEST(Server, WhisperCppInference) {
   Running s(test_options());
   auto c = s.client();
-  auto r = c.Post("/inference", form(tones_wav(), {{"temperature", "0.0"}, {"temperature_inc", "0.0"},
-                                                   {"response_format", "json"}}));
+  auto r = c.Post("/inference",
+                  form(tones_wav(), {{"temperature", "0.0"}, {"temperature_inc", "0.0"}, {"response_format", "json"}}));
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   const json j = json::parse(r->body);
   EXPECT_TRUE(j["text"].is_string());
   EXPECT_FALSE(j.contains("usage"));
-  auto t = c.Post("/inference", form(tones_wav(), {{"response_format", "text"}, {"no_timestamps", "true"},
-                                                   {"beam_size", "-1"}, {"translate", "false"}}));
+  auto t = c.Post(
+      "/inference",
+      form(tones_wav(),
+           {{"response_format", "text"}, {"no_timestamps", "true"}, {"beam_size", "-1"}, {"translate", "false"}}));
   ASSERT_EQ(t->status, 200) << t->body;
   auto v = c.Post("/inference", form(tones_wav(), {{"response_format", "verbose_json"}}));
   EXPECT_TRUE(json::parse(v->body).contains("segments"));
-  for (const char* fmt : {"srt", "vtt"}) EXPECT_EQ(c.Post("/inference", form(tones_wav(), {{"response_format", fmt}}))->status, 200);
+  for (const char* fmt : {"srt", "vtt"})
+    EXPECT_EQ(c.Post("/inference", form(tones_wav(), {{"response_format", fmt}}))->status, 200);
   // Errors in whisper.cpp's shape: {"error": "message"}.
   auto bad = c.Post("/inference", form(tones_wav(), {{"beam_size", "many"}}));
   EXPECT_EQ(bad->status, 400);

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "simd/kernels.h"
-#include "simd/kernels_internal.h"
 #include "runtime/dtype.h"
 #include "runtime/quant.h"
+#include "simd/kernels.h"
+#include "simd/kernels_internal.h"
 
 namespace hark::cpu {
 namespace {
@@ -63,27 +63,42 @@ class KernelsTest : public ::testing::TestWithParam<SimdLevel> {
 TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
   const Kernels& t = k();
   EXPECT_EQ(t.level, GetParam());
-  const void* fns[] = {
-      reinterpret_cast<const void*>(t.dot_f32), reinterpret_cast<const void*>(t.dot_f16_f32),
-      reinterpret_cast<const void*>(t.dot_q4_0), reinterpret_cast<const void*>(t.dot_q4_1),
-      reinterpret_cast<const void*>(t.dot_q5_0), reinterpret_cast<const void*>(t.dot_q5_1),
-      reinterpret_cast<const void*>(t.dot_q8_0), reinterpret_cast<const void*>(t.dot_q_rows),
-      reinterpret_cast<const void*>(t.dot_q_tiles),
-      reinterpret_cast<const void*>(t.quantize_q8a), reinterpret_cast<const void*>(t.dot_f32_rows),
-      reinterpret_cast<const void*>(t.dot_f16_rows),
-      reinterpret_cast<const void*>(t.f16_to_f32_row), reinterpret_cast<const void*>(t.f32_to_f16_row),
-      reinterpret_cast<const void*>(t.dequantize_row), reinterpret_cast<const void*>(t.quantize_row),
-      reinterpret_cast<const void*>(t.add),
-      reinterpret_cast<const void*>(t.mul), reinterpret_cast<const void*>(t.scale),
-      reinterpret_cast<const void*>(t.axpy), reinterpret_cast<const void*>(t.axpy_f16),
-      reinterpret_cast<const void*>(t.axpy_f16_rows), reinterpret_cast<const void*>(t.axpy_q8_0_rows),
-      reinterpret_cast<const void*>(t.max), reinterpret_cast<const void*>(t.exp_sub_sum),
-      reinterpret_cast<const void*>(t.gelu), reinterpret_cast<const void*>(t.sigmoid),
-      reinterpret_cast<const void*>(t.tanh), reinterpret_cast<const void*>(t.mean_var),
-      reinterpret_cast<const void*>(t.gemm_f32), reinterpret_cast<const void*>(t.gemm_f32_nn),
-      reinterpret_cast<const void*>(t.pack_a), reinterpret_cast<const void*>(t.pack_b),
-      reinterpret_cast<const void*>(t.pack_b_depth_major), reinterpret_cast<const void*>(t.gemm_packed),
-      reinterpret_cast<const void*>(t.argmax)};
+  const void* fns[] = {reinterpret_cast<const void*>(t.dot_f32),
+                       reinterpret_cast<const void*>(t.dot_f16_f32),
+                       reinterpret_cast<const void*>(t.dot_q4_0),
+                       reinterpret_cast<const void*>(t.dot_q4_1),
+                       reinterpret_cast<const void*>(t.dot_q5_0),
+                       reinterpret_cast<const void*>(t.dot_q5_1),
+                       reinterpret_cast<const void*>(t.dot_q8_0),
+                       reinterpret_cast<const void*>(t.dot_q_rows),
+                       reinterpret_cast<const void*>(t.dot_q_tiles),
+                       reinterpret_cast<const void*>(t.quantize_q8a),
+                       reinterpret_cast<const void*>(t.dot_f32_rows),
+                       reinterpret_cast<const void*>(t.dot_f16_rows),
+                       reinterpret_cast<const void*>(t.f16_to_f32_row),
+                       reinterpret_cast<const void*>(t.f32_to_f16_row),
+                       reinterpret_cast<const void*>(t.dequantize_row),
+                       reinterpret_cast<const void*>(t.quantize_row),
+                       reinterpret_cast<const void*>(t.add),
+                       reinterpret_cast<const void*>(t.mul),
+                       reinterpret_cast<const void*>(t.scale),
+                       reinterpret_cast<const void*>(t.axpy),
+                       reinterpret_cast<const void*>(t.axpy_f16),
+                       reinterpret_cast<const void*>(t.axpy_f16_rows),
+                       reinterpret_cast<const void*>(t.axpy_q8_0_rows),
+                       reinterpret_cast<const void*>(t.max),
+                       reinterpret_cast<const void*>(t.exp_sub_sum),
+                       reinterpret_cast<const void*>(t.gelu),
+                       reinterpret_cast<const void*>(t.sigmoid),
+                       reinterpret_cast<const void*>(t.tanh),
+                       reinterpret_cast<const void*>(t.mean_var),
+                       reinterpret_cast<const void*>(t.gemm_f32),
+                       reinterpret_cast<const void*>(t.gemm_f32_nn),
+                       reinterpret_cast<const void*>(t.pack_a),
+                       reinterpret_cast<const void*>(t.pack_b),
+                       reinterpret_cast<const void*>(t.pack_b_depth_major),
+                       reinterpret_cast<const void*>(t.gemm_packed),
+                       reinterpret_cast<const void*>(t.argmax)};
   for (const void* f : fns) EXPECT_NE(f, nullptr);
   EXPECT_GE(t.gemm_mr, 1);
   EXPECT_LE(t.gemm_mr, kMaxGemmPanel);
@@ -135,56 +150,56 @@ TEST_P(KernelsTest, DotF16) {
 TEST_P(KernelsTest, WeightRowsDotsOverSeveralRows) {
   for (bool f16 : {false, true}) {
     for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{17}, int64_t{64}, int64_t{384}, int64_t{1500}})
-    for (size_t gap : {size_t{3}, size_t{0}}) {
-      const int64_t nw_max = 9, nx_max = 13;
-      const size_t esize = f16 ? sizeof(f16_t) : sizeof(float);
-      const size_t ws = static_cast<size_t>(n) * esize + gap;  // gap 3: odd stride, unaligned rows
-      std::vector<uint8_t> wbytes(ws * nw_max + 64);
-      const auto wf = random_floats(n * nw_max, static_cast<uint32_t>(n) + 5);
-      std::vector<std::vector<double>> wd(nw_max, std::vector<double>(static_cast<size_t>(n)));
-      for (int64_t r = 0; r < nw_max; ++r)
-        for (int64_t i = 0; i < n; ++i) {
-          uint8_t* at = wbytes.data() + 1 + r * ws + i * esize;
-          const float v = wf[r * n + i];
-          if (f16) {
-            const f16_t h = f32_to_f16(v);
-            std::memcpy(at, &h, sizeof h);
-            wd[r][i] = f16_to_f32(h);
-          } else {
-            std::memcpy(at, &v, sizeof v);
-            wd[r][i] = v;
-          }
-        }
-      const int64_t xs = n + 5;
-      const auto x = random_floats(xs * nx_max, static_cast<uint32_t>(n) + 6);
-      for (int64_t nw = 1; nw <= nw_max; ++nw) {
-        for (int64_t nx = 1; nx <= nx_max; ++nx) {
-          const int64_t ldy = nw + 2;
-          std::vector<float> y(static_cast<size_t>(ldy * nx), -7.0f);
-          (f16 ? k().dot_f16_rows : k().dot_f32_rows)(n, wbytes.data() + 1, ws, nw, x.data(), xs, nx, y.data(), ldy);
-          for (int64_t m = 0; m < nx; ++m) {
-            for (int64_t r = 0; r < nw; ++r) {
-              double ref = 0, mag = 0;
-              for (int64_t i = 0; i < n; ++i) {
-                ref += wd[r][i] * x[m * xs + i];
-                mag += std::fabs(wd[r][i] * x[m * xs + i]);
-              }
-              ASSERT_NEAR(y[m * ldy + r], ref, 4 * kEps * std::sqrt(double(n)) * mag + 1e-30)
-                  << (f16 ? "f16" : "f32") << " n=" << n << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m;
+      for (size_t gap : {size_t{3}, size_t{0}}) {
+        const int64_t nw_max = 9, nx_max = 13;
+        const size_t esize = f16 ? sizeof(f16_t) : sizeof(float);
+        const size_t ws = static_cast<size_t>(n) * esize + gap;  // gap 3: odd stride, unaligned rows
+        std::vector<uint8_t> wbytes(ws * nw_max + 64);
+        const auto wf = random_floats(n * nw_max, static_cast<uint32_t>(n) + 5);
+        std::vector<std::vector<double>> wd(nw_max, std::vector<double>(static_cast<size_t>(n)));
+        for (int64_t r = 0; r < nw_max; ++r)
+          for (int64_t i = 0; i < n; ++i) {
+            uint8_t* at = wbytes.data() + 1 + r * ws + i * esize;
+            const float v = wf[r * n + i];
+            if (f16) {
+              const f16_t h = f32_to_f16(v);
+              std::memcpy(at, &h, sizeof h);
+              wd[r][i] = f16_to_f32(h);
+            } else {
+              std::memcpy(at, &v, sizeof v);
+              wd[r][i] = v;
             }
-            for (int64_t r = nw; r < ldy; ++r) ASSERT_EQ(y[m * ldy + r], -7.0f) << "wrote past the tile";
           }
-          for (int64_t r = 0; r < nw; ++r) {
-            std::vector<float> alone(static_cast<size_t>(nx));
-            (f16 ? k().dot_f16_rows : k().dot_f32_rows)(n, wbytes.data() + 1 + r * ws, ws, 1, x.data(), xs, nx,
-                                                         alone.data(), 1);
-            for (int64_t m = 0; m < nx; ++m)
-              ASSERT_TRUE(same_bits(y[m * ldy + r], alone[m]))
-                  << (f16 ? "f16" : "f32") << " n=" << n << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m;
+        const int64_t xs = n + 5;
+        const auto x = random_floats(xs * nx_max, static_cast<uint32_t>(n) + 6);
+        for (int64_t nw = 1; nw <= nw_max; ++nw) {
+          for (int64_t nx = 1; nx <= nx_max; ++nx) {
+            const int64_t ldy = nw + 2;
+            std::vector<float> y(static_cast<size_t>(ldy * nx), -7.0f);
+            (f16 ? k().dot_f16_rows : k().dot_f32_rows)(n, wbytes.data() + 1, ws, nw, x.data(), xs, nx, y.data(), ldy);
+            for (int64_t m = 0; m < nx; ++m) {
+              for (int64_t r = 0; r < nw; ++r) {
+                double ref = 0, mag = 0;
+                for (int64_t i = 0; i < n; ++i) {
+                  ref += wd[r][i] * x[m * xs + i];
+                  mag += std::fabs(wd[r][i] * x[m * xs + i]);
+                }
+                ASSERT_NEAR(y[m * ldy + r], ref, 4 * kEps * std::sqrt(double(n)) * mag + 1e-30)
+                    << (f16 ? "f16" : "f32") << " n=" << n << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m;
+              }
+              for (int64_t r = nw; r < ldy; ++r) ASSERT_EQ(y[m * ldy + r], -7.0f) << "wrote past the tile";
+            }
+            for (int64_t r = 0; r < nw; ++r) {
+              std::vector<float> alone(static_cast<size_t>(nx));
+              (f16 ? k().dot_f16_rows : k().dot_f32_rows)(n, wbytes.data() + 1 + r * ws, ws, 1, x.data(), xs, nx,
+                                                          alone.data(), 1);
+              for (int64_t m = 0; m < nx; ++m)
+                ASSERT_TRUE(same_bits(y[m * ldy + r], alone[m]))
+                    << (f16 ? "f16" : "f32") << " n=" << n << " nw=" << nw << " nx=" << nx << " r=" << r << " m=" << m;
+            }
           }
         }
       }
-    }
   }
 }
 
@@ -385,7 +400,7 @@ TEST(AmxGemm, EqualsTheVnniGemmBitForBit) {
   struct Shape {
     int64_t m, n, k;
   };
-  const Shape shapes[] = {{1, 1, 32},   {16, 16, 64},  {17, 15, 96},   {15, 17, 32},  {37, 33, 544},
+  const Shape shapes[] = {{1, 1, 32},     {16, 16, 64},   {17, 15, 96},     {15, 17, 32}, {37, 33, 544},
                           {96, 256, 160}, {97, 257, 512}, {100, 300, 1024}, {7, 70, 1056}};
   for (DType type : kWeightTypes) {
     for (const Shape& sh : shapes) {
@@ -403,9 +418,9 @@ TEST(AmxGemm, EqualsTheVnniGemmBitForBit) {
       cpu::detail::amx_gemm_q8(type, sh.m, sh.n, sh.k, a.data(), lda, w0, ldb, amx.data(), ldc);
       cpu::detail::avx512_gemm_q8(type, sh.m, sh.n, sh.k, a.data(), lda, w0, ldb, vnni.data(), ldc);
       for (size_t i = 0; i < amx.size(); ++i)
-        ASSERT_TRUE(same_bits(amx[i], vnni[i])) << dtype_name(type) << " " << sh.m << "x" << sh.n << "x" << sh.k
-                                                << " at " << i / ldc << "," << i % ldc << ": " << amx[i] << " vs "
-                                                << vnni[i];
+        ASSERT_TRUE(same_bits(amx[i], vnni[i]))
+            << dtype_name(type) << " " << sh.m << "x" << sh.n << "x" << sh.k << " at " << i / ldc << "," << i % ldc
+            << ": " << amx[i] << " vs " << vnni[i];
     }
   }
 }
@@ -484,10 +499,12 @@ TEST_P(KernelsTest, ElementWise) {
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], a[i] * b[i]);
     // scale and axpy may fuse the multiply-add: one rounding instead of two.
     k().scale(n, a.data(), 0.37f, -1.25f, y.data());
-    for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], double(a[i]) * 0.37 - 1.25, 2 * kEps * (std::fabs(a[i] * 0.37) + 1.25));
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_NEAR(y[i], double(a[i]) * 0.37 - 1.25, 2 * kEps * (std::fabs(a[i] * 0.37) + 1.25));
     y = b;
     k().axpy(n, -0.61f, a.data(), y.data());
-    for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], b[i] - 0.61 * a[i], 2 * kEps * (std::fabs(b[i]) + std::fabs(0.61 * a[i])));
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_NEAR(y[i], b[i] - 0.61 * a[i], 2 * kEps * (std::fabs(b[i]) + std::fabs(0.61 * a[i])));
     std::vector<f16_t> h(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) h[i] = f32_to_f16(a[i]);
     y = b;
@@ -561,7 +578,8 @@ TEST_P(KernelsTest, AxpyQ80RowsSumsTheDequantizedRows) {
           }
           double want = y0[at], mag = std::fabs(y0[at]);
           for (int64_t t = 0; t < nk; ++t) {
-            const double term = static_cast<double>(a[static_cast<size_t>(g * as + t)]) * deq[static_cast<size_t>(t * n + i)];
+            const double term =
+                static_cast<double>(a[static_cast<size_t>(g * as + t)]) * deq[static_cast<size_t>(t * n + i)];
             want += term;
             mag += std::fabs(term);
           }
@@ -580,7 +598,8 @@ TEST_P(KernelsTest, QuantizeRowIsTheReferenceByteForByte) {
   for (int j = 0; j < kQuantBlock; ++j) x[static_cast<size_t>(kQuantBlock + j)] = 0.0f;
   x[2 * kQuantBlock + 3] = std::nanf("");
   x[3 * kQuantBlock + 5] = INFINITY;
-  for (int j = 0; j < kQuantBlock; ++j) x[static_cast<size_t>(4 * kQuantBlock + j)] = 1e-41f * static_cast<float>(j - 7);
+  for (int j = 0; j < kQuantBlock; ++j)
+    x[static_cast<size_t>(4 * kQuantBlock + j)] = 1e-41f * static_cast<float>(j - 7);
   const float ties[] = {127.0f, 2.5f, -3.5f, 0.5f, -0.5f, 1.5f, 126.5f, -126.5f};
   for (int j = 0; j < kQuantBlock; ++j) x[static_cast<size_t>(5 * kQuantBlock + j)] = ties[j % 8];
   x[6 * kQuantBlock] = 1e30f;  // a scale past f16's range
@@ -589,7 +608,8 @@ TEST_P(KernelsTest, QuantizeRowIsTheReferenceByteForByte) {
     k().quantize_row(type, x.data(), got.data(), n);
     quantize_row(type, x.data(), want.data(), n);
     for (size_t i = 0; i < got.size(); ++i)
-      ASSERT_EQ(got[i], want[i]) << dtype_name(type) << " byte " << i << " (block " << i / dtype_block_bytes(type) << ")";
+      ASSERT_EQ(got[i], want[i]) << dtype_name(type) << " byte " << i << " (block " << i / dtype_block_bytes(type)
+                                 << ")";
   }
 }
 
@@ -776,7 +796,7 @@ void check_gemm(const Kernels& kern, bool depth_major_b) {
   struct Shape {
     int64_t m, n, k, pad;
   };
-  const Shape shapes[] = {{1, 1, 1, 0},     {3, 17, 5, 1},     {17, 31, 33, 3},  {13, 33, 257, 0},  {25, 65, 300, 7},
+  const Shape shapes[] = {{1, 1, 1, 0},      {3, 17, 5, 1},    {17, 31, 33, 3},    {13, 33, 257, 0}, {25, 65, 300, 7},
                           {100, 40, 600, 0}, {37, 600, 70, 2}, {150, 130, 384, 0}, {144, 64, 256, 0}};
   for (const Shape& sh : shapes) {
     const int64_t lda = sh.k + sh.pad, ldc = sh.n + sh.pad;
@@ -803,7 +823,8 @@ void check_gemm(const Kernels& kern, bool depth_major_b) {
         ASSERT_NEAR(c[i * ldc + j], ref, 4 * kEps * std::sqrt(double(sh.k)) * mag + 1e-30)
             << "m=" << sh.m << " n=" << sh.n << " k=" << sh.k << " at " << i << "," << j;
         if (depth_major_b) {
-          ASSERT_TRUE(same_bits(c[i * ldc + j], ct[i * ldc + j])) << "m=" << sh.m << " n=" << sh.n << " at " << i << "," << j;
+          ASSERT_TRUE(same_bits(c[i * ldc + j], ct[i * ldc + j]))
+              << "m=" << sh.m << " n=" << sh.n << " at " << i << "," << j;
         }
       }
       for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], 123.0f) << "wrote past n";
@@ -820,8 +841,8 @@ TEST_P(KernelsTest, GemmPackedIsGemmOnPackedPanels) {
   struct Shape {
     int64_t m, n, k, deeper;
   };
-  const Shape shapes[] = {{1, 1, 1, 0}, {3, 17, 5, 3}, {17, 31, 33, 0}, {144, 256, 64, 0}, {144, 64, 256, 0},
-                          {60, 220, 64, 0}, {25, 65, 200, 56}, {13, 40, 7, 1}};
+  const Shape shapes[] = {{1, 1, 1, 0},      {3, 17, 5, 3},    {17, 31, 33, 0},   {144, 256, 64, 0},
+                          {144, 64, 256, 0}, {60, 220, 64, 0}, {25, 65, 200, 56}, {13, 40, 7, 1}};
   for (const Shape& sh : shapes) {
     for (bool depth_major : {false, true}) {
       const int64_t kp = sh.k + sh.deeper;  // the B panels' packed depth
@@ -853,7 +874,8 @@ TEST_P(KernelsTest, GemmPackedIsGemmOnPackedPanels) {
       for (int64_t i = 0; i < sh.m; ++i) {
         for (int64_t j = 0; j < sh.n; ++j)
           ASSERT_TRUE(same_bits(got[i * ldc + j], want[i * ldc + j]))
-              << "m=" << sh.m << " n=" << sh.n << " k=" << sh.k << " depth_major=" << depth_major << " at " << i << "," << j;
+              << "m=" << sh.m << " n=" << sh.n << " k=" << sh.k << " depth_major=" << depth_major << " at " << i << ","
+              << j;
         for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(got[i * ldc + j], 123.0f) << "wrote past n";
       }
       // accumulate: C + A B^T, the sum added to what C held
@@ -864,7 +886,8 @@ TEST_P(KernelsTest, GemmPackedIsGemmOnPackedPanels) {
       for (int64_t i = 0; i < sh.m; ++i) {
         for (int64_t j = 0; j < sh.n; ++j) {
           const float w = acc_want[i * ldc + j] + want[i * ldc + j];
-          ASSERT_TRUE(same_bits(acc[i * ldc + j], w)) << "accumulate m=" << sh.m << " n=" << sh.n << " at " << i << "," << j;
+          ASSERT_TRUE(same_bits(acc[i * ldc + j], w))
+              << "accumulate m=" << sh.m << " n=" << sh.n << " at " << i << "," << j;
         }
         for (int64_t j = sh.n; j < ldc; ++j) ASSERT_EQ(acc[i * ldc + j], acc_want[i * ldc + j]) << "wrote past n";
       }

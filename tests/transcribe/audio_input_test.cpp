@@ -79,7 +79,9 @@ TEST(AudioInput, Pcm16AtAnyRateAndChannelCountBecomes16kMono) {
   EXPECT_NEAR(peak, 12000.0 / 32768.0, 0.02);
   const std::vector<float> f = pcm_f32_to_mono16k(y.data(), y.size(), 16000, 1);
   EXPECT_EQ(f, y);
-  EXPECT_NE(error_of([&] { pcm16_to_mono16k(stereo.data(), 3, rate, 2); }).find("not a whole number of 2-channel frames"), std::string::npos)
+  EXPECT_NE(
+      error_of([&] { pcm16_to_mono16k(stereo.data(), 3, rate, 2); }).find("not a whole number of 2-channel frames"),
+      std::string::npos)
       << error_of([&] { pcm16_to_mono16k(stereo.data(), 3, rate, 2); });
   EXPECT_NE(error_of([&] { pcm16_to_mono16k(nullptr, 10, rate, 1); }).find("null"), std::string::npos);
   EXPECT_THROW(pcm_f32_to_mono16k(y.data(), y.size(), 0, 1), Error);
@@ -104,8 +106,10 @@ TEST(AudioInput, MalformedDataUrisNameWhatIsWrong) {
   EXPECT_NE(err("data:audio/wav;base64").find("no ','"), std::string::npos);
   EXPECT_NE(err("data:audio/wav,RIFF").find("only base64"), std::string::npos);
   EXPECT_NE(err("data:audio/wav;base64,").find("no data"), std::string::npos);
-  EXPECT_NE(err("data:audio/wav;base64,UklG*kYA").find("'*' at offset 4"), std::string::npos) << err("data:audio/wav;base64,UklG*kYA");
-  EXPECT_NE(err("data:audio/wav;base64,UklGR").find("cut short"), std::string::npos) << err("data:audio/wav;base64,UklGR");
+  EXPECT_NE(err("data:audio/wav;base64,UklG*kYA").find("'*' at offset 4"), std::string::npos)
+      << err("data:audio/wav;base64,UklG*kYA");
+  EXPECT_NE(err("data:audio/wav;base64,UklGR").find("cut short"), std::string::npos)
+      << err("data:audio/wav;base64,UklGR");
   EXPECT_NE(err("data:audio/wav;base64,AA==AA").find("after '=' padding"), std::string::npos);
   // Valid base64 of something that is not audio: the audio decoder's error, naming the URI.
   const std::string e = err("data:audio/wav;base64," + base64("this is not a wav file at all"));

@@ -36,7 +36,9 @@ TEST(MergeSpeechChunks, MergesNeighboursUpTo30sAndCutsLongSpeech) {
   EXPECT_THROW(merge_speech_chunks(speech, 10000, 0), Error);
 }
 
-std::vector<float> silence(double seconds) { return std::vector<float>(static_cast<size_t>(seconds * kSampleRate), 0.0f); }
+std::vector<float> silence(double seconds) {
+  return std::vector<float>(static_cast<size_t>(seconds * kSampleRate), 0.0f);
+}
 
 class BatchedTranscribeTest : public MicroModelTest {
  protected:
@@ -108,7 +110,9 @@ TEST_F(BatchedTranscribeTest, EveryBatchSizeGivesTheSameSegmentsWithExactTimes) 
     TranscribeParams p = batched(B);
     std::vector<Segment> reported;
     int last_progress = -1;
-    p.on_new_segments = [&](const NewSegments& ns) { reported.insert(reported.end(), ns.segments.begin(), ns.segments.end()); };
+    p.on_new_segments = [&](const NewSegments& ns) {
+      reported.insert(reported.end(), ns.segments.begin(), ns.segments.end());
+    };
     p.on_progress = [&](int pct) {
       EXPECT_GE(pct, last_progress);
       last_progress = pct;
@@ -239,7 +243,8 @@ TEST_F(BatchedTranscribeTest, WordTimestampsFromEachChunksOwnWindow) {
   const std::vector<AudioChunk> cs = chunks(p);
   for (const Segment& seg : a.segments) {
     n_words += seg.words.size();
-    const auto chunk = std::find_if(cs.begin(), cs.end(), [&](const AudioChunk& c) { return seg.t0 >= c.t0 && seg.t0 < c.t1; });
+    const auto chunk =
+        std::find_if(cs.begin(), cs.end(), [&](const AudioChunk& c) { return seg.t0 >= c.t0 && seg.t0 < c.t1; });
     ASSERT_NE(chunk, cs.end()) << "segment at " << seg.t0 << " outside every chunk";
     for (const Word& w : seg.words) {
       EXPECT_LE(w.t0, w.t1);

@@ -153,10 +153,12 @@ TEST_F(DecodingOptions, Suppression) {
 
 TEST_F(DecodingOptions, Prompting) {
   run_twice([](TranscribeParams& p) { p.initial_prompt = "A glossary: hark, whisper."; }, 40.0);
-  run_twice([](TranscribeParams& p) {
-    p.initial_prompt = "A glossary: hark, whisper.";
-    p.carry_initial_prompt = true;
-  }, 40.0);
+  run_twice(
+      [](TranscribeParams& p) {
+        p.initial_prompt = "A glossary: hark, whisper.";
+        p.carry_initial_prompt = true;
+      },
+      40.0);
   run_twice([](TranscribeParams& p) { p.no_context = true; }, 40.0);
   run_twice([](TranscribeParams& p) { p.max_context = 4; }, 40.0);
 }

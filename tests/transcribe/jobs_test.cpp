@@ -19,7 +19,9 @@
 namespace hark {
 namespace {
 
-std::vector<float> tones(double seconds, double base_hz = 180.0) { return testing::speech_like_tones(seconds, base_hz); }
+std::vector<float> tones(double seconds, double base_hz = 180.0) {
+  return testing::speech_like_tones(seconds, base_hz);
+}
 
 std::string text_of(const Transcript& t) {
   std::string all;
@@ -32,7 +34,8 @@ class Jobs : public testing::MicroModelTest {};
 TEST_F(Jobs, TwoJobsOnOneContextGiveTheTextsTheyGiveAlone) {
   auto ctx = load(2);
   const std::vector<float> a = tones(40.0, 180.0), b = tones(25.0, 260.0);
-  const std::string alone_a = text_of(ctx->transcribe(a, testing::fast_params())), alone_b = text_of(ctx->transcribe(b, testing::fast_params()));
+  const std::string alone_a = text_of(ctx->transcribe(a, testing::fast_params())),
+                    alone_b = text_of(ctx->transcribe(b, testing::fast_params()));
   ASSERT_FALSE(alone_a.empty());
   ASSERT_FALSE(alone_b.empty());
   for (int round = 0; round < 2; ++round) {
@@ -377,7 +380,8 @@ TEST_F(Jobs, PlainAttentionGivesTheSameText) {
   auto plain = Context::load(file_->path(), cp);
   auto fused = load(2);
   const std::vector<float> a = tones(20.0);
-  EXPECT_EQ(text_of(plain->transcribe(a, testing::fast_params())), text_of(fused->transcribe(a, testing::fast_params())));
+  EXPECT_EQ(text_of(plain->transcribe(a, testing::fast_params())),
+            text_of(fused->transcribe(a, testing::fast_params())));
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ TEST(OutputFormats, Timestamps) {
   EXPECT_EQ(format_timestamp(359999), "00:59:59.990");
   EXPECT_EQ(format_timestamp(360000), "01:00:00.000");
   EXPECT_EQ(format_timestamp(((25 * 60 + 7) * 60 + 9) * 100 + 12), "25:07:09.120");  // past a day
-  EXPECT_EQ(format_timestamp(int64_t{123} * 3600 * 100), "123:00:00.000");          // 3-digit hours
+  EXPECT_EQ(format_timestamp(int64_t{123} * 3600 * 100), "123:00:00.000");           // 3-digit hours
   EXPECT_EQ(format_timestamp(-5), "00:00:00.000");  // clamped: no format has negative times
   EXPECT_EQ(format_timestamp(-360000, true), "00:00:00,000");
 }
@@ -181,10 +181,11 @@ TEST(OutputFormats, Json) {
 TEST(OutputFormats, Csv) {
   Transcript t = sample();
   t.segments.push_back(seg(612, 100000, R"( She said "hi", then left.)"));
-  EXPECT_EQ(to_csv(t), "start,end,text\n"
-                       "0,2500,\" Hello world.\"\n"
-                       "2500,6120,\" And so, my fellow Americans.\"\n"
-                       "6120,1000000,\" She said \"\"hi\"\", then left.\"\n");
+  EXPECT_EQ(to_csv(t),
+            "start,end,text\n"
+            "0,2500,\" Hello world.\"\n"
+            "2500,6120,\" And so, my fellow Americans.\"\n"
+            "6120,1000000,\" She said \"\"hi\"\", then left.\"\n");
   EXPECT_EQ(to_csv(Transcript{}), "start,end,text\n");
 }
 
@@ -192,11 +193,12 @@ TEST(OutputFormats, Lrc) {
   Transcript t = sample();
   t.segments.push_back(seg(61234, 61300, " Later."));   // 10:12.34
   t.segments.push_back(seg(612345, 612400, " Much."));  // 102:03.45: minutes grow past two digits
-  EXPECT_EQ(to_lrc(t), "[by:hark]\n"
-                       "[00:00.00] Hello world.\n"
-                       "[00:02.50] And so, my fellow Americans.\n"
-                       "[10:12.34] Later.\n"
-                       "[102:03.45] Much.\n");
+  EXPECT_EQ(to_lrc(t),
+            "[by:hark]\n"
+            "[00:00.00] Hello world.\n"
+            "[00:02.50] And so, my fellow Americans.\n"
+            "[10:12.34] Later.\n"
+            "[102:03.45] Much.\n");
   EXPECT_EQ(to_lrc(Transcript{}), "[by:hark]\n");
 }
 

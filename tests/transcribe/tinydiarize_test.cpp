@@ -62,17 +62,20 @@ TEST(Tinydiarize, AModelWithoutTheTurnTokenIsRefusedBeforeAnyCompute) {
   HParams hp;
   ASSERT_TRUE(test_model_preset("micro.en", &hp));
   std::vector<std::string> tokens = synthetic_vocab(hp);
-  while (static_cast<int32_t>(tokens.size()) <= special_tokens(hp).solm) tokens.push_back("tok" + std::to_string(tokens.size()));
+  while (static_cast<int32_t>(tokens.size()) <= special_tokens(hp).solm)
+    tokens.push_back("tok" + std::to_string(tokens.size()));
   TempFile file("tdrz-none");
   {
     std::ofstream f(file.path(), std::ios::binary);
-    ModelWriter w([&](const void* data, size_t size) { f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size)); });
+    ModelWriter w([&](const void* data, size_t size) {
+      f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+    });
     w.header(hp, frontend::slaney_mel_filters(hp.n_mels), tokens);
     for (const TensorSpec& spec : whisper_tensor_specs(hp)) {
       const DType type = default_tensor_type(spec.kind, DType::F16);
       const std::vector<uint8_t> bytes = test_tensor_bytes(spec, type, 1);
-      w.tensor(spec.name, static_cast<int32_t>(type), std::vector<int32_t>(spec.ne.begin(), spec.ne.begin() + spec.n_dims),
-               bytes.data(), bytes.size());
+      w.tensor(spec.name, static_cast<int32_t>(type),
+               std::vector<int32_t>(spec.ne.begin(), spec.ne.begin() + spec.n_dims), bytes.data(), bytes.size());
     }
   }
   const std::unique_ptr<Context> ctx = Context::load(file.path());

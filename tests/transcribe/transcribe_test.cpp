@@ -13,7 +13,9 @@
 namespace hark {
 namespace {
 
-std::vector<float> synth_audio(double seconds, double base_hz = 180.0) { return testing::speech_like_tones(seconds, base_hz); }
+std::vector<float> synth_audio(double seconds, double base_hz = 180.0) {
+  return testing::speech_like_tones(seconds, base_hz);
+}
 
 class Transcribe : public testing::MicroModelTest {};
 

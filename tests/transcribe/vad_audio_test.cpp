@@ -26,9 +26,9 @@ TEST(VadTimeMap, ExactInsideStretchesAndStepsAtTheJoin) {
   const VadTimeMap map({{100, 300, 0}, {1000, 1050, 210}}, 10);
   EXPECT_EQ(map.to_original(0), 100);
   EXPECT_EQ(map.to_original(57), 157);
-  EXPECT_EQ(map.to_original(200), 300);  // the end of the first stretch
-  EXPECT_EQ(map.to_original(204), 300);  // first half of the gap: the speech before
-  EXPECT_EQ(map.to_original(205), 1000); // second half: the speech after
+  EXPECT_EQ(map.to_original(200), 300);   // the end of the first stretch
+  EXPECT_EQ(map.to_original(204), 300);   // first half of the gap: the speech before
+  EXPECT_EQ(map.to_original(205), 1000);  // second half: the speech after
   EXPECT_EQ(map.to_original(209), 1000);
   EXPECT_EQ(map.to_original(210), 1000);
   EXPECT_EQ(map.to_original(233), 1023);

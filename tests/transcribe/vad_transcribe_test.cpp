@@ -19,7 +19,9 @@
 namespace hark::testing {
 namespace {
 
-std::vector<float> silence(double seconds) { return std::vector<float>(static_cast<size_t>(seconds * kSampleRate), 0.0f); }
+std::vector<float> silence(double seconds) {
+  return std::vector<float>(static_cast<size_t>(seconds * kSampleRate), 0.0f);
+}
 
 void append(std::vector<float>& a, const std::vector<float>& b) { a.insert(a.end(), b.begin(), b.end()); }
 
@@ -42,7 +44,7 @@ class VadTranscribeTest : public MicroModelTest {
     TranscribeParams p = testing::fast_params();
     p.vad = true;
     p.vad_model_path = model_;
-    p.token_timestamps = true;  // token times are mapped too
+    p.token_timestamps = true;     // token times are mapped too
     p.max_tokens_per_window = 48;  // random weights talk on: keep the suite quick
     return p;
   }
@@ -98,7 +100,9 @@ TEST_F(VadTranscribeTest, FewerWindowsAndTimesInsideTheSpeech) {
   TranscribeParams p = vad_params();
   std::vector<Segment> reported;
   int last_progress = -1;
-  p.on_new_segments = [&](const NewSegments& ns) { reported.insert(reported.end(), ns.segments.begin(), ns.segments.end()); };
+  p.on_new_segments = [&](const NewSegments& ns) {
+    reported.insert(reported.end(), ns.segments.begin(), ns.segments.end());
+  };
   p.on_progress = [&](int pct) { last_progress = pct; };
   const Transcript t = ctx->transcribe(audio_, p);
 
@@ -134,7 +138,7 @@ TEST_F(VadTranscribeTest, FewerWindowsAndTimesInsideTheSpeech) {
 TEST_F(VadTranscribeTest, OffsetAndProcessors) {
   auto ctx = load();
   TranscribeParams p = vad_params();
-  p.offset_ms = 50000;  // inside the second silence: only the second clip remains
+  p.offset_ms = 50000;       // inside the second silence: only the second clip remains
   p.word_timestamps = true;  // words are mapped too
   const Transcript t = ctx->transcribe(audio_, p);
   expect_inside(t, regions(p, p.offset_ms));

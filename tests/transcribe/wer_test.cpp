@@ -25,16 +25,21 @@ std::vector<std::string> normalized_words(const std::string& text) {
   std::string s;
   for (char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '\'' || u >= 0x80) s += static_cast<char>(std::tolower(u));
-    else s += ' ';  // punctuation and hyphens separate words
+    if (std::isalnum(u) || c == '\'' || u >= 0x80)
+      s += static_cast<char>(std::tolower(u));
+    else
+      s += ' ';  // punctuation and hyphens separate words
   }
   std::vector<std::string> words;
   std::istringstream in(s);
   for (std::string w; in >> w;) {
     w.erase(std::remove(w.begin(), w.end(), '\''), w.end());  // "don't" == "dont"
-    if (w == "mr") w = "mister";
-    else if (w == "mrs") w = "missus";
-    else if (w == "dr") w = "doctor";
+    if (w == "mr")
+      w = "mister";
+    else if (w == "mrs")
+      w = "missus";
+    else if (w == "dr")
+      w = "doctor";
     if (!w.empty()) words.push_back(w);
   }
   return words;
@@ -84,7 +89,8 @@ TEST(RealSpeech, WordErrorRateUnderEachClipsThreshold) {
     GTEST_SKIP() << "no real Whisper model (*.bin) in " << shared << "/models; the word error rate check needs one";
   std::vector<fs::path> clips;
   for (const auto& e : fs::directory_iterator(fs::path(shared) / "audio", ec))
-    if (e.path().extension() == ".wav" && fs::exists(fs::path(e.path()).replace_extension(".txt"))) clips.push_back(e.path());
+    if (e.path().extension() == ".wav" && fs::exists(fs::path(e.path()).replace_extension(".txt")))
+      clips.push_back(e.path());
   if (clips.empty()) GTEST_SKIP() << "no clips with transcripts in " << shared << "/audio";
   std::sort(models.begin(), models.end());
   std::sort(clips.begin(), clips.end());
@@ -93,16 +99,17 @@ TEST(RealSpeech, WordErrorRateUnderEachClipsThreshold) {
     auto ctx = Context::load(model.string());
     for (const fs::path& clip : clips) {
       double threshold = 0.15;
-      if (const fs::path w = fs::path(clip).replace_extension(".wer"); fs::exists(w)) threshold = std::stod(read_text(w));
+      if (const fs::path w = fs::path(clip).replace_extension(".wer"); fs::exists(w))
+        threshold = std::stod(read_text(w));
       TranscribeParams p;
       p.language = "en";  // the clips are English
       const Transcript t = ctx->transcribe(load_audio(clip.string()), p);
       std::string hyp;
       for (const Segment& s : t.segments) hyp += s.text + " ";
-      const double wer = word_error_rate(normalized_words(read_text(fs::path(clip).replace_extension(".txt"))),
-                                         normalized_words(hyp));
-      std::printf("  %s on %s: WER %.1f%% (threshold %.0f%%): %s\n", model.filename().c_str(),
-                  clip.filename().c_str(), 100 * wer, 100 * threshold, hyp.c_str());
+      const double wer =
+          word_error_rate(normalized_words(read_text(fs::path(clip).replace_extension(".txt"))), normalized_words(hyp));
+      std::printf("  %s on %s: WER %.1f%% (threshold %.0f%%): %s\n", model.filename().c_str(), clip.filename().c_str(),
+                  100 * wer, 100 * threshold, hyp.c_str());
       EXPECT_LE(wer, threshold) << model << " on " << clip << "\nheard: " << hyp;
     }
   }

@@ -122,7 +122,8 @@ TEST_F(WordTiming, WordsFromTheScriptedAttentionAndSeekFromTheLastWord) {
   const auto words = text(" one two three");
   ASSERT_EQ(words.size(), 3u);
   ScriptedModel* sm = nullptr;
-  const Transcript t = run(testing::fast_params(), {{say({{ts(50)}, words})}, {{}}}, {{{0, 75, 100, 125}, {15, 15, 15}}}, 10.0, &sm);
+  const Transcript t =
+      run(testing::fast_params(), {{say({{ts(50)}, words})}, {{}}}, {{{0, 75, 100, 125}, {15, 15, 15}}}, 10.0, &sm);
   ASSERT_EQ(t.segments.size(), 1u);
   const Segment& s = t.segments[0];
   EXPECT_EQ(s.text, " one two three");
@@ -170,8 +171,8 @@ TEST_F(WordTiming, PunctuationMergedAndWordsMakeUpTheText) {
   for (size_t k = 0; k <= words.size(); ++k) starts.push_back(static_cast<int>(k) * 20);
   TranscribeParams p = testing::fast_params();
   p.suppress_nst = false;  // the quote is one of OpenAI's non-speech symbols
-  const Transcript t = run(p, {{say({{ts(0)}, words, {ts(150)}})}, {{}}},
-                           {{starts, std::vector<float>(words.size(), 15.0f)}}, 10.0);
+  const Transcript t =
+      run(p, {{say({{ts(0)}, words, {ts(150)}})}, {{}}}, {{starts, std::vector<float>(words.size(), 15.0f)}}, 10.0);
   ASSERT_EQ(t.segments.size(), 1u);
   std::string joined;
   std::vector<std::string> texts;
@@ -256,9 +257,18 @@ TEST_F(WordTiming, BadValuesFailBeforeAnyCompute) {
   EXPECT_TRUE(mentions(err([](auto& p) { p.dtw_preset = "huge"; }), {"unknown preset 'huge'", "tiny.en"}));
   EXPECT_TRUE(mentions(err([](auto& p) { p.dtw_preset = "large.v3"; }), {"large.v3", "32 layers x 20", "2 x 2"}));
   EXPECT_TRUE(mentions(err([](auto& p) { p.dtw_preset = "top-n"; }), {"dtw_n_top", "[1, 2]"}));
-  EXPECT_TRUE(mentions(err([](auto& p) { p.dtw_preset = "custom"; p.dtw_heads = "1,0 2,1"; }), {"(2,1)", "layers 0..1"}));
-  EXPECT_TRUE(mentions(err([](auto& p) { p.dtw_preset = "custom"; p.dtw_heads = "1;0"; }), {"expected ','"}));
-  EXPECT_TRUE(mentions(err([](auto& p) { p.hallucination_silence_threshold = NAN; }), {"hallucination_silence_threshold"}));
+  EXPECT_TRUE(mentions(err([](auto& p) {
+                         p.dtw_preset = "custom";
+                         p.dtw_heads = "1,0 2,1";
+                       }),
+                       {"(2,1)", "layers 0..1"}));
+  EXPECT_TRUE(mentions(err([](auto& p) {
+                         p.dtw_preset = "custom";
+                         p.dtw_heads = "1;0";
+                       }),
+                       {"expected ','"}));
+  EXPECT_TRUE(
+      mentions(err([](auto& p) { p.hallucination_silence_threshold = NAN; }), {"hallucination_silence_threshold"}));
   TranscribeParams ok = testing::fast_params();
   ok.word_timestamps = true;
   ok.dtw_preset = "top-n";

@@ -7,8 +7,8 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <string>
 #include <numbers>
+#include <string>
 
 #include "hark/hark.hpp"
 #include "vad/vad_test_util.h"
@@ -99,10 +99,12 @@ TEST(EnergyVad, EspeakSpeechBetweenSoxSilences) {
   const std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/hark-evad-" + std::to_string(::getpid());
   ASSERT_TRUE(sh("mkdir -p '" + dir + "'"));
   const std::string s1 = dir + "/s1.wav", s2 = dir + "/s2.wav", sil = dir + "/sil.wav", all = dir + "/all.wav";
-  ASSERT_TRUE(sh("espeak-ng -w '" + s1 + "' 'The quick brown fox jumps over the lazy dog while the farmer watches "
-                                         "from the old wooden fence.'"));
-  ASSERT_TRUE(sh("espeak-ng -w '" + s2 + "' 'Seven silver spoons were found beneath the kitchen floor of the "
-                                         "abandoned house on the hill.'"));
+  ASSERT_TRUE(sh("espeak-ng -w '" + s1 +
+                 "' 'The quick brown fox jumps over the lazy dog while the farmer watches "
+                 "from the old wooden fence.'"));
+  ASSERT_TRUE(sh("espeak-ng -w '" + s2 +
+                 "' 'Seven silver spoons were found beneath the kitchen floor of the "
+                 "abandoned house on the hill.'"));
   // 3 s of digital silence in espeak-ng's own format (22.05 kHz, 16-bit mono), then the whole file
   ASSERT_TRUE(sh("sox -n -r 22050 -c 1 -b 16 '" + sil + "' trim 0 3"));
   ASSERT_TRUE(sh("sox '" + sil + "' '" + s1 + "' '" + sil + "' '" + s2 + "' '" + sil + "' '" + all + "'"));

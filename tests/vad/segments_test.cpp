@@ -24,7 +24,9 @@ std::vector<float> frames(size_t n, std::initializer_list<std::tuple<size_t, siz
   return v;
 }
 
-std::vector<SampleRange> ranges(const std::vector<float>& p, SegmentOptions o = {}) { return speech_ranges(p, kW, kSr, o); }
+std::vector<SampleRange> ranges(const std::vector<float>& p, SegmentOptions o = {}) {
+  return speech_ranges(p, kW, kSr, o);
+}
 
 int64_t f(int64_t frame) { return frame * kW; }
 

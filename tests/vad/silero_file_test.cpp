@@ -94,7 +94,8 @@ TEST_F(SileroFileTest, RealModelHeaderAndTensors) {
 }
 
 TEST_F(SileroFileTest, BadHeaderFieldsNameFieldOffsetExpectedAndFound) {
-  EXPECT_TRUE(mentions(header_error(with_i32(0, 0x12345678)), {kLabel, "magic at offset 0", "0x67676d6c", "0x12345678"}));
+  EXPECT_TRUE(
+      mentions(header_error(with_i32(0, 0x12345678)), {kLabel, "magic at offset 0", "0x67676d6c", "0x12345678"}));
   EXPECT_TRUE(mentions(header_error(with_i32(4, 0)), {"model type length at offset 4", "expected 1..64, found 0"}));
   EXPECT_TRUE(mentions(header_error(with_i32(4, 1 << 30)), {"model type length", "found 1073741824"}));
   std::vector<uint8_t> b = bytes_;
@@ -104,9 +105,13 @@ TEST_F(SileroFileTest, BadHeaderFieldsNameFieldOffsetExpectedAndFound) {
   EXPECT_TRUE(mentions(header_error(with_i32(30, 256)), {"n_window at offset 30", "expected 512", "found 256"}));
   EXPECT_TRUE(mentions(header_error(with_i32(34, 0)), {"n_context at offset 34", "expected 64", "found 0"}));
   EXPECT_TRUE(mentions(header_error(with_i32(38, 3)), {"n_encoder_layers at offset 38", "expected 4", "found 3"}));
-  EXPECT_TRUE(mentions(header_error(with_i32(42, 128)), {"encoder layer 0 in_channels at offset 42", "expected 129", "found 128"}));
-  EXPECT_TRUE(mentions(header_error(with_i32(54, 63)), {"encoder layer 1 in_channels at offset 54", "expected 128 (the previous layer's out_channels)", "found 63"}));
-  EXPECT_TRUE(mentions(header_error(with_i32(50, 5)), {"encoder layer 0 kernel_size at offset 50", "expected 3", "found 5"}));
+  EXPECT_TRUE(mentions(header_error(with_i32(42, 128)),
+                       {"encoder layer 0 in_channels at offset 42", "expected 129", "found 128"}));
+  EXPECT_TRUE(mentions(
+      header_error(with_i32(54, 63)),
+      {"encoder layer 1 in_channels at offset 54", "expected 128 (the previous layer's out_channels)", "found 63"}));
+  EXPECT_TRUE(
+      mentions(header_error(with_i32(50, 5)), {"encoder layer 0 kernel_size at offset 50", "expected 3", "found 5"}));
   EXPECT_TRUE(mentions(header_error(with_i32(82, -1)), {"encoder layer 3 out_channels at offset 82", "found -1"}));
   EXPECT_TRUE(mentions(header_error(with_i32(90, 64)), {"lstm_input_size at offset 90", "expected 128", "found 64"}));
   EXPECT_TRUE(mentions(header_error(with_i32(94, 0)), {"lstm_hidden_size at offset 94", "found 0"}));
@@ -116,17 +121,19 @@ TEST_F(SileroFileTest, BadHeaderFieldsNameFieldOffsetExpectedAndFound) {
 
 TEST_F(SileroFileTest, BadTensorRecords) {
   // the first record (offset 106): encoder.0 weight, n_dims 3, name length 36, type 1 (f16)
-  EXPECT_TRUE(mentions(parse_error(with_i32(106, 5)), {"tensor record 0 n_dims at offset 106", "expected 0..4, found 5"}));
+  EXPECT_TRUE(
+      mentions(parse_error(with_i32(106, 5)), {"tensor record 0 n_dims at offset 106", "expected 0..4, found 5"}));
   EXPECT_TRUE(mentions(parse_error(with_i32(110, 0)), {"tensor record 0 name length at offset 110", "found 0"}));
   EXPECT_TRUE(mentions(parse_error(with_i32(114, 8)), {"tensor '_model.encoder.0.reparam_conv.weight' at offset 106",
                                                        "type id 8 not allowed", "0 (f32) or 1 (f16)"}));
-  EXPECT_TRUE(mentions(parse_error(with_i32(122, 130)), {"encoder.0.reparam_conv.weight", "shape [3, 130, 128]",
-                                                         "expected [3, 129, 128]"}));
+  EXPECT_TRUE(mentions(parse_error(with_i32(122, 130)),
+                       {"encoder.0.reparam_conv.weight", "shape [3, 130, 128]", "expected [3, 129, 128]"}));
   std::vector<uint8_t> b = bytes_;
   b[130 + 15] = 'X';  // inside the name: _model.encoder.X...
   EXPECT_TRUE(mentions(parse_error(b), {"unknown tensor name", "at offset 106"}));
   // a bias stored as f16 (the bias of encoder layer 0 is the second record, at 99238)
-  EXPECT_TRUE(mentions(parse_error(with_i32(99238 + 8, 1)), {"encoder.0.reparam_conv.bias", "type id 1", "expected 0 (f32)"}));
+  EXPECT_TRUE(
+      mentions(parse_error(with_i32(99238 + 8, 1)), {"encoder.0.reparam_conv.bias", "type id 1", "expected 0 (f32)"}));
   // the same record twice: the second record renamed to the first's name is both wrong-shaped
   // and a duplicate; a copy of record 0 appended is reported as a duplicate
   std::vector<uint8_t> dup = bytes_;
@@ -161,7 +168,8 @@ TEST_F(SileroFileTest, OpenNamesTheFile) {
   const int32_t whisper_start[4] = {0x67676d6c, 51865, 1500, 384};  // magic, n_vocab, n_audio_ctx, n_audio_state
   std::memcpy(w.data(), whisper_start, sizeof whisper_start);
   wrong.write(w);
-  EXPECT_TRUE(mentions(error_of([&] { SileroFile::open(wrong.path()); }), {"model type length at offset 4", "found 51865"}));
+  EXPECT_TRUE(
+      mentions(error_of([&] { SileroFile::open(wrong.path()); }), {"model type length at offset 4", "found 51865"}));
 }
 
 }  // namespace

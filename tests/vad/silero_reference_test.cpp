@@ -95,7 +95,8 @@ TEST_F(SileroReference, FrameByFrameEqualsWholeBufferAndResetRestarts) {
   vad.process(samples.data(), 40, probs.data());
   EXPECT_EQ(probs, std::vector<float>(whole.begin(), whole.begin() + 40));
   vad.process(samples.data() + 40 * 512, 20, probs.data());
-  EXPECT_EQ(std::vector<float>(probs.begin(), probs.begin() + 20), std::vector<float>(whole.begin() + 40, whole.begin() + 60));
+  EXPECT_EQ(std::vector<float>(probs.begin(), probs.begin() + 20),
+            std::vector<float>(whole.begin() + 40, whole.begin() + 60));
   EXPECT_EQ(vad.detect(samples.data(), 100 * 512 + 17), whole);
   // without the reset the state from before changes the first frames' answers
   const float fresh = whole[40];
@@ -141,7 +142,8 @@ TEST_F(SileroReference, FramesGraphCpuAgainstReferenceNodeByNode) {
     for (const NodeDiff& d : r.nodes) {
       // f32 sums in another order; the f16 rounding can flip one ulp of f16 (2^-11 relative)
       const double tol = d.node->op == Op::Unary && d.node->params[0].i == static_cast<int>(UnaryOp::RoundF16)
-                             ? 1e-3 * d.max_ref : 1e-4 * std::max(1.0, d.max_ref);
+                             ? 1e-3 * d.max_ref
+                             : 1e-4 * std::max(1.0, d.max_ref);
       EXPECT_LE(d.max_abs, tol) << d.node->describe() << "\n" << r.report();
     }
   }

@@ -89,7 +89,8 @@ TEST_F(VadApi, UpstreamContextFrontEnd) {
   auto stream = up->stream();
   std::vector<float> got;
   for (size_t at = 0; at < samples_.size(); at += 700)
-    for (float v : stream->push(std::span<const float>(samples_).subspan(at, std::min<size_t>(700, samples_.size() - at))))
+    for (float v :
+         stream->push(std::span<const float>(samples_).subspan(at, std::min<size_t>(700, samples_.size() - at))))
       got.push_back(v);
   for (float v : stream->flush()) got.push_back(v);
   EXPECT_EQ(got, a.probs);
@@ -127,10 +128,12 @@ TEST_F(VadApi, BadInputIsAnError) {
   EXPECT_TRUE(mentions(error_of([&] { VadModel::load("/nonexistent.bin"); }), {"/nonexistent.bin", "cannot open"}));
   VadModelParams zero_threads;
   zero_threads.n_threads = 0;
-  EXPECT_TRUE(mentions(error_of([&] { VadModel::load(hark::testing::silero_model_path(), zero_threads); }), {"n_threads"}));
+  EXPECT_TRUE(
+      mentions(error_of([&] { VadModel::load(hark::testing::silero_model_path(), zero_threads); }), {"n_threads"}));
   VadModelParams gpu;
   gpu.device = "gpu0";
-  EXPECT_TRUE(mentions(error_of([&] { VadModel::load(hark::testing::silero_model_path(), gpu); }), {"unknown device 'gpu0'"}));
+  EXPECT_TRUE(
+      mentions(error_of([&] { VadModel::load(hark::testing::silero_model_path(), gpu); }), {"unknown device 'gpu0'"}));
   // empty audio: no frames, no segments
   const VadResult empty = vad_->detect_speech({});
   EXPECT_TRUE(empty.probs.empty());

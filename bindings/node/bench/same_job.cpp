@@ -20,8 +20,7 @@ int main(int argc, char** argv) {
   const int runs = argc > 3 ? std::atoi(argv[3]) : 5;
   // overhead.js's audio: a tone gated on and off every half second.
   std::vector<float> audio(size_t(seconds) * 16000);
-  for (size_t i = 0; i < audio.size(); ++i)
-    audio[i] = float(0.3 * std::sin(double(i) * 0.05) * double((i / 8000) % 2));
+  for (size_t i = 0; i < audio.size(); ++i) audio[i] = float(0.3 * std::sin(double(i) * 0.05) * double((i / 8000) % 2));
   try {
     hark::ContextParams cp;
     cp.flash_attn = true;

@@ -53,8 +53,7 @@ std::vector<float> pcm_bytes_to_samples(const std::vector<unsigned char>& bytes,
   if (bytes.empty()) throw std::runtime_error("audio data: empty (no samples)");
   if (bytes.size() % width != 0)
     throw std::runtime_error("audio data: " + std::to_string(bytes.size()) + " bytes is not a whole number of " +
-                             (is_float ? "float32" : "int16") + " samples (" + std::to_string(width) +
-                             " bytes each)");
+                             (is_float ? "float32" : "int16") + " samples (" + std::to_string(width) + " bytes each)");
   const size_t n = bytes.size() / width;
   if (is_float) {
     std::vector<float> f(n);
@@ -71,8 +70,10 @@ std::vector<float> pcm_bytes_to_samples(const std::vector<unsigned char>& bytes,
 
 AudioInput audio_from_path_arg(const Napi::Value& v, const char* what) {
   if (!v.IsString() || v.As<Napi::String>().Utf8Value().empty())
-    throw Napi::TypeError::New(v.Env(), std::string(what) + ": expected a file path or a data:audio/...;base64 URI (a non-empty string), got " +
-                                            describe_js_type(v));
+    throw Napi::TypeError::New(v.Env(),
+                               std::string(what) +
+                                   ": expected a file path or a data:audio/...;base64 URI (a non-empty string), got " +
+                                   describe_js_type(v));
   AudioInput in;
   in.text = v.As<Napi::String>().Utf8Value();
   if (in.text.rfind("file://", 0) == 0) in.text.erase(0, 7);  // whisper.rn strips it too
@@ -91,13 +92,15 @@ AudioInput audio_from_data_arg(const Napi::Value& v, const Napi::Object& options
     const auto type = ta.TypedArrayType();
     const size_t nbytes = ta.ByteLength();
     const auto* base = static_cast<const unsigned char*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
-    if (type == napi_float32_array) in.kind = AudioInput::Kind::kFloat32;
-    else if (type == napi_int16_array) in.kind = AudioInput::Kind::kInt16;
+    if (type == napi_float32_array)
+      in.kind = AudioInput::Kind::kFloat32;
+    else if (type == napi_int16_array)
+      in.kind = AudioInput::Kind::kInt16;
     else if (type == napi_uint8_array || type == napi_int8_array)  // a Buffer: bytes as pcmFormat says
       in.kind = as_float_default ? AudioInput::Kind::kFloat32 : AudioInput::Kind::kInt16;
     else
-      throw Napi::TypeError::New(env, std::string(what) +
-                                          ": a typed array of audio must be a Float32Array, an Int16Array or a Buffer");
+      throw Napi::TypeError::New(
+          env, std::string(what) + ": a typed array of audio must be a Float32Array, an Int16Array or a Buffer");
     in.bytes = copy_bytes(base, nbytes);
     return in;
   }
@@ -125,10 +128,8 @@ std::vector<float> decode_audio_input(const AudioInput& in) {
       if (in.text.rfind("http://", 0) == 0 || in.text.rfind("https://", 0) == 0)
         throw std::runtime_error("remote files are not supported, download it first: " + in.text);
       return hark::load_audio(in.text);
-    case AudioInput::Kind::kFloat32:
-      return pcm_bytes_to_samples(in.bytes, true, in.sample_rate, in.channels);
-    case AudioInput::Kind::kInt16:
-      return pcm_bytes_to_samples(in.bytes, false, in.sample_rate, in.channels);
+    case AudioInput::Kind::kFloat32: return pcm_bytes_to_samples(in.bytes, true, in.sample_rate, in.channels);
+    case AudioInput::Kind::kInt16: return pcm_bytes_to_samples(in.bytes, false, in.sample_rate, in.channels);
     case AudioInput::Kind::kBase64Float32:
       return pcm_bytes_to_samples(base64_decode(in.text), true, in.sample_rate, in.channels);
     case AudioInput::Kind::kBase64Int16:

@@ -16,9 +16,9 @@ namespace hark_node {
 struct AudioInput {
   enum class Kind { kPathOrDataUri, kFloat32, kInt16, kBase64Float32, kBase64Int16 };
   Kind kind = Kind::kPathOrDataUri;
-  std::string text;                 // the path, data URI or base64 text
+  std::string text;                  // the path, data URI or base64 text
   std::vector<unsigned char> bytes;  // raw PCM bytes (kFloat32, kInt16)
-  int sample_rate = 16000;          // of raw PCM
+  int sample_rate = 16000;           // of raw PCM
   int channels = 1;
 };
 

@@ -37,7 +37,8 @@ Napi::Value get_present(const Napi::Object& o, const char* name) {
   return v;
 }
 [[noreturn]] void bad(const Napi::Object& o, const char* name, const std::string& must, const Napi::Value& v) {
-  throw Napi::TypeError::New(o.Env(), "option '" + std::string(name) + "' must be " + must + ", got " + describe_js_type(v));
+  throw Napi::TypeError::New(o.Env(),
+                             "option '" + std::string(name) + "' must be " + must + ", got " + describe_js_type(v));
 }
 }  // namespace
 
@@ -59,8 +60,9 @@ double get_number(const Napi::Object& o, const char* name, double def, double lo
   if (!v.IsNumber()) bad(o, name, "a number", v);
   const double d = v.As<Napi::Number>().DoubleValue();
   if (!std::isfinite(d) || d < lo || d > hi)
-    bad(o, name, "a number in [" + Napi::Number::New(o.Env(), lo).ToString().Utf8Value() + ", " +
-                     Napi::Number::New(o.Env(), hi).ToString().Utf8Value() + "]",
+    bad(o, name,
+        "a number in [" + Napi::Number::New(o.Env(), lo).ToString().Utf8Value() + ", " +
+            Napi::Number::New(o.Env(), hi).ToString().Utf8Value() + "]",
         v);
   return d;
 }
@@ -96,7 +98,8 @@ std::string get_enum(const Napi::Object& o, const char* name, std::initializer_l
   const std::string s = v.As<Napi::String>().Utf8Value();
   for (const char* a : allowed)
     if (*a && s == a) return s;
-  throw Napi::TypeError::New(o.Env(), "option '" + std::string(name) + "' must be one of " + list + ", got '" + s + "'");
+  throw Napi::TypeError::New(o.Env(),
+                             "option '" + std::string(name) + "' must be one of " + list + ", got '" + s + "'");
 }
 
 Napi::Function get_function(const Napi::Object& o, const char* name) {

@@ -13,12 +13,11 @@
 namespace hark_node {
 
 Napi::Function NativeContext::define(Napi::Env env) {
-  return DefineClass(env, "NativeContext",
-                     {InstanceMethod<&NativeContext::transcribe>("transcribe"),
-                      InstanceMethod<&NativeContext::abort_job>("abortJob"),
-                      InstanceMethod<&NativeContext::bench>("bench"),
-                      InstanceMethod<&NativeContext::release>("release"),
-                      InstanceMethod<&NativeContext::running_jobs>("runningJobs")});
+  return DefineClass(
+      env, "NativeContext",
+      {InstanceMethod<&NativeContext::transcribe>("transcribe"), InstanceMethod<&NativeContext::abort_job>("abortJob"),
+       InstanceMethod<&NativeContext::bench>("bench"), InstanceMethod<&NativeContext::release>("release"),
+       InstanceMethod<&NativeContext::running_jobs>("runningJobs")});
 }
 
 NativeContext::NativeContext(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeContext>(info) {
@@ -158,8 +157,10 @@ Napi::Value NativeContext::transcribe(const Napi::CallbackInfo& info) {
     params = hark::TranscribeParams{};  // drops the callbacks' copies on this thread
     ctx.reset();
     queue->post([this, callbacks, deferred, job_id, result, error](Napi::Env env) {
-      if (result) deferred.Resolve(transcript_to_js(env, *result, callbacks->shape));
-      else deferred.Reject(js_error(env, error).Value());
+      if (result)
+        deferred.Resolve(transcript_to_js(env, *result, callbacks->shape));
+      else
+        deferred.Reject(js_error(env, error).Value());
       callbacks->on_progress.Reset();
       callbacks->on_new_segments.Reset();
       job_finished(job_id);
@@ -197,7 +198,8 @@ Napi::Value NativeContext::bench(const Napi::CallbackInfo& info) {
   if (info.Length() > 0 && !info[0].IsUndefined()) {
     const double d = info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : -1;
     if (!(d >= 1 && d <= 256 && d == double(int(d))))
-      throw Napi::TypeError::New(env, "bench: maxThreads must be an integer in [1, 256], got " + describe_js_type(info[0]));
+      throw Napi::TypeError::New(env,
+                                 "bench: maxThreads must be an integer in [1, 256], got " + describe_js_type(info[0]));
     n_threads = int(d);
   }
   // bench cannot be aborted; release() waits for it. Its id is below 0, never a job's.
@@ -216,8 +218,10 @@ Napi::Value NativeContext::bench(const Napi::CallbackInfo& info) {
     }
     ctx.reset();
     queue->post([this, deferred, result, error, id](Napi::Env env) {
-      if (result) deferred.Resolve(bench_to_js(env, *result));
-      else deferred.Reject(js_error(env, error).Value());
+      if (result)
+        deferred.Resolve(bench_to_js(env, *result));
+      else
+        deferred.Reject(js_error(env, error).Value());
       job_finished(id);
     });
     queue->close();

@@ -13,7 +13,7 @@
 namespace hark_node {
 
 struct NativeRealtime::Shared {
-  std::shared_ptr<hark::Context> ctx;  // must outlive the transcriber
+  std::shared_ptr<hark::Context> ctx;             // must outlive the transcriber
   std::shared_ptr<hark::PushSource> push_source;  // null when the microphone feeds the stream
   std::unique_ptr<hark::RealtimeTranscriber> rt;
   std::shared_ptr<JsThreadQueue> queue;
@@ -60,8 +60,10 @@ std::vector<float> chunk_values(const Napi::Value& v, bool float_bytes, int chan
   bool is_float = float_bytes;
   if (v.IsTypedArray()) {
     const auto ta = v.As<Napi::TypedArray>();
-    if (ta.TypedArrayType() == napi_float32_array) is_float = true;
-    else if (ta.TypedArrayType() == napi_int16_array) is_float = false;
+    if (ta.TypedArrayType() == napi_float32_array)
+      is_float = true;
+    else if (ta.TypedArrayType() == napi_int16_array)
+      is_float = false;
     else if (ta.TypedArrayType() != napi_uint8_array && ta.TypedArrayType() != napi_int8_array)
       throw Napi::TypeError::New(env, "push: a typed array of audio must be a Float32Array, an Int16Array or a Buffer");
     data = static_cast<const unsigned char*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
@@ -71,8 +73,9 @@ std::vector<float> chunk_values(const Napi::Value& v, bool float_bytes, int chan
     data = static_cast<const unsigned char*>(ab.Data());
     n = ab.ByteLength();
   } else {
-    throw Napi::TypeError::New(env, "push: expected a Float32Array, an Int16Array, a Buffer or an ArrayBuffer of PCM, got " +
-                                        describe_js_type(v));
+    throw Napi::TypeError::New(
+        env,
+        "push: expected a Float32Array, an Int16Array, a Buffer or an ArrayBuffer of PCM, got " + describe_js_type(v));
   }
   std::vector<unsigned char> bytes(carry);
   bytes.insert(bytes.end(), data, data + n);
@@ -85,8 +88,8 @@ std::vector<float> chunk_values(const Napi::Value& v, bool float_bytes, int chan
     std::memcpy(out.data(), bytes.data(), whole);
     for (size_t i = 0; i < out.size(); ++i)
       if (!std::isfinite(out[i]))
-        throw Napi::Error::New(env, "push: sample " + std::to_string(i) + " is " + (std::isnan(out[i]) ? "NaN" : "infinite") +
-                                        "; audio must be finite");
+        throw Napi::Error::New(env, "push: sample " + std::to_string(i) + " is " +
+                                        (std::isnan(out[i]) ? "NaN" : "infinite") + "; audio must be finite");
   } else {
     for (size_t i = 0; i < out.size(); ++i) {
       int16_t s;
@@ -137,8 +140,9 @@ NativeRealtime::NativeRealtime(const Napi::CallbackInfo& info) : Napi::ObjectWra
       src = hark::open_capture_source(get_string(o, "captureDevice", "default"));
     }
   } catch (const hark::Error& e) {
-    throw Napi::Error::New(env, std::string("transcribeRealtime: ") + e.what() +
-                                    (source == "push" ? "" : " (pass audioSource: 'push' or audioStream to feed PCM yourself)"));
+    throw Napi::Error::New(
+        env, std::string("transcribeRealtime: ") + e.what() +
+                 (source == "push" ? "" : " (pass audioSource: 'push' or audioStream to feed PCM yourself)"));
   }
   on_event_ = Napi::Persistent(info[2].As<Napi::Function>());
   s->queue = JsThreadQueue::create(env, "hark.realtime");
@@ -181,8 +185,10 @@ void NativeRealtime::feed(std::shared_ptr<Shared> s, NativeRealtime* self) {
     }
     std::string error;
     try {
-      if (c.end) s->push_source->finish();
-      else if (!c.samples.empty()) s->push_source->push(c.samples);
+      if (c.end)
+        s->push_source->finish();
+      else if (!c.samples.empty())
+        s->push_source->push(c.samples);
     } catch (...) {
       error = current_exception_message();
     }

@@ -33,9 +33,9 @@ class NativeRealtime : public Napi::ObjectWrap<NativeRealtime> {
   ~NativeRealtime() override;
 
  private:
-  Napi::Value push(const Napi::CallbackInfo& info);  // (Float32Array | Int16Array | Buffer | ArrayBuffer) -> Promise
-  Napi::Value end(const Napi::CallbackInfo& info);   // no more audio (push source)
-  Napi::Value stop(const Napi::CallbackInfo& info);  // whisper.rn's stop(): -> Promise once the last event is out
+  Napi::Value push(const Napi::CallbackInfo& info);   // (Float32Array | Int16Array | Buffer | ArrayBuffer) -> Promise
+  Napi::Value end(const Napi::CallbackInfo& info);    // no more audio (push source)
+  Napi::Value stop(const Napi::CallbackInfo& info);   // whisper.rn's stop(): -> Promise once the last event is out
   Napi::Value abort(const Napi::CallbackInfo& info);  // ends at once, what is not transcribed is dropped
 
   struct Shared;  // what the feeder and watcher threads share with the JS thread
@@ -43,7 +43,7 @@ class NativeRealtime : public Napi::ObjectWrap<NativeRealtime> {
   // The watcher thread: waits for the transcriber's last event, then ends the feeder and the stream.
   static void watch(std::shared_ptr<Shared> s, NativeRealtime* self);
   void resolve_pushes(uint64_t fed_up_to, const std::string& error);  // JS thread
-  void finish();                            // JS thread, after the last event
+  void finish();                                                      // JS thread, after the last event
 
   std::shared_ptr<Shared> shared_;
   std::map<uint64_t, Napi::Promise::Deferred> pending_pushes_;

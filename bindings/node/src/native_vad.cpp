@@ -65,7 +65,8 @@ Napi::Value NativeVad::detect(const Napi::CallbackInfo& info) {
   const std::string kind = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
   const char* what = kind == "data" ? "detectSpeechData" : "detectSpeech";
   if (!vad_)
-    throw Napi::Error::New(env, std::string(what) + ": WhisperVadContext " + std::to_string(id_) + " has been released");
+    throw Napi::Error::New(env,
+                           std::string(what) + ": WhisperVadContext " + std::to_string(id_) + " has been released");
   const Napi::Object o = options_object(info.Length() > 2 ? info[2] : env.Undefined(), what);
   AudioInput input = kind == "data" ? audio_from_data_arg(info.Length() > 1 ? info[1] : env.Undefined(), o, what)
                                     : audio_from_path_arg(info.Length() > 1 ? info[1] : env.Undefined(), what);

@@ -14,7 +14,7 @@
 namespace hark_node {
 
 struct ResultShape {
-  bool tokens = false;        // tokenTimestamps: each segment's tokens with their times
+  bool tokens = false;         // tokenTimestamps: each segment's tokens with their times
   bool speaker_turns = false;  // tdrzEnable
 };
 

@@ -5,8 +5,8 @@
 #include <cctype>
 #include <limits>
 #include <string>
-#include <utility>
 #include <thread>
+#include <utility>
 
 #include "js_options.h"
 
@@ -83,12 +83,16 @@ hark::TranscribeParams transcribe_params_from_js(const Napi::Object& o) {
 }
 
 std::string js_option_name(const std::string& field) {
-  static const std::pair<const char*, const char*> kRenamed[] = {
-      {"thold_pt", "wordThold"},          {"offset_ms", "offset"},
-      {"duration_ms", "duration"},        {"n_threads", "maxThreads"},
-      {"no_speech_threshold", "noSpeechThold"}, {"logprob_threshold", "logprobThold"},
-      {"compression_ratio_threshold", "entropyThold"}, {"max_initial_timestamp", "maxInitialTs"},
-      {"initial_prompt", "prompt"},       {"vad_model_path", "vadModelPath"}};
+  static const std::pair<const char*, const char*> kRenamed[] = {{"thold_pt", "wordThold"},
+                                                                 {"offset_ms", "offset"},
+                                                                 {"duration_ms", "duration"},
+                                                                 {"n_threads", "maxThreads"},
+                                                                 {"no_speech_threshold", "noSpeechThold"},
+                                                                 {"logprob_threshold", "logprobThold"},
+                                                                 {"compression_ratio_threshold", "entropyThold"},
+                                                                 {"max_initial_timestamp", "maxInitialTs"},
+                                                                 {"initial_prompt", "prompt"},
+                                                                 {"vad_model_path", "vadModelPath"}};
   for (const auto& [f, js] : kRenamed)
     if (field == f) return js;
   if (field.empty() || field.find_first_not_of("abcdefghijklmnopqrstuvwxyz_.") != std::string::npos) return "";

@@ -15,8 +15,8 @@
 
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/thread_pool.h"
-#include "backend/host_memory.h"
 #include "backend/device_registry.h"
+#include "backend/host_memory.h"
 #include "runtime/error.h"
 
 namespace hark::cpu {
@@ -33,12 +33,21 @@ int hardware_threads() {
 
 bool cpu_is_small_node(const Tensor& node) {
   switch (node.op) {
-    case Op::Copy: case Op::Cont: case Op::Add: case Op::Mul: case Op::Scale: case Op::Gelu:
-    case Op::LayerNorm: case Op::SoftMax: case Op::GetRows: case Op::Concat: case Op::Argmax:
-    case Op::TopK: case Op::Unary: case Op::PadReflect:
-      break;
-    default:
-      return false;  // mul_mat, flash_attn, im2col: always split over the threads
+    case Op::Copy:
+    case Op::Cont:
+    case Op::Add:
+    case Op::Mul:
+    case Op::Scale:
+    case Op::Gelu:
+    case Op::LayerNorm:
+    case Op::SoftMax:
+    case Op::GetRows:
+    case Op::Concat:
+    case Op::Argmax:
+    case Op::TopK:
+    case Op::Unary:
+    case Op::PadReflect: break;
+    default: return false;  // mul_mat, flash_attn, im2col: always split over the threads
   }
   if (node.nelements() >= kCpuSmallNodeElements) return false;
   const Tensor* s = node.src[0];
@@ -51,10 +60,13 @@ namespace {
 // same rows of same-shaped sources (others broadcast: biases, norm weights).
 bool splits_by_rows(Op op) {
   switch (op) {
-    case Op::Add: case Op::Mul: case Op::Scale: case Op::Gelu: case Op::LayerNorm: case Op::Unary:
-      return true;
-    default:
-      return false;
+    case Op::Add:
+    case Op::Mul:
+    case Op::Scale:
+    case Op::Gelu:
+    case Op::LayerNorm:
+    case Op::Unary: return true;
+    default: return false;
   }
 }
 
@@ -124,8 +136,8 @@ std::string CpuDevice::description() const {
       break;
     }
   }
-  return model + " (" + std::to_string(hardware_threads()) + " threads, " +
-         simd_level_name(best_simd_level()) + " kernels)";
+  return model + " (" + std::to_string(hardware_threads()) + " threads, " + simd_level_name(best_simd_level()) +
+         " kernels)";
 }
 
 void CpuDevice::memory(size_t* free, size_t* total) const { hark::read_host_memory(free, total); }
@@ -140,7 +152,9 @@ std::unique_ptr<Backend> CpuDevice::init_backend(const BackendParams& params) {
 }
 
 CpuBackend::CpuBackend(Device& dev, int n_threads, SimdLevel level)
-    : dev_(dev), n_threads_(n_threads < 1 ? 1 : n_threads), kernels_(&kernels_for(level)),
+    : dev_(dev),
+      n_threads_(n_threads < 1 ? 1 : n_threads),
+      kernels_(&kernels_for(level)),
       pool_(std::make_unique<ThreadPool>(n_threads_)) {}
 
 CpuBackend::~CpuBackend() = default;
@@ -198,15 +212,18 @@ ComputeStatus CpuBackend::compute(const Graph& g) {
   for (Tensor* node : g.nodes()) {
     if (op_is_view(node->op)) continue;
     HARK_CHECK(supports(*node), std::string("cpu backend cannot compute ") + node->describe());
-    HARK_CHECK(node->data != nullptr, "cpu backend: node " + node->describe() + " has no memory (allocate the graph first)");
+    HARK_CHECK(node->data != nullptr,
+               "cpu backend: node " + node->describe() + " has no memory (allocate the graph first)");
     for (Tensor* s : node->src)
-      HARK_CHECK(!s || s->data != nullptr, "cpu backend: input " + (s ? s->describe() : std::string()) +
-                                               " of " + node->describe() + " has no data");
+      HARK_CHECK(!s || s->data != nullptr, "cpu backend: input " + (s ? s->describe() : std::string()) + " of " +
+                                               node->describe() + " has no data");
     // The pool may run the graph on one thread (an oversubscribed machine): room for either.
     wsize = std::max({wsize, work_size(*node, n_threads_), work_size(*node, 1)});
   }
   if (work_.size() < wsize) work_.resize(wsize + 64);
-  void* wdata = work_.empty() ? nullptr : reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(work_.data()) + 63) & ~uintptr_t{63});
+  void* wdata = work_.empty()
+                    ? nullptr
+                    : reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(work_.data()) + 63) & ~uintptr_t{63});
 
   // Where to stop: the lowest node index at which some thread saw an abort or an error. A thread
   // can only set it to the node it is on, before the barrier after that node, and no thread

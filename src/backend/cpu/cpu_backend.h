@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "simd/kernels.h"
 #include "backend/device.h"
+#include "simd/kernels.h"
 
 namespace hark::cpu {
 

@@ -33,8 +33,8 @@ namespace hark::cpu {
 
 namespace {
 
-constexpr int64_t kTile = 256;     // keys per tile: a query's tile of scores stays in L1
-constexpr int64_t kQBlock = 144;   // queries per GEMM block (a multiple of every micro-kernel's rows)
+constexpr int64_t kTile = 256;       // keys per tile: a query's tile of scores stays in L1
+constexpr int64_t kQBlock = 144;     // queries per GEMM block (a multiple of every micro-kernel's rows)
 constexpr int64_t kMinBlocked = 16;  // fewer queries than this go one by one
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
@@ -50,8 +50,16 @@ struct Attn {
   int64_t D, nq, nk, group;
 
   explicit Attn(const Tensor& node)
-      : q(*node.src[0]), k(*node.src[1]), v(*node.src[2]), mask(node.src[3]), out(node),
-        scale(node.params[0].f), causal(node.params[1].i != 0), D(q.ne[0]), nq(q.ne[1]), nk(k.ne[1]),
+      : q(*node.src[0]),
+        k(*node.src[1]),
+        v(*node.src[2]),
+        mask(node.src[3]),
+        out(node),
+        scale(node.params[0].f),
+        causal(node.params[1].i != 0),
+        D(q.ne[0]),
+        nq(q.ne[1]),
+        nk(k.ne[1]),
         group(q.ne[2] / k.ne[2]) {}
 
   // Keys [0, live) are visible to query i of batch b: past the causal limit, or in the run of
@@ -142,8 +150,9 @@ size_t row_floats(int64_t D) {
 // Rows that go one by one (a head of the cross cache, op_flash_attn) take a group's whole
 // scratch: tiles of this many keys (a 30 s window's 1500 in one), so a row's keys and then its
 // values are each read as one long run, with one softmax pass. Chosen by the cache's layout, never
-// by how the rows fell to threads, so a row's result does not depend on the thread count. (Zen 4, 2 threads, alternated in one process against
-// 256-key tiles, medians: 8 rows on their own windows 2.84 -> 2.65 and 2.28 -> 2.14 ms, q8_0 0.94
+// by how the rows fell to threads, so a row's result does not depend on the thread count. (Zen 4, 2 threads, alternated
+// in one process against 256-key tiles, medians: 8 rows on their own windows 2.84 -> 2.65 and 2.28 -> 2.14 ms, q8_0
+// 0.94
 // -> 0.90 and 1.29 -> 1.11; one row over 32 layers 2.29 -> 2.11 and 2.38 -> 2.23.)
 int64_t single_row_tile(int64_t D) {
   const int64_t q8a_floats = D / kQuantBlock * static_cast<int64_t>(sizeof(BlockQ8A) / sizeof(float));
@@ -176,8 +185,8 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, int
     RowState& w = rows[r];
     const RowIndex ri = row_index(a.q, r0 + r);
     w.i = ri.i1, w.h = ri.i2, w.b = ri.i3;
-    w.q = reinterpret_cast<const float*>(static_cast<const uint8_t*>(a.q.data) + w.i * a.q.nb[1] +
-                                         w.h * a.q.nb[2] + w.b * a.q.nb[3]);
+    w.q = reinterpret_cast<const float*>(static_cast<const uint8_t*>(a.q.data) + w.i * a.q.nb[1] + w.h * a.q.nb[2] +
+                                         w.b * a.q.nb[3]);
     w.kb = a.k_head(w.h, w.b);
     w.vb = a.v_head(w.h, w.b);
     w.s = scratch + r * ld;
@@ -211,8 +220,8 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, int
         if (k_q8)
           kern.dot_q_tiles(DType::Q8_0, D, kt, kstride, w.n, qa + r * qblocks, qblocks, e - r, w.s, ld);
         else
-          (a.k.type == DType::F16 ? kern.dot_f16_rows : kern.dot_f32_rows)(D, kt, kstride, w.n, w.q,
-                                                                           e - r > 1 ? qs : 0, e - r, w.s, ld);
+          (a.k.type == DType::F16 ? kern.dot_f16_rows : kern.dot_f32_rows)(D, kt, kstride, w.n, w.q, e - r > 1 ? qs : 0,
+                                                                           e - r, w.s, ld);
       }
       r = e;
     }
@@ -238,8 +247,7 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, int
           if (a.v.type == DType::Q8_0)
             kern.axpy_q8_0_rows(D, w.n, w.s, ld, e - r, vt, vstride, w.acc, ld);
           else
-            kern.axpy_f16_rows(D, w.n, w.s, ld, e - r, reinterpret_cast<const f16_t*>(vt), vstride, w.acc,
-                               ld);
+            kern.axpy_f16_rows(D, w.n, w.s, ld, e - r, reinterpret_cast<const f16_t*>(vt), vstride, w.acc, ld);
         }
         r = e;
       }
@@ -257,7 +265,8 @@ void attend_rows(const Kernels& kern, const Attn& a, int64_t r0, int64_t nr, int
       }
     }
   }
-  for (int64_t r = 0; r < nr; ++r) finish(kern, D, rows[r].sum, rows[r].acc, a.out_row(rows[r].i, rows[r].h, rows[r].b));
+  for (int64_t r = 0; r < nr; ++r)
+    finish(kern, D, rows[r].sum, rows[r].acc, a.out_row(rows[r].i, rows[r].h, rows[r].b));
 }
 
 // ---- blocks of queries through the GEMM kernel ----
@@ -454,8 +463,7 @@ void op_flash_attn(const ComputeContext& ctx, Tensor& node) {
     ctx.range(a.q.nrows() / unit, &u0, &u1);
     const int64_t r0 = u0 * unit, r1 = u1 * unit;
     const int64_t tile = per_group == 1 ? single_row_tile(a.D) : kTile;
-    for (int64_t r = r0; r < r1; r += per_group)
-      attend_rows(*ctx.k, a, r, std::min(per_group, r1 - r), tile, scratch);
+    for (int64_t r = r0; r < r1; r += per_group) attend_rows(*ctx.k, a, r, std::min(per_group, r1 - r), tile, scratch);
     return;
   }
   const int64_t nblocks = (a.nq + kQBlock - 1) / kQBlock;

@@ -45,8 +45,8 @@ void for_each_run(const Tensor& t, int64_t ne0, int64_t first, int64_t count, F&
 
 // n units from s (stride snb) to d (stride dnb), converting between f32 and f16 or moving bytes
 // when the types agree. Dense runs go to the kernel table (or memcpy) in one call.
-void convert_run(const Kernels& k, DType st, const uint8_t* s, size_t snb, DType dt, uint8_t* d,
-                 size_t dnb, int64_t n) {
+void convert_run(const Kernels& k, DType st, const uint8_t* s, size_t snb, DType dt, uint8_t* d, size_t dnb,
+                 int64_t n) {
   if (st == dt) {
     const size_t unit = dtype_block_bytes(dt);
     if (snb == unit && dnb == unit) {
@@ -136,8 +136,8 @@ void op_get_rows(const ComputeContext& ctx, Tensor& node) {
     std::memcpy(&id, static_cast<const uint8_t*>(ids.data) + n * ids.nb[0], sizeof id);
     // Bad ids are bad input, not a backend fault; this op never waits at a barrier, so throwing
     // here cannot strand the other threads (the backend reports the first error).
-    HARK_CHECK(id >= 0 && id < table.ne[1], "get_rows: id " + std::to_string(id) + " at position " +
-                                                std::to_string(n) + " is outside table " + table.describe());
+    HARK_CHECK(id >= 0 && id < table.ne[1], "get_rows: id " + std::to_string(id) + " at position " + std::to_string(n) +
+                                                " is outside table " + table.describe());
     const uint8_t* row = static_cast<const uint8_t*>(table.data) + static_cast<size_t>(id) * table.nb[1];
     float* out = reinterpret_cast<float*>(static_cast<uint8_t*>(node.data) + n * node.nb[1]);
     if (dtype_quantized(table.type)) {
@@ -148,8 +148,7 @@ void op_get_rows(const ComputeContext& ctx, Tensor& node) {
           ctx.k->dequantize_row(table.type, row + b * table.nb[0], out + b * kQuantBlock, kQuantBlock);
       }
     } else {
-      convert_run(*ctx.k, table.type, row, table.nb[0], DType::F32, reinterpret_cast<uint8_t*>(out),
-                  sizeof(float), D);
+      convert_run(*ctx.k, table.type, row, table.nb[0], DType::F32, reinterpret_cast<uint8_t*>(out), sizeof(float), D);
     }
   }
 }

@@ -107,14 +107,14 @@ bool f32_aligned(const Tensor& t) {
 // same plan from the same node, so the buffer always matches what the op uses.
 struct Plan {
   int64_t K, N, M;
-  int64_t wb2, wb3;  // weight batch dims
-  int64_t b2, b3;    // activation (and output) batch dims
-  bool gemm;         // tiled GEMM path (else row dots)
-  bool quant_x;      // activations quantized to BlockQ8A (quantized weights: row dots, int8 GEMM)
-  bool int8_gemm;    // GEMM path on gemm_q8
-  bool copy_x;       // activations copied to contiguous f32 rows
-  bool private_x;    // each thread converts all rows for itself: no barrier (decoder steps)
-  bool w_panel;      // GEMM path with non-f32 (or unaligned f32) weights: per-thread f32 panels
+  int64_t wb2, wb3;      // weight batch dims
+  int64_t b2, b3;        // activation (and output) batch dims
+  bool gemm;             // tiled GEMM path (else row dots)
+  bool quant_x;          // activations quantized to BlockQ8A (quantized weights: row dots, int8 GEMM)
+  bool int8_gemm;        // GEMM path on gemm_q8
+  bool copy_x;           // activations copied to contiguous f32 rows
+  bool private_x;        // each thread converts all rows for itself: no barrier (decoder steps)
+  bool w_panel;          // GEMM path with non-f32 (or unaligned f32) weights: per-thread f32 panels
   size_t xrow_bytes;     // one converted activation row
   size_t off_x = 0;      // converted activations: rows in (m, b2, b3) order (one copy per
                          // thread when private_x)
@@ -147,8 +147,8 @@ Plan make_plan(const Tensor& node, int nth, bool int8_gemm) {
   p.copy_x = !p.quant_x && !x_dense;
   p.w_panel = p.gemm && !p.int8_gemm && (w.type != DType::F32 || !f32_aligned(w));
   const int64_t rows = p.M * p.b2 * p.b3;
-  p.xrow_bytes = p.quant_x ? static_cast<size_t>(p.K / kQuantBlock) * sizeof(BlockQ8A)
-                           : static_cast<size_t>(p.K) * sizeof(float);
+  p.xrow_bytes =
+      p.quant_x ? static_cast<size_t>(p.K / kQuantBlock) * sizeof(BlockQ8A) : static_cast<size_t>(p.K) * sizeof(float);
   // Converting a few rows twice costs less than making every thread wait for the others: a
   // decoder step has a couple of dozen products, each would pay a barrier.
   p.private_x = !p.gemm && rows * p.K <= kPrivateValues;
@@ -179,8 +179,7 @@ inline const uint8_t* x_row(const Tensor& x, int64_t m, int64_t i2, int64_t i3) 
 }
 
 inline const uint8_t* w_row(const Tensor& w, const Plan& p, int64_t n, int64_t i2, int64_t i3) {
-  return static_cast<const uint8_t*>(w.data) +
-         row_offset(w, n, i2 / (p.b2 / p.wb2), i3 / (p.b3 / p.wb3));
+  return static_cast<const uint8_t*>(w.data) + row_offset(w, n, i2 / (p.b2 / p.wb2), i3 / (p.b3 / p.wb3));
 }
 
 inline float* out_row(Tensor& out, int64_t m, int64_t i2, int64_t i3) {
@@ -199,8 +198,8 @@ void prepare_x(const ComputeContext& ctx, const Plan& p, const Tensor& x) {
   uint8_t* xdst = converted_x(ctx, p);
   int64_t r0 = 0, r1 = p.M * p.b2 * p.b3;
   if (!p.private_x) ctx.range(r1, &r0, &r1);
-  float* tmp = reinterpret_cast<float*>(base + p.off_tmp +
-                                        static_cast<size_t>(ctx.ith) * align64(static_cast<size_t>(p.K) * sizeof(float)));
+  float* tmp = reinterpret_cast<float*>(
+      base + p.off_tmp + static_cast<size_t>(ctx.ith) * align64(static_cast<size_t>(p.K) * sizeof(float)));
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t m = r % p.M, i2 = (r / p.M) % p.b2, i3 = r / (p.M * p.b2);
     const uint8_t* src = x_row(x, m, i2, i3);
@@ -266,8 +265,8 @@ void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, con
       // way: four rows' sums reduced together cost less than one reduction per row (tiny f16
       // decoder step 1.55 -> 1.31 ms, base 4.7 -> 3.9 ms, against a dot per weight row).
       const int64_t n = f - batch * p.N;
-      const float* xr = converted ? reinterpret_cast<const float*>(xb)
-                                  : reinterpret_cast<const float*>(x_row(x, 0, i2, i3));
+      const float* xr =
+          converted ? reinterpret_cast<const float*>(xb) : reinterpret_cast<const float*>(x_row(x, 0, i2, i3));
       const int64_t xs = converted ? static_cast<int64_t>(p.xrow_bytes / sizeof(float))
                                    : static_cast<int64_t>(x.nb[1] / sizeof(float));
       auto rows = w.type == DType::F16 ? ctx.k->dot_f16_rows : ctx.k->dot_f32_rows;
@@ -279,13 +278,13 @@ void mul_mat_rows(const ComputeContext& ctx, const Plan& p, const Tensor& w, con
 }
 
 // C (M x n, ldc) = A (M x K, lda) * B^T (n x K, ldb), with the selected implementation.
-void gemm(const ComputeContext& ctx, GemmImpl impl, int64_t M, int64_t n, int64_t K, const float* a,
-          int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+void gemm(const ComputeContext& ctx, GemmImpl impl, int64_t M, int64_t n, int64_t K, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float* c, int64_t ldc) {
 #ifdef HARK_HAVE_OPENBLAS
   if (impl == GemmImpl::Blas) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(M), static_cast<blasint>(n),
-                static_cast<blasint>(K), 1.0f, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb),
-                0.0f, c, static_cast<blasint>(ldc));
+                static_cast<blasint>(K), 1.0f, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0f, c,
+                static_cast<blasint>(ldc));
     return;
   }
 #else
@@ -296,8 +295,8 @@ void gemm(const ComputeContext& ctx, GemmImpl impl, int64_t M, int64_t n, int64_
 
 // Phase 2 of the GEMM path: threads split the (batch, weight row) pairs into ranges of whole
 // register tiles where there are enough rows; each range runs against all M activation rows.
-void mul_mat_gemm(const ComputeContext& ctx, const Plan& p, GemmImpl impl, const Tensor& w,
-                  const Tensor& x, Tensor& out) {
+void mul_mat_gemm(const ComputeContext& ctx, const Plan& p, GemmImpl impl, const Tensor& w, const Tensor& x,
+                  Tensor& out) {
   const int64_t total = p.N * p.b2 * p.b3;
   const int64_t per = gemm_rows_per_thread(total, ctx.nth);
   const int64_t f0 = per * ctx.ith < total ? per * ctx.ith : total;
@@ -321,7 +320,8 @@ void mul_mat_gemm(const ComputeContext& ctx, const Plan& p, GemmImpl impl, const
     float* c = out_row(out, 0, i2, i3);
     if (p.int8_gemm) {
       const int64_t nb = p.K / kQuantBlock;
-      const auto* xq = reinterpret_cast<const BlockQ8A*>(static_cast<const uint8_t*>(ctx.wdata) + p.off_x) + p.M * batch * nb;
+      const auto* xq =
+          reinterpret_cast<const BlockQ8A*>(static_cast<const uint8_t*>(ctx.wdata) + p.off_x) + p.M * batch * nb;
       ctx.k->gemm_q8(w.type, p.M, n1 - n0, p.K, xq, nb, w_row(w, p, n0, i2, i3), w.nb[1], c + n0, ldc);
       finish_outputs(ctx, out, c, ldc, p.M, n0, n1, i2, i3);
     } else if (!p.w_panel) {
@@ -331,7 +331,8 @@ void mul_mat_gemm(const ComputeContext& ctx, const Plan& p, GemmImpl impl, const
     } else {
       for (int64_t j0 = n0; j0 < n1; j0 += kPanelRows) {
         const int64_t rows = n1 - j0 < kPanelRows ? n1 - j0 : kPanelRows;
-        for (int64_t r = 0; r < rows; ++r) ctx.k->dequantize_row(w.type, w_row(w, p, j0 + r, i2, i3), panel + r * p.K, p.K);
+        for (int64_t r = 0; r < rows; ++r)
+          ctx.k->dequantize_row(w.type, w_row(w, p, j0 + r, i2, i3), panel + r * p.K, p.K);
         gemm(ctx, impl, p.M, rows, p.K, a, lda, panel, p.K, c + j0, ldc);
         finish_outputs(ctx, out, c, ldc, p.M, j0, j0 + rows, i2, i3);
       }

@@ -28,8 +28,8 @@ const float* dense_row(const Tensor& x, const RowIndex& ri, float* scratch) {
 // out[j] = op(out[j], v[j]) for a 1-D f32 tensor v of any stride (layer_norm's gain and bias);
 // `vec` is the kernel of the same op, used when v is dense.
 template <typename Op>
-void combine_row(int64_t n, float* out, const Tensor& v,
-                 void (*vec)(int64_t, const float*, const float*, float*), Op op) {
+void combine_row(int64_t n, float* out, const Tensor& v, void (*vec)(int64_t, const float*, const float*, float*),
+                 Op op) {
   if (dense_f32_rows(v)) {
     vec(n, out, static_cast<const float*>(v.data), out);
   } else {

@@ -26,8 +26,7 @@ inline RowIndex row_index(const Tensor& t, int64_t r) {
 }
 
 inline size_t row_offset(const Tensor& t, int64_t i1, int64_t i2, int64_t i3) {
-  return static_cast<size_t>(i1) * t.nb[1] + static_cast<size_t>(i2) * t.nb[2] +
-         static_cast<size_t>(i3) * t.nb[3];
+  return static_cast<size_t>(i1) * t.nb[1] + static_cast<size_t>(i2) * t.nb[2] + static_cast<size_t>(i3) * t.nb[3];
 }
 
 inline uint8_t* row_ptr(Tensor& t, const RowIndex& ri) {

@@ -5,8 +5,8 @@
 #include <atomic>
 #include <cstddef>
 
-#include "simd/kernels.h"
 #include "runtime/tensor.h"
+#include "simd/kernels.h"
 
 namespace hark::cpu {
 
@@ -68,14 +68,14 @@ bool supports(const Tensor& node);
 void compute_node(const ComputeContext& ctx, Tensor& node);
 
 // The op functions, grouped by file.
-void op_mul_mat(const ComputeContext& ctx, Tensor& node);   // cpu_op_mul_mat.cpp
+void op_mul_mat(const ComputeContext& ctx, Tensor& node);  // cpu_op_mul_mat.cpp
 size_t mul_mat_work_size(const Tensor& node, int nth);
-void op_copy(const ComputeContext& ctx, Tensor& node);      // cpu_op_data.cpp (Copy and Cont)
+void op_copy(const ComputeContext& ctx, Tensor& node);  // cpu_op_data.cpp (Copy and Cont)
 void op_get_rows(const ComputeContext& ctx, Tensor& node);
 void op_concat(const ComputeContext& ctx, Tensor& node);
 void op_im2col(const ComputeContext& ctx, Tensor& node);
 void op_pad_reflect(const ComputeContext& ctx, Tensor& node);
-void op_add(const ComputeContext& ctx, Tensor& node);       // cpu_op_elementwise.cpp (Add, Mul)
+void op_add(const ComputeContext& ctx, Tensor& node);  // cpu_op_elementwise.cpp (Add, Mul)
 void op_scale(const ComputeContext& ctx, Tensor& node);
 void op_gelu(const ComputeContext& ctx, Tensor& node);
 void op_unary(const ComputeContext& ctx, Tensor& node);

@@ -119,8 +119,8 @@ void ThreadPool::run(const std::function<void(int, int)>& fn, Width width) {
   window_preemptions_ += preemptions;
   window_seconds_ += std::chrono::duration<double>(t1 - t0).count();
   if (window_seconds_ < kWindowSeconds) return;
-  const bool busy = window_preemptions_ > 0 &&
-                    static_cast<double>(window_preemptions_) >= kOversubscribedPreemptionsPerSecond * window_seconds_ * n_threads_;
+  const bool busy = window_preemptions_ > 0 && static_cast<double>(window_preemptions_) >=
+                                                   kOversubscribedPreemptionsPerSecond * window_seconds_ * n_threads_;
   window_preemptions_ = 0;
   window_seconds_ = 0;
   if (!busy) {

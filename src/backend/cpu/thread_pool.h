@@ -72,9 +72,7 @@ class ThreadPool {
   // How many waits so far ended asleep rather than spinning (for tests and benchmarks).
   uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
   // Threads asleep in a wait right now (a barrier, or between jobs).
-  int sleeping() const {
-    return static_cast<int>(job_seq_.sleepers() + pending_.sleepers() + barrier_gen_.sleepers());
-  }
+  int sleeping() const { return static_cast<int>(job_seq_.sleepers() + pending_.sleepers() + barrier_gen_.sleepers()); }
   // How long a wait spins now (adapted; at most max_spin_ns).
   int64_t spin_ns() const { return spin_ns_.load(std::memory_order_relaxed); }
   // How many jobs so far ran on the caller alone because the machine was oversubscribed.

@@ -1,7 +1,7 @@
 #include "backend/reference/reference_backend.h"
 
-#include "backend/host_memory.h"
 #include "backend/device_registry.h"
+#include "backend/host_memory.h"
 #include "runtime/error.h"
 
 namespace hark::ref {

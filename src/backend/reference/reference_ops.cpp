@@ -37,9 +37,21 @@ uint8_t* addr(const Tensor& t, const Index& i) {
 double get(const Tensor& t, const Index& i) {
   const uint8_t* p = addr(t, i);
   switch (t.type) {
-    case DType::F32: { float v; std::memcpy(&v, p, sizeof v); return v; }
-    case DType::F16: { f16_t v; std::memcpy(&v, p, sizeof v); return f16_to_f32(v); }
-    case DType::I32: { int32_t v; std::memcpy(&v, p, sizeof v); return v; }
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p, sizeof v);
+      return v;
+    }
+    case DType::F16: {
+      f16_t v;
+      std::memcpy(&v, p, sizeof v);
+      return f16_to_f32(v);
+    }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, p, sizeof v);
+      return v;
+    }
     default: break;
   }
   throw Error(std::string("reference: element access to a ") + dtype_name(t.type) + " tensor");
@@ -48,9 +60,21 @@ double get(const Tensor& t, const Index& i) {
 void set(Tensor& t, const Index& i, double v) {
   uint8_t* p = addr(t, i);
   switch (t.type) {
-    case DType::F32: { const float f = static_cast<float>(v); std::memcpy(p, &f, sizeof f); return; }
-    case DType::F16: { const f16_t h = f32_to_f16(static_cast<float>(v)); std::memcpy(p, &h, sizeof h); return; }
-    case DType::I32: { const int32_t n = static_cast<int32_t>(v); std::memcpy(p, &n, sizeof n); return; }
+    case DType::F32: {
+      const float f = static_cast<float>(v);
+      std::memcpy(p, &f, sizeof f);
+      return;
+    }
+    case DType::F16: {
+      const f16_t h = f32_to_f16(static_cast<float>(v));
+      std::memcpy(p, &h, sizeof h);
+      return;
+    }
+    case DType::I32: {
+      const int32_t n = static_cast<int32_t>(v);
+      std::memcpy(p, &n, sizeof n);
+      return;
+    }
     default: break;
   }
   throw Error(std::string("reference: element write to a ") + dtype_name(t.type) + " tensor");
@@ -106,8 +130,7 @@ void copy(Tensor& node) {
     sne[0] /= bs;  // count blocks, not values
     dne[0] /= bs;
     const int64_t n = sne[0] * sne[1] * sne[2] * sne[3];
-    for (int64_t f = 0; f < n; ++f)
-      std::memmove(addr(node, unflatten(dne, f)), addr(src, unflatten(sne, f)), unit);
+    for (int64_t f = 0; f < n; ++f) std::memmove(addr(node, unflatten(dne, f)), addr(src, unflatten(sne, f)), unit);
     return;
   }
   if (dtype_quantized(node.type)) {
@@ -134,8 +157,8 @@ void get_rows(Tensor& node) {
   const Tensor& ids = *node.src[1];
   for (int64_t n = 0; n < ids.ne[0]; ++n) {
     const auto id = static_cast<int64_t>(get(ids, {n, 0, 0, 0}));
-    HARK_CHECK(id >= 0 && id < table.ne[1], "get_rows: id " + std::to_string(id) + " at position " +
-                                                std::to_string(n) + " is outside table " + table.describe());
+    HARK_CHECK(id >= 0 && id < table.ne[1], "get_rows: id " + std::to_string(id) + " at position " + std::to_string(n) +
+                                                " is outside table " + table.describe());
     const std::vector<double> row = load_row(table, id, 0, 0);
     for (int64_t d = 0; d < table.ne[0]; ++d) set(node, {d, n, 0, 0}, row[static_cast<size_t>(d)]);
   }
@@ -351,7 +374,8 @@ void mul_mat(Tensor& node) {
         const double bias = b ? load_f32(b->data, n) : 0.0;  // contiguous f32 (ops.cpp checks)
         for (int64_t m = 0; m < x.ne[1]; ++m) {
           double acc = 0.0;
-          for (int64_t k = 0; k < K; ++k) acc += wr[static_cast<size_t>(k)] * xs[static_cast<size_t>(m)][static_cast<size_t>(k)];
+          for (int64_t k = 0; k < K; ++k)
+            acc += wr[static_cast<size_t>(k)] * xs[static_cast<size_t>(m)][static_cast<size_t>(k)];
           acc += bias;
           if (gelu) acc = gelu_value(acc);
           if (r) acc += get(*r, {n, m, i2, i3});
@@ -385,7 +409,8 @@ void flash_attn(Tensor& node) {
         std::vector<double> s(static_cast<size_t>(nk));
         for (int64_t j = 0; j < nk; ++j) {
           double dot = 0.0;
-          for (int64_t d = 0; d < D; ++d) dot += qr[static_cast<size_t>(d)] * ks[static_cast<size_t>(j)][static_cast<size_t>(d)];
+          for (int64_t d = 0; d < D; ++d)
+            dot += qr[static_cast<size_t>(d)] * ks[static_cast<size_t>(j)][static_cast<size_t>(d)];
           double e = dot * scale;
           if (mask) {
             const double m = get(*mask, {j, i, 0, mask->ne[3] > 1 ? b : 0});
@@ -415,42 +440,44 @@ bool is_f32(const Tensor* t) { return t && t->type == DType::F32; }
 bool supports(const Tensor& node) {
   const auto& s = node.src;
   switch (node.op) {
-    case Op::None: case Op::Reshape: case Op::View: case Op::Permute: case Op::Transpose:
-      return true;
-    case Op::Copy:
-      return s[0]->type == node.type || (is_float(s[0]) && node.type != DType::I32);
-    case Op::Cont:
-      return s[0]->type == node.type;
-    case Op::Add: case Op::Mul:
-      return is_f32(&node) && is_f32(s[0]) && is_f32(s[1]);
-    case Op::Scale: case Op::Gelu: case Op::Im2Col: case Op::Unary: case Op::PadReflect:
-      return is_f32(&node) && is_f32(s[0]);
-    case Op::LayerNorm:
-      return is_f32(&node) && is_f32(s[0]) && (!s[1] || is_f32(s[1])) && (!s[2] || is_f32(s[2]));
-    case Op::SoftMax:
-      return is_f32(&node) && is_f32(s[0]) && (!s[1] || is_f32(s[1]));
-    case Op::Argmax: case Op::TopK:
-      return node.type == DType::I32 && is_f32(s[0]);
-    case Op::GetRows:
-      return is_f32(&node) && s[0]->type != DType::I32 && s[1]->type == DType::I32;
-    case Op::Concat:
-      return s[0]->type == node.type && s[1]->type == node.type && !dtype_quantized(node.type);
-    case Op::MulMat:
-      return is_f32(&node) && s[0]->type != DType::I32 && is_f32(s[1]) && (!s[2] || is_f32(s[2]));
+    case Op::None:
+    case Op::Reshape:
+    case Op::View:
+    case Op::Permute:
+    case Op::Transpose: return true;
+    case Op::Copy: return s[0]->type == node.type || (is_float(s[0]) && node.type != DType::I32);
+    case Op::Cont: return s[0]->type == node.type;
+    case Op::Add:
+    case Op::Mul: return is_f32(&node) && is_f32(s[0]) && is_f32(s[1]);
+    case Op::Scale:
+    case Op::Gelu:
+    case Op::Im2Col:
+    case Op::Unary:
+    case Op::PadReflect: return is_f32(&node) && is_f32(s[0]);
+    case Op::LayerNorm: return is_f32(&node) && is_f32(s[0]) && (!s[1] || is_f32(s[1])) && (!s[2] || is_f32(s[2]));
+    case Op::SoftMax: return is_f32(&node) && is_f32(s[0]) && (!s[1] || is_f32(s[1]));
+    case Op::Argmax:
+    case Op::TopK: return node.type == DType::I32 && is_f32(s[0]);
+    case Op::GetRows: return is_f32(&node) && s[0]->type != DType::I32 && s[1]->type == DType::I32;
+    case Op::Concat: return s[0]->type == node.type && s[1]->type == node.type && !dtype_quantized(node.type);
+    case Op::MulMat: return is_f32(&node) && s[0]->type != DType::I32 && is_f32(s[1]) && (!s[2] || is_f32(s[2]));
     case Op::FlashAttn:
       return is_f32(&node) && is_f32(s[0]) && (is_float(s[1]) || s[1]->type == DType::Q8_0) &&
              (is_float(s[2]) || s[2]->type == DType::Q8_0) && (!s[3] || is_f32(s[3]));
-    case Op::Count:
-      break;
+    case Op::Count: break;
   }
   return false;
 }
 
 void compute_node(Tensor& node) {
   switch (node.op) {
-    case Op::None: case Op::Reshape: case Op::View: case Op::Permute: case Op::Transpose:
-      return;
-    case Op::Copy: case Op::Cont: return copy(node);
+    case Op::None:
+    case Op::Reshape:
+    case Op::View:
+    case Op::Permute:
+    case Op::Transpose: return;
+    case Op::Copy:
+    case Op::Cont: return copy(node);
     case Op::GetRows: return get_rows(node);
     case Op::Concat: return concat(node);
     case Op::Im2Col: return im2col(node);

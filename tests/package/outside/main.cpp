@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include <hark/hark.hpp>
 #include <hark/version.h>
+#include <hark/hark.hpp>
 
 int main(int argc, char** argv) {
   if (argc != 2) {
