@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <random>
@@ -536,39 +537,55 @@ TEST(AlignmentWords, RoundsLikePython) {
 
 // ---- the whole of find_alignment ------------------------------------------------------------------
 
-TEST(AlignmentWords, FindAlignmentFollowsTheAttention) {
+// Four words (" one" .. " four", ids 21..24) after a sot sequence of 3 tokens, and attention made
+// cell by cell: cell(h, k, f) is head h's logit for audio position f in row k (0: the
+// notimestamps row, 1..4: the text rows, -1: the sot rows and eot).
+struct FourWords {
   ToyVocab v;
-  v.bytes[21] = " one";
-  v.bytes[22] = " two";
-  v.bytes[23] = " three";
-  v.bytes[24] = " four";
   const std::vector<int32_t> text = {21, 22, 23, 24};
-  const int n_sot = 3;
-  const int n_tokens = n_sot + 1 + 4 + 1;  // sot sequence, notimestamps, text, eot
-  const int n_mel = 80;                    // 40 audio positions hold audio; 60 in the window
+  const std::vector<float> probs = {0.9f, 0.8f, 0.7f, 0.6f};
+  static constexpr int n_sot = 3;
+  static constexpr int n_tokens = n_sot + 1 + 4 + 1;  // sot sequence, notimestamps, text, eot
+  FourWords() {
+    v.bytes[21] = " one";
+    v.bytes[22] = " two";
+    v.bytes[23] = " three";
+    v.bytes[24] = " four";
+  }
+  HeadWeights attention(int n_frames, const std::function<float(int, int, int)>& cell) const {
+    HeadWeights qk(2, n_tokens, n_frames);
+    for (int h = 0; h < 2; ++h)
+      for (int t = 0; t < n_tokens; ++t) {
+        const int k = t - n_sot >= 0 && t - n_sot < 5 ? t - n_sot : -1;
+        for (int f = 0; f < n_frames; ++f) qk.at(h, t, f) = cell(h, k, f);
+      }
+    return qk;
+  }
+};
+
+TEST(AlignmentWords, FindAlignmentFollowsTheAttention) {
+  const FourWords w4;
+  const std::vector<int32_t>& text = w4.text;
+  const std::vector<float>& probs = w4.probs;
+  const int n_sot = FourWords::n_sot;
+  const int n_mel = 80;  // 40 audio positions hold audio; 60 in the window
   // The row predicting each text token (notimestamps and the text rows before the last) looks at
   // its own block of positions; the padding past position 40 gets the strongest logits of all,
   // which must not matter because it is cut before the softmax.
   const int block_start[5] = {0, 10, 20, 25, 35};
   const int block_end[5] = {10, 20, 25, 35, 40};
-  HeadWeights qk(2, n_tokens, 60);
-  for (int h = 0; h < 2; ++h)
-    for (int t = 0; t < n_tokens; ++t)
-      for (int f = 0; f < 60; ++f) {
-        float v0 = f >= 40 ? 50.0f : 0.0f;
-        const int k = t - n_sot;  // 0: notimestamps row, 1..4: text rows
-        if (k >= 0 && k < 5 && f >= block_start[k] && f < block_end[k]) v0 = 8.0f + 0.1f * static_cast<float>(h);
-        qk.at(h, t, f) = v0;
-      }
-  const std::vector<float> probs = {0.9f, 0.8f, 0.7f, 0.6f};
-  const auto words = find_alignment(qk, n_mel, n_sot, text, probs, v.fn(), kEot, "en");
+  const HeadWeights qk = w4.attention(60, [&](int h, int k, int f) {
+    if (k >= 0 && f >= block_start[k] && f < block_end[k]) return 8.0f + 0.1f * static_cast<float>(h);
+    return f >= 40 ? 50.0f : 0.0f;
+  });
+  const auto words = find_alignment(qk, n_mel, n_sot, text, probs, w4.v.fn(), kEot, "en");
   ASSERT_EQ(words.size(), 4u);
   // word k runs from the block of row k to the block of row k + 1 (within a frame or two: the
   // median filter and the standardisation blur the edges)
   const double tol = 2.0 / 50.0;
   EXPECT_NEAR(words[0].start, 0.0, tol);
   for (int k = 0; k < 4; ++k) {
-    EXPECT_EQ(words[static_cast<size_t>(k)].word, v.bytes[text[static_cast<size_t>(k)]]);
+    EXPECT_EQ(words[static_cast<size_t>(k)].word, w4.v.bytes.at(text[static_cast<size_t>(k)]));
     EXPECT_NEAR(words[static_cast<size_t>(k)].end, block_start[k + 1] / 50.0, tol) << k;
     if (k > 0) {
       EXPECT_DOUBLE_EQ(words[static_cast<size_t>(k)].start, words[static_cast<size_t>(k) - 1].end);
@@ -576,48 +593,34 @@ TEST(AlignmentWords, FindAlignmentFollowsTheAttention) {
     EXPECT_NEAR(words[static_cast<size_t>(k)].probability, probs[static_cast<size_t>(k)], 1e-6);
   }
 
-  EXPECT_TRUE(find_alignment(qk, n_mel, n_sot, {}, {}, v.fn(), kEot, "en").empty());
-  EXPECT_TRUE(find_alignment(qk, 1, n_sot, text, probs, v.fn(), kEot, "en").empty());  // no audio
+  EXPECT_TRUE(find_alignment(qk, n_mel, n_sot, {}, {}, w4.v.fn(), kEot, "en").empty());
+  EXPECT_TRUE(find_alignment(qk, 1, n_sot, text, probs, w4.v.fn(), kEot, "en").empty());  // no audio
   const std::vector<int32_t> three = {21, 22, 23};
-  EXPECT_THROW(find_alignment(qk, n_mel, n_sot, three, probs, v.fn(), kEot, "en"), Error);
+  EXPECT_THROW(find_alignment(qk, n_mel, n_sot, three, probs, w4.v.fn(), kEot, "en"), Error);
 }
 
 // A spike of two frames in one row's attention, just past the end of that row's block: the default
 // median filter (width 7, OpenAI's medfilt_width) removes it, so the word ends where its block
 // does; without the filter (width 1) the path follows the spike and the word ends a frame later.
 TEST(AlignmentWords, TheMedianFilterRemovesAShortSpike) {
-  ToyVocab v;
-  v.bytes[21] = " one";
-  v.bytes[22] = " two";
-  v.bytes[23] = " three";
-  v.bytes[24] = " four";
-  const std::vector<int32_t> text = {21, 22, 23, 24};
-  const int n_sot = 3;
-  const int n_tokens = n_sot + 1 + 4 + 1;
+  const FourWords w4;
   const int n_mel = 80;  // 40 audio positions
   const int block_start[5] = {0, 10, 20, 28, 34};
   const int block_end[5] = {10, 20, 28, 34, 40};
   const int spike = 20;  // in row 1 (the row that predicts " two"), just past its block
-  HeadWeights qk(2, n_tokens, 40);
-  for (int h = 0; h < 2; ++h)
-    for (int t = 0; t < n_tokens; ++t)
-      for (int f = 0; f < 40; ++f) {
-        float v0 = 0.0f;
-        const int k = t - n_sot;
-        if (k >= 0 && k < 5 && f >= block_start[k] && f < block_end[k]) v0 = 8.0f;
-        if (k == 1 && (f == spike || f == spike + 1)) v0 = 14.0f;
-        qk.at(h, t, f) = v0;
-      }
-  const std::vector<float> probs = {0.9f, 0.8f, 0.7f, 0.6f};
+  const HeadWeights qk = w4.attention(40, [&](int, int k, int f) {
+    if (k == 1 && (f == spike || f == spike + 1)) return 14.0f;
+    return k >= 0 && f >= block_start[k] && f < block_end[k] ? 8.0f : 0.0f;
+  });
   const double frame = 1.0 / 50.0;  // an audio position, 20 ms
 
-  const auto filtered = find_alignment(qk, n_mel, n_sot, text, probs, v.fn(), kEot, "en");
+  const auto filtered = find_alignment(qk, n_mel, FourWords::n_sot, w4.text, w4.probs, w4.v.fn(), kEot, "en");
   ASSERT_EQ(filtered.size(), 4u);
   EXPECT_NEAR(filtered[1].end, block_start[2] * frame, frame / 2) << "the default filter kept the spike";
 
   AlignmentOptions unfiltered;
   unfiltered.medfilt_width = 1;
-  const auto raw = find_alignment(qk, n_mel, n_sot, text, probs, v.fn(), kEot, "en", unfiltered);
+  const auto raw = find_alignment(qk, n_mel, FourWords::n_sot, w4.text, w4.probs, w4.v.fn(), kEot, "en", unfiltered);
   ASSERT_EQ(raw.size(), 4u);
   EXPECT_GE(raw[1].end, (spike + 1) * frame - 1e-9) << "without the filter the word runs on into the spike";
 }
