@@ -102,13 +102,11 @@ hark_status hark_vad_context_load(const char* model_path, const hark_vad_context
     require_out(out);
     const hark_vad_context_params p =
         read_params(params, kVadContextParamsV1, vad_context_defaults(), "hark_vad_context_default_params");
-    require(p.n_threads >= 1, "params->n_threads must be >= 1, got " + std::to_string(p.n_threads));
+    // The library checks the values (n_threads, device) and the file.
     hark::VadModelParams mp;
     mp.n_threads = p.n_threads;
     mp.upstream_context = p.upstream_context;
     if (p.device) mp.device = p.device;
-    require(mp.device.empty() || mp.device == "cpu" || mp.device == "cpu-ref",
-            "params->device: unknown device '" + mp.device + "' (the VAD runs on cpu or cpu-ref)");
     check_path(model_path, "model_path");
     auto ctx = std::make_unique<hark_vad_context>();
     ctx->impl = hark::VadModel::load(model_path, mp);  // hark::Error: HARK_ERR_MODEL
@@ -137,7 +135,6 @@ hark_status hark_vad_detect_speech(hark_vad_context* ctx, const float* samples, 
     lease(ctx, Kind::VadContext, "ctx", l);
     require_vad_samples(samples, n_samples);
     const hark_vad_params p = read_params(params, kVadParamsV1, vad_defaults(), "hark_vad_default_params");
-    require(p.max_speech_duration_s > 0.0, "params->max_speech_duration_s must be > 0");
     const hark::VadOptions o = vad_options(p.threshold, p.min_speech_duration_ms, p.min_silence_duration_ms,
                                            p.speech_pad_ms, p.samples_overlap, p.max_speech_duration_s);
     auto r = std::make_unique<hark_vad_result>();

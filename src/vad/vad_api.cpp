@@ -141,11 +141,12 @@ std::vector<VadSegment> vad_segments_from_probs(std::span<const float> probs, co
 }
 
 std::shared_ptr<VadModel> VadModel::load(const std::string& path, const VadModelParams& params) {
-  HARK_CHECK(params.n_threads >= 1, "vad: n_threads must be >= 1, got " + std::to_string(params.n_threads));
+  HARK_CHECK_AS(InvalidArgument, "n_threads", params.n_threads >= 1,
+                "vad: n_threads must be >= 1, got " + std::to_string(params.n_threads));
   const std::string name = params.device.empty() ? kCpuDeviceName : params.device;
   Device* device = Registry::global().find(name);
-  HARK_CHECK(device != nullptr && device->type() == DeviceType::CPU,
-             "vad: unknown device '" + name + "' (the VAD runs on \"cpu\" or \"cpu-ref\")");
+  HARK_CHECK_AS(InvalidArgument, "device", device != nullptr && device->type() == DeviceType::CPU,
+                "vad: unknown device '" + name + "' (the VAD runs on \"cpu\" or \"cpu-ref\")");
   std::shared_ptr<const vad::SileroFile> file = vad::SileroFile::open(path);
   return std::make_shared<ModelImpl>(std::move(file), params, device);
 }
