@@ -74,7 +74,7 @@ export type TranscribeOptions = {
 
 /** hark: how raw PCM given to transcribeData / detectSpeechData / push is read. */
 export type PcmOptions = {
-  /** How an ArrayBuffer, Buffer or base64 string is read (default: ArrayBuffer int16, base64 float32). */
+  /** How an ArrayBuffer, Buffer or base64 string is read (default 'int16': 16-bit little-endian, as whisper.rn reads them). */
   pcmFormat?: 'int16' | 'float32'
   /** Default 16000. */
   sampleRate?: number

@@ -119,7 +119,7 @@ class WhisperContext {
     return this._start('file', filePathOrBase64, options, 'transcribeFile')
   }
 
-  /** PCM: an ArrayBuffer of 16-bit samples, a base64 string of float32 ones, a typed array. */
+  /** PCM: an ArrayBuffer or base64 string of 16-bit samples (pcmFormat 'float32': of float32), a typed array. */
   transcribeData(data, options = {}) {
     return this._start('data', data, options, 'transcribeData')
   }

@@ -1,6 +1,7 @@
 // AudioInput from JS values, and its decoding on the worker (see the header).
 #include "audio_input.h"
 
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -58,6 +59,13 @@ std::vector<float> pcm_bytes_to_samples(const std::vector<unsigned char>& bytes,
   if (is_float) {
     std::vector<float> f(n);
     std::memcpy(f.data(), bytes.data(), bytes.size());
+    // Bytes that were never float32 (int16 read as floats, say) show up as NaN or Inf: refused on
+    // every path, the 16 kHz mono one too, naming the first.
+    for (size_t i = 0; i < n; ++i)
+      if (!std::isfinite(f[i]))
+        throw std::runtime_error("audio data: float32 sample " + std::to_string(i) + " is " +
+                                 (std::isnan(f[i]) ? "NaN" : "infinite") +
+                                 "; audio must be finite (is it 16-bit PCM? that is the default: drop pcmFormat)");
     if (rate == hark::kSampleRate && channels == 1) return f;
     return hark::pcm_f32_to_mono16k(f.data(), n, rate, channels);
   }
@@ -112,12 +120,14 @@ AudioInput audio_from_data_arg(const Napi::Value& v, const Napi::Object& options
   }
   if (v.IsString()) {
     in.text = v.As<Napi::String>().Utf8Value();
-    in.kind = fmt == "int16" ? AudioInput::Kind::kBase64Int16 : AudioInput::Kind::kBase64Float32;
+    // whisper.rn's native code reads a base64 string as 16-bit little-endian PCM (whatever its
+    // JSDoc says), so int16 is the default; float32 only when asked for.
+    in.kind = as_float_default ? AudioInput::Kind::kBase64Float32 : AudioInput::Kind::kBase64Int16;
     return in;
   }
   throw Napi::TypeError::New(env, std::string(what) +
-                                      ": expected an ArrayBuffer (16-bit PCM), a Float32Array, an Int16Array, a Buffer "
-                                      "or a base64 string of float32 PCM, got " +
+                                      ": expected an ArrayBuffer or a base64 string of 16-bit PCM (pcmFormat 'float32': "
+                                      "of float32), a Float32Array, an Int16Array or a Buffer, got " +
                                       describe_js_type(v));
 }
 

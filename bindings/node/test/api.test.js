@@ -62,7 +62,7 @@ test('crossKvType q8_0: a context with an 8-bit cross-attention cache transcribe
   await ctx.release()
 })
 
-test('transcribeData: ArrayBuffer int16, base64 float32 / int16, typed arrays, other rates', async () => {
+test('transcribeData: ArrayBuffer and base64 int16 (whisper.rn\'s), float32 by pcmFormat, typed arrays, other rates', async () => {
   const ctx = await hark.initWhisper({ filePath: micro, useFlashAttn: true })
   const wav = speechWav()
   const ref = await ctx.transcribe(wav, fast).promise
@@ -73,7 +73,7 @@ test('transcribeData: ArrayBuffer int16, base64 float32 / int16, typed arrays, o
     ['Int16Array', pcm16],
     ['Float32Array', f32],
     ['Buffer int16', Buffer.from(pcm16.buffer)],
-    ['base64 float32', Buffer.from(f32.buffer).toString('base64')],
+    ['base64 int16 (whisper.rn reads base64 as 16-bit PCM)', Buffer.from(pcm16.buffer).toString('base64')],
   ]
   for (const [name, data] of forms) {
     const r = await ctx.transcribeData(data, fast).promise
@@ -83,6 +83,13 @@ test('transcribeData: ArrayBuffer int16, base64 float32 / int16, typed arrays, o
   const b64int16 = await ctx.transcribeData(Buffer.from(pcm16.buffer).toString('base64'), { ...fast, pcmFormat: 'int16' })
     .promise
   assert.deepEqual(b64int16.segments, ref.segments, 'base64 int16 with pcmFormat')
+  const b64f32 = await ctx.transcribeData(Buffer.from(f32.buffer).toString('base64'), { ...fast, pcmFormat: 'float32' })
+    .promise
+  assert.deepEqual(b64f32.segments, ref.segments, 'base64 float32 with pcmFormat')
+  // float32 read from bytes that are no float32 (here, the int16 clip) is refused, never garbage:
+  // odd-indexed int16 samples in -128..-1 make NaN/Inf floats
+  const asF32 = Buffer.from(Int16Array.from([0, -1, 0, -5]).buffer).toString('base64')
+  await assert.rejects(ctx.transcribeData(asF32, { ...fast, pcmFormat: 'float32' }).promise, /NaN|infinite/)
   // 8 kHz stereo: converted to 16 kHz mono before transcription
   const stereo8k = new Int16Array((pcm16.length / 2) * 2)
   for (let i = 0; i < pcm16.length / 2; i++) stereo8k[2 * i] = stereo8k[2 * i + 1] = pcm16[2 * i]

@@ -34,10 +34,13 @@ test('detectSpeech on the shared clip gives whisper.cpp\'s segments', { skip }, 
   assert.deepEqual(await vad.detectSpeech(clip), ref)
   const uri = 'data:audio/wav;base64,' + fs.readFileSync(clip).toString('base64')
   assert.deepEqual(await vad.detectSpeech(uri), ref)
-  // the same audio as PCM: base64 float32 (whisper.rn), a Float32Array: the same samples
+  // the same audio as PCM: base64 float32 (pcmFormat 'float32'), a Float32Array: the same samples
   const f32 = wavFloat32(clip)
-  assert.deepEqual(await vad.detectSpeechData(Buffer.from(f32.buffer).toString('base64')), ref)
+  assert.deepEqual(await vad.detectSpeechData(Buffer.from(f32.buffer).toString('base64'), { pcmFormat: 'float32' }), ref)
   assert.deepEqual(await vad.detectSpeechData(f32), ref)
+  // base64 without pcmFormat is 16-bit PCM, as whisper.rn's native code reads it
+  const b64int16 = await vad.detectSpeechData(Buffer.from(wavInt16(clip).buffer).toString('base64'))
+  assert.equal(b64int16.length, ref.length)
   // an ArrayBuffer of int16 (whisper.rn's): the clip cut to 16 bits, the segments within a frame
   const from16 = await vad.detectSpeechData(wavInt16(clip).buffer)
   assert.equal(from16.length, ref.length)
