@@ -125,10 +125,11 @@ AudioInput audio_from_data_arg(const Napi::Value& v, const Napi::Object& options
     in.kind = as_float_default ? AudioInput::Kind::kBase64Float32 : AudioInput::Kind::kBase64Int16;
     return in;
   }
-  throw Napi::TypeError::New(env, std::string(what) +
-                                      ": expected an ArrayBuffer or a base64 string of 16-bit PCM (pcmFormat 'float32': "
-                                      "of float32), a Float32Array, an Int16Array or a Buffer, got " +
-                                      describe_js_type(v));
+  throw Napi::TypeError::New(env,
+                             std::string(what) +
+                                 ": expected an ArrayBuffer or a base64 string of 16-bit PCM (pcmFormat 'float32': "
+                                 "of float32), a Float32Array, an Int16Array or a Buffer, got " +
+                                 describe_js_type(v));
 }
 
 std::vector<float> decode_audio_input(const AudioInput& in) {
