@@ -59,6 +59,27 @@ function checkOptions(options, what) {
   return options
 }
 
+// whisper.rn's substitutions: values its native code replaces instead of refusing. An app written
+// for it passes them and expects them to work; hark does the same, and says so in the native log
+// at warn level. What whisper.rn would crash or misbehave on (a string, NaN) is still refused.
+// `rules`: [name, isOutOfRange(value, options), replacement (undefined: the default), why].
+function substituteAsWhisperRn(options, what, rules) {
+  let out = options
+  for (const [name, outOfRange, replacement, why] of rules) {
+    const v = options[name]
+    if (typeof v !== 'number' || Number.isNaN(v) || !outOfRange(v, options)) continue
+    if (out === options) out = { ...options }
+    if (replacement === undefined) delete out[name]
+    else out[name] = replacement
+    warn(
+      `${what}: option '${name}' ${v} ${why}; using ${replacement === undefined ? 'the default' : replacement}, as whisper.rn does`,
+    )
+  }
+  return out
+}
+
+const transcribeSubstitutions = [['maxThreads', (v) => v <= 0, undefined, 'is not a thread count']]
+
 const contexts = new Map() // id -> WhisperContext, for releaseAllWhisper
 const vadContexts = new Map()
 
@@ -79,7 +100,7 @@ class WhisperContext {
     let lastProgress = 0
     let onProgress
     try {
-      options = checkOptions(options, what)
+      options = substituteAsWhisperRn(checkOptions(options, what), what, transcribeSubstitutions)
       onProgress = options.onProgress
       if (onProgress !== undefined && typeof onProgress !== 'function')
         throw new TypeError(`option 'onProgress' must be a function, got ${describe(onProgress)}`)
@@ -129,7 +150,21 @@ class WhisperContext {
    * 'push' and then push(chunk) / end(), or audioStream: a Readable of PCM.
    */
   async transcribeRealtime(options = {}) {
-    options = checkOptions(options, 'transcribeRealtime')
+    options = substituteAsWhisperRn(checkOptions(options, 'transcribeRealtime'), 'transcribeRealtime', [
+      ...transcribeSubstitutions,
+      ['realtimeAudioSec', (v) => v <= 0, 30, 'is not a duration'],
+      ['vadMs', (v) => v < 2000, 2000, 'is under 2000 ms'],
+      [
+        'realtimeAudioMinSec',
+        (v, o) => {
+          const total = typeof o.realtimeAudioSec === 'number' && o.realtimeAudioSec > 0 ? o.realtimeAudioSec : 30
+          const slice = typeof o.realtimeAudioSliceSec === 'number' && o.realtimeAudioSliceSec > 0 ? o.realtimeAudioSliceSec : total
+          return v < 0.5 || v > slice
+        },
+        1,
+        'is outside [0.5, the slice length]',
+      ],
+    ])
     const { audioStream, ...rest } = options
     if (audioStream !== undefined && (audioStream === null || typeof audioStream[Symbol.asyncIterator] !== 'function'))
       throw new TypeError(`transcribeRealtime: audioStream must be a Readable of PCM, got ${describe(audioStream)}`)
@@ -290,7 +325,9 @@ class WhisperVadContext {
 /** Loads a Silero VAD model (whisper.cpp's ggml-silero-*.bin). */
 function initWhisperVad(options) {
   return asPromise(() => {
-    const o = checkOptions(options, 'initWhisperVad')
+    const o = substituteAsWhisperRn(checkOptions(options, 'initWhisperVad'), 'initWhisperVad', [
+      ['nThreads', (v) => v === 0, undefined, 'is not a thread count'],
+    ])
     const file = resolvePath(o.filePath, 'initWhisperVad', o.isBundleAsset)
     return native.loadVad(file, { nThreads: o.nThreads, useGpu: o.useGpu })
   }).then((n) => {
@@ -306,12 +343,18 @@ async function releaseAllWhisperVad() {
 
 // ---- native log ----
 const logListeners = []
+let nativeLogOn = false
 function dispatchLog(level, text) {
   for (const l of logListeners.slice()) l(level, text)
+}
+// The binding's own messages go where the library's do: to the listeners while the log is on.
+function warn(text) {
+  if (nativeLogOn) dispatchLog('warn', text)
 }
 
 /** Sends hark's log to the listeners (on) or nowhere (off, the default). */
 async function toggleNativeLog(enabled) {
+  nativeLogOn = !!enabled
   native.setLogSink(enabled ? dispatchLog : null)
 }
 
