@@ -135,7 +135,7 @@ hark_status guarded(const char* fn, hark_status data_status, F&& body) noexcept 
     body();
     return HARK_OK;
   } catch (const CallError& e) {
-    t_last_code = e.status == HARK_ERR_BAD_HANDLE ? "invalid_argument" : hark::error_code_name(e.code);
+    t_last_code = hark::error_code_name(e.code);
     return set_error(e.status, fn, e.message.c_str());
   } catch (const hark::Error& e) {
     t_last_code = hark::error_code_name(e.code());

@@ -9,6 +9,7 @@
 
 #include "model/file_reader.h"
 #include "runtime/error.h"
+#include "runtime/stopwatch.h"
 
 namespace hark {
 
@@ -232,7 +233,7 @@ std::unique_ptr<ModelFile> ModelFile::open(const std::string& path, const LoadOp
   mf->weights_ = classified(ErrorCode::CorruptData, path, [&] {
     return bind_whisper_weights(hp, [&](const std::string& n) { return mf->tensor(n); });
   });
-  mf->load_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  mf->load_ms_ = ms_since(t0);
   return mf;
 }
 

@@ -8,14 +8,13 @@
 #include <vector>
 
 #include "runtime/error.h"
+#include "runtime/stopwatch.h"
 
 namespace hark {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 double process_cpu_ms() {
   timespec ts{};

@@ -12,6 +12,7 @@
 #include "realtime/sample_ring.h"
 #include "realtime/slicer.h"
 #include "runtime/error.h"
+#include "runtime/stopwatch.h"
 
 namespace hark::realtime {
 namespace {
@@ -36,10 +37,6 @@ Resolved resolve(const RealtimeOptions& o) {
   const double ring_sec = o.ring_sec > 0 ? o.ring_sec : std::min(2 * slice_sec + 5, audio_sec + 1);
   r.ring_samples = std::max<size_t>(size_t(ring_sec * kSampleRate), 1);
   return r;
-}
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 class Transcriber final : public RealtimeTranscriber {

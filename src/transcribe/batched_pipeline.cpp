@@ -8,6 +8,7 @@
 #include "decode/window_search.h"
 #include "frontend/mel.h"
 #include "runtime/error.h"
+#include "runtime/stopwatch.h"
 #include "transcribe/window_pipeline.h"
 
 namespace hark {
@@ -15,7 +16,6 @@ namespace hark {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 constexpr int64_t kUnitSamples = kSampleRate / 100;  // one 10 ms unit
 
@@ -56,9 +56,6 @@ Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const J
   const auto t_start = Clock::now();
   const SpecialTokens& st = m.file->vocab().special();
   const int n_text_ctx = model.n_text_ctx();
-  HARK_CHECK(p.batch_size >= 1 && p.batch_size <= kMaxBatchSize, "transcribe: batch_size must be in [1, " +
-                                                                     std::to_string(kMaxBatchSize) + "], got " +
-                                                                     std::to_string(p.batch_size));
 
   Transcript out = empty_transcript(m, req, ctl.job().id());
   Timings& tm = out.timings;

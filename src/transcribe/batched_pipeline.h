@@ -37,7 +37,8 @@ struct AudioChunk {
 // skipped.
 std::vector<AudioChunk> merge_speech_chunks(std::span<const VadSegment> speech, int64_t n_units, int64_t max_units);
 
-// Runs the pipeline on `model` over req.samples, cut at `speech` (VAD segments of req.samples).
+// Runs the pipeline on `model` over req.samples, cut at `speech` (VAD segments of req.samples);
+// `req` and `p` as check_request left them (batch_size among what it checked).
 Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const JobRequest& req,
                        const TranscribeParams& p, std::span<const VadSegment> speech, JobControl& ctl,
                        const LongFormHooks& hooks);

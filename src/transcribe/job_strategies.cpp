@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "runtime/stopwatch.h"
 #include "transcribe/vad_audio.h"
 
 namespace hark {
@@ -139,10 +140,6 @@ void append(Transcript& all, Transcript&& part) {
 
 namespace {
 
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
 // What every strategy is given: the checked request, the job's control and the time it started.
 struct JobSetup {
   StateImpl& main;
@@ -163,7 +160,7 @@ Transcript run_batched_strategy(const JobSetup& s) {
   vo.max_speech_duration_s = std::min(vo.max_speech_duration_s, 30.0f);  // a chunk holds at most 30 s
   std::vector<VadSegment> speech;
   if (!s.ctl.should_stop()) speech = vad_model->detect_speech(s.req.samples, vo).segments;
-  const double vad_ms = ms_between(t_vad, Clock::now());
+  const double vad_ms = ms_since(t_vad);
   SegmentMerger merger(p, s.ctl, {s.req.samples.size()});
   Transcript out = empty_transcript(m, s.req, s.job.id());
   if (s.job.abort_requested() || s.ctl.should_stop()) {
@@ -256,7 +253,7 @@ Transcript run_speech_only_strategy(const JobSetup& s) {
     const VadResult found = vad_model->detect_speech(s.req.samples, p.vad_params);
     speech = cut_speech(s.req.samples, found.segments, p.vad_params.samples_overlap, s.req.offset_units);
   }
-  const double vad_ms = ms_between(t_vad, Clock::now());
+  const double vad_ms = ms_since(t_vad);
   if (s.ctl.should_stop() || speech.samples.empty()) {
     // Stopped while the VAD ran, or no speech at all: nothing for Whisper to do.
     Transcript t = empty_transcript(m, s.req, s.job.id());
@@ -301,7 +298,7 @@ Transcript transcribe_job(StateImpl& main, const StateLender& acquire, std::span
                                     : run_parts_strategy(setup, req, nullptr);
   out.job_id = job->id();
   out.timings.n_threads = req.n_threads;  // the job's, shared out among n_processors parts
-  out.timings.total_ms = ms_between(t_start, Clock::now());
+  out.timings.total_ms = ms_since(t_start);
   return out;
 }
 

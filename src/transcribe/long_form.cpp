@@ -6,6 +6,7 @@
 
 #include "decode/greedy.h"
 #include "frontend/mel.h"
+#include "runtime/stopwatch.h"
 #include "transcribe/timestamp_watch.h"
 #include "transcribe/window_pipeline.h"
 
@@ -14,7 +15,6 @@ namespace hark {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 // Above this temperature the kept window's text is not used as prompt for the next ones
 // (OpenAI's prompt_reset_on_temperature: `result.temperature > 0.5`).

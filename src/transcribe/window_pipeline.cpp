@@ -8,6 +8,7 @@
 #include "decode/split_window.h"
 #include "decode/token_timestamps.h"
 #include "frontend/mel.h"
+#include "runtime/stopwatch.h"
 #include "transcribe/max_len.h"
 
 namespace hark {
@@ -155,7 +156,7 @@ WindowSegments WindowPipeline::segments(const DecodedWindow& win, double* decode
     const WordOutcome wo = words_.run({win.seek, win.frames, content_frames_, out.next_seek,
                                        win.whole || single_timestamp_ending(st, w.tokens), win.lang, p_.translate},
                                       out.segments);
-    *decode_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    *decode_ms += ms_since(t);
     if (wo.aborted) {
       out.aborted = true;
       out.segments.clear();
