@@ -44,7 +44,7 @@ bool boolean(const std::string& field, const std::string& v) {
 }
 
 // A language code ("de"), OpenAI's name of one ("german"), or "auto".
-std::string language_of(const std::string& /*field*/, const std::string& v) {
+std::string language_of(const std::string& v) {
   const std::string l = lower(v);
   for (int i = 0; i < language_count(); ++i)
     if (l == language_name_at(i)) return language_code_at(i);

@@ -15,6 +15,6 @@ int integer(const std::string& field, const std::string& v, int lo, int hi);
 bool boolean(const std::string& field, const std::string& v);
 // A language code ("de"), OpenAI's name of one ("german"), or "auto"; returns the code. Anything
 // else is passed on as it is: the library refuses an unknown language, naming it.
-std::string language_of(const std::string& field, const std::string& v);
+std::string language_of(const std::string& v);
 
 }  // namespace hark::server

@@ -93,7 +93,7 @@ void apply_realtime_config(RealtimeConfig& c, const std::multimap<std::string, s
       // Browsers cannot set headers on a WebSocket; the key may come in the query instead.
       continue;
     } else if (key == "language") {
-      c.transcribe.language = v.empty() ? "auto" : language_of(key, v);
+      c.transcribe.language = v.empty() ? "auto" : language_of(v);
     } else if (key == "prompt") {
       c.transcribe.initial_prompt = v;
     } else if (key == "translate") {

@@ -43,7 +43,7 @@ TranscriptionRequest common(const Form& form, const TranscribeParams& defaults) 
   r.audio = form.file;
   r.filename = form.filename;
   if (const auto* v = form.get("model")) r.model = *v;
-  if (const auto* v = form.get("language"); v && !v->empty()) r.params.language = language_of("language", *v);
+  if (const auto* v = form.get("language"); v && !v->empty()) r.params.language = language_of(*v);
   if (const auto* v = form.get("prompt")) r.params.initial_prompt = *v;
   if (const auto* v = form.get("response_format"); v && !v->empty()) r.format = format_of(*v);
   if (const auto* v = form.get("temperature"); v && !v->empty())
