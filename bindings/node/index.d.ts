@@ -132,7 +132,13 @@ export type TranscribeRealtimeOptions = TranscribeOptions &
     realtimeAudioSec?: number
     realtimeAudioSliceSec?: number
     realtimeAudioMinSec?: number
+    /** A WAV of everything captured: 16-bit PCM as whisper.rn writes it. */
     audioOutputPath?: string
+    /** hark: 'float32' writes the samples exactly as fed (default 'int16'). */
+    audioOutputFormat?: 'int16' | 'float32'
+    /** iOS audio session settings (whisper.rn's): accepted, ignored here. */
+    audioSessionOnStartIos?: AudioSessionSettingIos
+    audioSessionOnStopIos?: AudioSessionSettingIos | 'restore'
     useVad?: boolean
     vadMs?: number
     vadThold?: number
@@ -150,6 +156,7 @@ export type TranscribeRealtimeOptions = TranscribeOptions &
   }
 
 export type TranscribeRealtimeSlice = {
+  /** 0; -1 its transcription failed (error says why); -999 abandoned by abort(). */
   code: number
   error?: string
   data?: { result: string; segments: TranscribeSegment[] }
@@ -182,7 +189,11 @@ export type TranscribeRealtimeEvent = {
 export type PcmChunk = Float32Array | Int16Array | Uint8Array | ArrayBuffer
 
 export type TranscribeRealtimeHandle = {
+  /** Ends capture; what was captured is still transcribed (whisper.rn aborts the slice: abort()). */
   stop: () => Promise<void>
+  /** Ends at once, abandoning the slice in progress (whisper.rn's stop()). */
+  abort: () => Promise<void>
+  /** Adds a listener (the first also gets the events before it). */
   subscribe: (callback: (event: TranscribeRealtimeEvent) => void) => void
   /** hark, audioSource 'push'. */
   push: (chunk: PcmChunk) => Promise<void>
@@ -206,6 +217,8 @@ export type BenchResult = {
 export declare class WhisperContext {
   private constructor()
   id: number
+  /** The native context's address (whisper.rn's). */
+  ptr: number
   gpu: boolean
   reasonNoGPU: string
   /** hark. */
@@ -226,8 +239,10 @@ export type ContextOptions = {
   useGpu?: boolean
   /** Default false (whisper.rn's). */
   useFlashAttn?: boolean
-  /** Accepted, ignored (iOS). */
+  /** Accepted, ignored (Core ML on iOS). */
   useCoreMLIos?: boolean
+  /** Accepted, ignored (Core ML on iOS). */
+  coreMLModelAsset?: { filename: string; assets: Array<string | number> }
   /** hark: a device by name ('cpu', 'cpu-ref'). */
   device?: string
   /** hark: the cross-attention K/V cache's type. Default 'f16' (the reference's results); 'q8_0'
@@ -271,6 +286,8 @@ export declare function initWhisperVad(options: VadContextOptions): Promise<Whis
 export declare function releaseAllWhisperVad(): Promise<void>
 
 export declare function toggleNativeLog(enabled: boolean): Promise<void>
+/** hark: whether toggleNativeLog(true) is in effect (whisper.node's name). */
+export declare function isNativeLogEnabled(): boolean
 export declare function addNativeLogListener(listener: (level: string, text: string) => void): { remove: () => void }
 
 /** hark's version. */
@@ -288,4 +305,50 @@ export declare const captureSupported: boolean
 export interface HarkError extends Error {
   code?: string
   field?: string
+}
+
+/** whisper.rn's iOS audio session settings; there is no audio session here. */
+export declare enum AudioSessionCategoryIos {
+  Ambient = 'Ambient',
+  SoloAmbient = 'SoloAmbient',
+  Playback = 'Playback',
+  Record = 'Record',
+  PlayAndRecord = 'PlayAndRecord',
+  MultiRoute = 'MultiRoute',
+}
+export declare enum AudioSessionCategoryOptionIos {
+  MixWithOthers = 'MixWithOthers',
+  DuckOthers = 'DuckOthers',
+  InterruptSpokenAudioAndMixWithOthers = 'InterruptSpokenAudioAndMixWithOthers',
+  AllowBluetooth = 'AllowBluetooth',
+  AllowBluetoothA2DP = 'AllowBluetoothA2DP',
+  AllowAirPlay = 'AllowAirPlay',
+  DefaultToSpeaker = 'DefaultToSpeaker',
+}
+export declare enum AudioSessionModeIos {
+  Default = 'Default',
+  VoiceChat = 'VoiceChat',
+  VideoChat = 'VideoChat',
+  GameChat = 'GameChat',
+  VideoRecording = 'VideoRecording',
+  Measurement = 'Measurement',
+  MoviePlayback = 'MoviePlayback',
+  SpokenAudio = 'SpokenAudio',
+}
+export type AudioSessionSettingIos = {
+  category: AudioSessionCategoryIos
+  options?: AudioSessionCategoryOptionIos[]
+  mode?: AudioSessionModeIos
+  active?: boolean
+}
+/** The setters resolve without effect; the getters reject ('Only supported on iOS'), as whisper.rn's off iOS. */
+export declare const AudioSessionIos: {
+  Category: typeof AudioSessionCategoryIos
+  CategoryOption: typeof AudioSessionCategoryOptionIos
+  Mode: typeof AudioSessionModeIos
+  getCurrentCategory: () => Promise<{ category: AudioSessionCategoryIos; options: AudioSessionCategoryOptionIos[] }>
+  getCurrentMode: () => Promise<AudioSessionModeIos>
+  setCategory: (category: AudioSessionCategoryIos, options: AudioSessionCategoryOptionIos[]) => Promise<void>
+  setMode: (mode: AudioSessionModeIos) => Promise<void>
+  setActive: (active: boolean) => Promise<void>
 }

@@ -1,30 +1,14 @@
 'use strict'
 // hark-whisper: whisper.rn's JavaScript API (initWhisper, WhisperContext, VAD, native log) on
-// hark's engine. Code written for whisper.rn / whisper.node moves here by changing the import.
+// hark's engine. Code written for whisper.rn moves here by changing the import; whisper.rn 0.7's
+// RealtimeTranscriber is at 'hark-whisper/realtime-transcription', @fugood/whisper.node's API at
+// 'hark-whisper/whisper.node'.
 //
 // This file shapes the API; build/hark.node (src/) does the work on threads of its own. Errors
 // are rejected promises whose message names what was wrong; nothing here throws synchronously
 // out of a call that returns a promise (or { stop, promise }).
-const path = require('path')
-const fs = require('fs')
 
-// The addon: $HARK_NODE_ADDON, else this package's build (npm install), else hark's main build
-// (the repository's build/, where scripts/test puts it).
-function loadAddon() {
-  const candidates = [
-    process.env.HARK_NODE_ADDON,
-    path.join(__dirname, 'build', 'hark.node'),
-    path.join(__dirname, '..', '..', 'build', 'hark.node'),
-  ].filter(Boolean)
-  for (const file of candidates) {
-    if (fs.existsSync(file)) return require(file)
-  }
-  throw new Error(
-    `hark-whisper: the native addon hark.node was not found (looked in: ${candidates.join(', ')}); ` +
-      'build it with `npm install` in bindings/node or with hark\'s cmake build',
-  )
-}
-const native = loadAddon()
+const native = require('./native')
 
 // Runs fn and returns its promise; a synchronous throw becomes a rejection.
 function asPromise(fn) {
@@ -87,6 +71,7 @@ class WhisperContext {
   constructor(nativeContext) {
     Object.defineProperty(this, '_native', { value: nativeContext })
     this.id = nativeContext.id
+    this.ptr = nativeContext.ptr // whisper.rn's: the native context's address
     this.gpu = nativeContext.gpu
     this.reasonNoGPU = nativeContext.reasonNoGPU
     this.device = nativeContext.device // hark's: the device the model computes on ('cpu', ...)
@@ -165,12 +150,14 @@ class WhisperContext {
         'is outside [0.5, the slice length]',
       ],
     ])
-    const { audioStream, ...rest } = options
+    const { audioStream, audioSessionOnStartIos, audioSessionOnStopIos, ...rest } = options
+    if (audioSessionOnStartIos !== undefined || audioSessionOnStopIos !== undefined)
+      debug('transcribeRealtime: audioSessionOnStartIos / audioSessionOnStopIos are iOS audio session settings; ignored here')
     if (audioStream !== undefined && (audioStream === null || typeof audioStream[Symbol.asyncIterator] !== 'function'))
       throw new TypeError(`transcribeRealtime: audioStream must be a Readable of PCM, got ${describe(audioStream)}`)
     const nativeOptions = audioStream ? { ...rest, audioSource: 'push' } : rest
-    const buffered = []
-    let listener = null
+    const buffered = [] // events before the first subscribe(), given to it
+    const listeners = []
     let ended = false
     let lastEvent
     let resolveDone
@@ -178,8 +165,8 @@ class WhisperContext {
     const contextId = this.id
     const deliver = (event) => {
       lastEvent = event
-      if (listener) listener(event)
-      else buffered.push(event)
+      if (listeners.length === 0) buffered.push(event)
+      for (const l of listeners.slice()) l(event)
     }
     const session = native.startRealtime(this._native, nativeOptions, (json) => {
       if (json === null) {
@@ -191,12 +178,17 @@ class WhisperContext {
     })
     const handle = {
       jobId: session.jobId,
-      /** Ends capture; what was captured is still transcribed; resolves after the last event. */
+      /**
+       * Ends capture; unlike whisper.rn, the slice being transcribed is not aborted and what was
+       * captured is still transcribed (nothing recorded is lost); resolves after the last event.
+       */
       stop: () => session.stop(),
-      /** Receives every TranscribeRealtimeEvent (those before subscribing too). */
+      /** whisper.rn's stop(): ends at once, the transcription in progress is abandoned (its slice: code -999). */
+      abort: () => session.abort(),
+      /** Adds a listener of every TranscribeRealtimeEvent (as whisper.rn's; the first also gets those before it). */
       subscribe: (callback) => {
         if (typeof callback !== 'function') throw new TypeError('subscribe: callback must be a function')
-        listener = callback
+        listeners.push(callback)
         for (const e of buffered.splice(0)) callback(e)
       },
       /** audioSource 'push': PCM (Float32Array, Int16Array, Buffer, ArrayBuffer); resolves once taken. */
@@ -242,16 +234,20 @@ class WhisperContext {
 // whisper.rn's TranscribeRealtimeEvent from hark's event JSON: data joins every slice's text and
 // segments (times from the start of the recording), slices lists them.
 function toRealtimeEvent(contextId, raw) {
-  const slices = (raw.slices || []).map((s) => ({
-    code: 0,
-    index: s.index,
-    final: s.final,
-    t0: s.t0,
-    t1: s.t1,
-    data: s.data,
-    processTime: s.index === raw.sliceIndex ? raw.processTime : 0,
-    recordingTime: ((s.t1 - s.t0) * 10) | 0,
-  }))
+  const slices = (raw.slices || []).map((s) => {
+    const slice = {
+      code: s.code,
+      index: s.index,
+      final: s.final,
+      t0: s.t0,
+      t1: s.t1,
+      data: s.data,
+      processTime: s.processTime,
+      recordingTime: ((s.t1 - s.t0) * 10) | 0,
+    }
+    if (s.error) slice.error = s.error
+    return slice
+  })
   const data =
     slices.length > 0
       ? { result: slices.map((s) => s.data.result).join(''), segments: slices.flatMap((s) => s.data.segments) }
@@ -278,6 +274,8 @@ function initWhisper(options) {
   return asPromise(() => {
     const o = checkOptions(options, 'initWhisper')
     const file = resolvePath(o.filePath, 'initWhisper', o.isBundleAsset)
+    if (o.coreMLModelAsset !== undefined || o.useCoreMLIos !== undefined)
+      debug('initWhisper: coreMLModelAsset / useCoreMLIos are for Core ML on iOS; ignored here')
     return native.loadContext(file, {
       useGpu: o.useGpu,
       useFlashAttn: o.useFlashAttn,
@@ -329,9 +327,10 @@ function initWhisperVad(options) {
       ['nThreads', (v) => v === 0, undefined, 'is not a thread count'],
     ])
     const file = resolvePath(o.filePath, 'initWhisperVad', o.isBundleAsset)
-    return native.loadVad(file, { nThreads: o.nThreads, useGpu: o.useGpu })
-  }).then((n) => {
+    return native.loadVad(file, { nThreads: o.nThreads, useGpu: o.useGpu }).then((n) => [n, file])
+  }).then(([n, file]) => {
     const vad = new WhisperVadContext(n)
+    Object.defineProperty(vad, '_filePath', { value: file }) // for RealtimeTranscriber's native VAD
     vadContexts.set(vad.id, vad)
     return vad
   })
@@ -351,11 +350,19 @@ function dispatchLog(level, text) {
 function warn(text) {
   if (nativeLogOn) dispatchLog('warn', text)
 }
+function debug(text) {
+  if (nativeLogOn) dispatchLog('debug', text)
+}
 
 /** Sends hark's log to the listeners (on) or nowhere (off, the default). */
 async function toggleNativeLog(enabled) {
   nativeLogOn = !!enabled
   native.setLogSink(enabled ? dispatchLog : null)
+}
+
+/** hark (whisper.node's name): whether toggleNativeLog turned the log on. */
+function isNativeLogEnabled() {
+  return nativeLogOn
 }
 
 function addNativeLogListener(listener) {
@@ -369,7 +376,42 @@ function addNativeLogListener(listener) {
   }
 }
 
+// whisper.rn's iOS audio session utility. There is no AVAudioSession here: the setters resolve
+// without effect (an app's setup runs unchanged), the getters reject as whisper.rn's do off iOS.
+const AudioSessionCategoryIos = Object.freeze(
+  Object.fromEntries(['Ambient', 'SoloAmbient', 'Playback', 'Record', 'PlayAndRecord', 'MultiRoute'].map((k) => [k, k])),
+)
+const AudioSessionCategoryOptionIos = Object.freeze(
+  Object.fromEntries(
+    ['MixWithOthers', 'DuckOthers', 'InterruptSpokenAudioAndMixWithOthers', 'AllowBluetooth', 'AllowBluetoothA2DP',
+     'AllowAirPlay', 'DefaultToSpeaker'].map((k) => [k, k]),
+  ),
+)
+const AudioSessionModeIos = Object.freeze(
+  Object.fromEntries(
+    ['Default', 'VoiceChat', 'VideoChat', 'GameChat', 'VideoRecording', 'Measurement', 'MoviePlayback', 'SpokenAudio'].map(
+      (k) => [k, k],
+    ),
+  ),
+)
+const notIos = () => Promise.reject(new Error('Only supported on iOS'))
+const noAudioSession = (what) => async () => debug(`AudioSessionIos.${what}: no iOS audio session here; ignored`)
+const AudioSessionIos = Object.freeze({
+  Category: AudioSessionCategoryIos,
+  CategoryOption: AudioSessionCategoryOptionIos,
+  Mode: AudioSessionModeIos,
+  getCurrentCategory: notIos,
+  getCurrentMode: notIos,
+  setCategory: noAudioSession('setCategory'),
+  setMode: noAudioSession('setMode'),
+  setActive: noAudioSession('setActive'),
+})
+
 module.exports = {
+  AudioSessionIos,
+  AudioSessionCategoryIos,
+  AudioSessionCategoryOptionIos,
+  AudioSessionModeIos,
   initWhisper,
   releaseAllWhisper,
   WhisperContext,
@@ -378,6 +420,7 @@ module.exports = {
   WhisperVadContext,
   toggleNativeLog,
   addNativeLogListener,
+  isNativeLogEnabled,
   /** hark's version (whisper.rn reports its whisper.cpp's here). */
   libVersion: native.version,
   isUseCoreML: false,

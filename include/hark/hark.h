@@ -651,7 +651,7 @@ typedef struct hark_stream_params {
   double audio_slice_sec;        /* 0: realtimeAudioSliceSec (0: audio_sec) */
   double audio_min_sec;          /* 1: realtimeAudioMinSec */
   double partial_sec;            /* 1: partial results at most every this much new audio; 0 none */
-  const char* audio_output_path; /* NULL: no recording; else a WAV (f32) of everything pushed */
+  const char* audio_output_path; /* NULL: no recording; else a WAV of everything pushed (audio_output_bits) */
   bool use_vad;                  /* false: whisper.rn's energy VAD ends slices at pauses */
   bool live;                     /* true: audio that finds the ring full is dropped (reported); false: push waits */
   int vad_ms;                    /* 2000 */
@@ -662,8 +662,12 @@ typedef struct hark_stream_params {
   int n_threads;                 /* 0: the context's */
   hark_stream_event_callback on_event; /* runs on the stream's own thread */
   void* user_data;
-  int sample_rate; /* 16000: the rate of what hark_stream_push() takes (1000..768000 Hz) */
-  int channels;    /* 1: interleaved channels of what hark_stream_push() takes (1..256) */
+  int sample_rate;       /* 16000: the rate of what hark_stream_push() takes (1000..768000 Hz) */
+  int channels;          /* 1: interleaved channels of what hark_stream_push() takes (1..256) */
+  int audio_output_bits; /* 32: the recording's samples are f32, exactly as pushed; 16: 16-bit PCM */
+  float vad_threshold;   /* 0.5: with vad_model_path, a frame is speech at this probability */
+  int vad_silence_ms;    /* 500: with vad_model_path, a slice ends after this much non-speech */
+  float ring_sec;        /* 0: capture buffer of 2 slices + 5 s; audio finding it full is dropped (live) */
 } hark_stream_params;
 
 HARK_API hark_status hark_stream_params_init(hark_stream_params* params, size_t params_size);
@@ -690,6 +694,9 @@ HARK_API hark_status hark_stream_push(hark_stream* stream, const float* samples,
  * the last event says is_stopped_by_action. Returns at once. hark_job_abort(event->job_id) ends
  * the stream at once instead, without transcribing what is left. */
 HARK_API hark_status hark_stream_stop(hark_stream* stream);
+/* Closes the open slice at what was pushed so far: it is transcribed as final (whisper.rn's
+ * nextSlice). Nothing happens when it holds no audio. Returns at once. */
+HARK_API hark_status hark_stream_next_slice(hark_stream* stream);
 /* Until the last event has been delivered (after stop, or once audio_sec was pushed). */
 HARK_API hark_status hark_stream_wait(hark_stream* stream);
 /* Stops, waits, frees. Not from the stream's own callback. */

@@ -87,6 +87,9 @@ struct RealtimeOptions {
   double audio_slice_sec = 0;     // realtimeAudioSliceSec: a slice's length; <= 0 or >= audio_sec: audio_sec
   double audio_min_sec = 1;       // realtimeAudioMinSec: a slice is not transcribed (partially) before this
   std::string audio_output_path;  // audioOutputPath: a WAV of everything captured ("" none)
+  // Its samples: 32 (float, exactly what was fed in) or 16 (16-bit PCM, as whisper.rn writes it;
+  // the Node binding's default). Anything else is refused.
+  int audio_output_bits = 32;
   // Energy VAD (whisper.rn's useVad, vadMs, vadThold, vadFreqThold): a slice ends early at a pause.
   bool use_vad = false;
   int vad_ms = 2000;
@@ -97,6 +100,9 @@ struct RealtimeOptions {
   std::string vad_model_path;
   float vad_threshold = 0.5f;
   int vad_silence_ms = 500;
+  // With vad_model_path: also an event at each change of the VAD's verdict (RealtimeEvent::vad),
+  // for a listener such as whisper.rn's onVad. Off: events are transcriptions only.
+  bool vad_events = false;
   // hark's: partial results of the open slice at most every partial_sec of new audio (0: none).
   double partial_sec = 1.0;
   // Capture ring buffer; <= 0: 2 slices + 5 s. Audio that finds it full is dropped and reported
@@ -104,8 +110,10 @@ struct RealtimeOptions {
   double ring_sec = 0;
   int n_threads = 0;  // transcription threads; 0: the context's
   // The base of every slice's transcription (language, ...). Its initial_prompt is used for the
-  // first slice; each later slice gets the previous slice's text as prompt.
+  // first slice; each later slice gets the previous slice's text as prompt (prompt_previous_slice;
+  // false: every slice gets initial_prompt).
   std::shared_ptr<const TranscribeParams> transcribe;
+  bool prompt_previous_slice = true;
 };
 
 // One slice's transcription (whisper.rn's event.data): segment times from the start of the recording.
@@ -119,6 +127,9 @@ struct RealtimeSlice {
   RealtimeData data;
   bool final = false;      // the slice closed: its text will not change
   int64_t t0 = 0, t1 = 0;  // its audio, 10 ms units from the start of the recording
+  int code = 0;            // its last transcription: 0 ok, kCodeTranscribeFailed (with error) or kCodeAborted
+  std::string error;
+  double process_time_ms = 0;  // its last transcription's time
 };
 
 // whisper.rn's TranscribeRealtimeEvent.
@@ -134,10 +145,17 @@ struct RealtimeEvent {
   double recording_time_ms = 0;       // audio captured so far
   std::vector<RealtimeSlice> slices;  // every slice so far, the open one last
   int64_t dropped_samples = 0;        // lost to ring overflow so far
+  // Set only on VAD events (RealtimeOptions::vad_events), which carry no new transcription:
+  // "speech_start", "speech_continue" (every 500 ms of speech) or "speech_end".
+  std::string vad;
+  float vad_confidence = 0;  // the speech probability (speech_end: 1 - it)
+  int64_t vad_t = 0;         // where, 10 ms units from the start of the recording
 };
 inline constexpr int kCodeTranscribeFailed = -1;
 inline constexpr int kCodeOverflow = -2;
 inline constexpr int kCodeSourceFailed = -3;
+// A slice whose transcription was abandoned by jobs::abort (whisper.rn's value for an aborted one).
+inline constexpr int kCodeAborted = -999;
 
 // One event as a JSON object on one line (camelCase keys as whisper.rn's).
 HARK_API std::string to_json(const RealtimeEvent& e);
@@ -159,6 +177,9 @@ class HARK_API RealtimeTranscriber {
   // captured is still transcribed, the last slice finalised, and the last event says
   // is_stopped_by_action. Returns at once; thread-safe.
   virtual void stop() = 0;
+  // Closes the open slice where capture is now (whisper.rn's nextSlice): it is transcribed as a
+  // final one and the next slice begins. Nothing happens when it holds no audio. Thread-safe.
+  virtual void next_slice() = 0;
   virtual void wait() = 0;  // until the last event has been delivered
   virtual bool running() const = 0;
   // The stream's job: jobs::abort(id) (or abort_all) ends it at once instead: capture ends, the

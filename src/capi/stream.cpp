@@ -17,8 +17,8 @@ struct hark_stream {
 namespace {
 
 constexpr size_t kStreamParamsV1 = offsetof(hark_stream_params, user_data) + sizeof(void*);
-// sample_rate and channels, two ints after the pointer, fill 8 bytes: still no tail padding.
-static_assert(sizeof(hark_stream_params) == offsetof(hark_stream_params, channels) + sizeof(int),
+// Four-byte fields after the pointer come in pairs: no tail padding, so each version's size differs.
+static_assert(sizeof(hark_stream_params) == offsetof(hark_stream_params, ring_sec) + sizeof(float),
               "hark_stream_params must end without tail padding");
 
 hark_stream_params stream_defaults() {
@@ -38,6 +38,10 @@ hark_stream_params stream_defaults() {
   p.language = "en";
   p.sample_rate = hark::kSampleRate;
   p.channels = 1;
+  p.audio_output_bits = o.audio_output_bits;
+  p.vad_threshold = o.vad_threshold;
+  p.vad_silence_ms = o.vad_silence_ms;
+  p.ring_sec = float(o.ring_sec);
   return p;
 }
 
@@ -95,6 +99,10 @@ void create_stream(const hark_stream_params* params, hark_stream** out, Start&& 
   o.vad_thold = p.vad_thold;
   o.vad_freq_thold = p.vad_freq_thold;
   if (p.vad_model_path) o.vad_model_path = p.vad_model_path;
+  o.audio_output_bits = p.audio_output_bits;
+  o.vad_threshold = p.vad_threshold;
+  o.vad_silence_ms = p.vad_silence_ms;
+  o.ring_sec = p.ring_sec;
   o.n_threads = p.n_threads;
   require(p.sample_rate >= 1000 && p.sample_rate <= 768000,
           "params->sample_rate " + std::to_string(p.sample_rate) + " Hz is out of range (1000..768000)");
@@ -184,6 +192,14 @@ hark_status hark_stream_stop(hark_stream* stream) {
     std::optional<Lease> l;
     lease(stream, Kind::Stream, "stream", l);
     stream->impl->stop();
+  });
+}
+
+hark_status hark_stream_next_slice(hark_stream* stream) {
+  return guarded("hark_stream_next_slice", HARK_ERR_INTERNAL, [&] {
+    std::optional<Lease> l;
+    lease(stream, Kind::Stream, "stream", l);
+    stream->impl->next_slice();
   });
 }
 

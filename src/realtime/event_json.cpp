@@ -16,8 +16,17 @@ nlohmann::json data_json(const RealtimeData& d) {
 
 std::string to_json(const RealtimeEvent& e) {
   nlohmann::json slices = nlohmann::json::array();
-  for (const RealtimeSlice& s : e.slices)
-    slices.push_back({{"index", s.index}, {"final", s.final}, {"t0", s.t0}, {"t1", s.t1}, {"data", data_json(s.data)}});
+  for (const RealtimeSlice& s : e.slices) {
+    nlohmann::json j = {{"index", s.index},
+                        {"final", s.final},
+                        {"t0", s.t0},
+                        {"t1", s.t1},
+                        {"data", data_json(s.data)},
+                        {"code", s.code},
+                        {"processTime", s.process_time_ms}};
+    if (!s.error.empty()) j["error"] = s.error;
+    slices.push_back(std::move(j));
+  }
   nlohmann::json j = {{"jobId", e.job_id},
                       {"code", e.code},
                       {"isCapturing", e.is_capturing},
@@ -29,6 +38,7 @@ std::string to_json(const RealtimeEvent& e) {
                       {"droppedSamples", e.dropped_samples},
                       {"slices", slices}};
   if (!e.error.empty()) j["error"] = e.error;
+  if (!e.vad.empty()) j["vad"] = {{"type", e.vad}, {"confidence", e.vad_confidence}, {"t", e.vad_t}};
   // Replace, not throw, on invalid UTF-8: an event must always print.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -24,12 +24,26 @@ size_t Slicer::append(std::span<const float> samples) {
     if (stream_) {
       // The stream runs whole frames across slice bounds: the network state follows the audio.
       const int frame = stream_->frame_samples();
+      const int64_t at = start_ + int64_t(slice_.size());
       for (float p : stream_->push(piece)) {
         if (p >= cfg_.silero_threshold) {
           speech_ = true;
           silence_run_ = 0;
+          speech_run_ += size_t(frame);
+          if (!speaking_) {
+            speaking_ = true;
+            speech_run_ = 0;
+            changes_.push_back({VadChange::Type::kSpeechStart, p, at});
+          } else if (speech_run_ >= kContinueSamples) {
+            speech_run_ = 0;
+            changes_.push_back({VadChange::Type::kSpeechContinue, p, at});
+          }
         } else if (p < cfg_.silero_threshold - 0.15f) {  // the hysteresis whisper.cpp's segments use
           silence_run_ += size_t(frame);
+          if (speaking_ && silence_run_ >= cfg_.silero_silence_samples) {
+            speaking_ = false;
+            changes_.push_back({VadChange::Type::kSpeechEnd, 1 - p, at});
+          }
         }
       }
     }

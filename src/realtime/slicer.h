@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "hark/vad.hpp"
@@ -20,6 +21,15 @@ struct SlicerConfig {
   std::shared_ptr<VadModel> silero;  // instead of the energy VAD
   float silero_threshold = 0.5f;
   size_t silero_silence_samples = 8000;
+};
+
+// A change of the Silero VAD's verdict, for a listener (the Node binding's onVad): speech began,
+// goes on (every kContinueSamples of it), or ended (silero_silence_samples of non-speech).
+struct VadChange {
+  enum class Type { kSpeechStart, kSpeechContinue, kSpeechEnd };
+  Type type;
+  float confidence;  // the frame's speech probability (speech_end: 1 - it)
+  int64_t sample;    // where in the recording
 };
 
 class Slicer {
@@ -39,6 +49,9 @@ class Slicer {
   // n samples of the recording will never arrive (dropped on overflow): the empty open slice
   // starts that much later, so times stay times of the recording.
   void skip(int64_t n);
+  // The VAD changes since the last call (none without a Silero model).
+  std::vector<VadChange> take_vad_changes() { return std::exchange(changes_, {}); }
+  static constexpr size_t kContinueSamples = 8000;  // 500 ms, whisper.rn's VAD inference interval
 
  private:
   bool pause_found();
@@ -49,6 +62,10 @@ class Slicer {
   bool closed_ = false;
   bool speech_ = false;
   size_t silence_run_ = 0;  // samples of non-speech frames since the last speech frame
+  // Across slices: the listener's view of speech, which a slice boundary does not interrupt.
+  bool speaking_ = false;
+  size_t speech_run_ = 0;  // speech samples since the last start/continue change
+  std::vector<VadChange> changes_;
 };
 
 }  // namespace hark::realtime

@@ -3,6 +3,7 @@
 // partial results of the open slice when it has caught up with capture, a final one when the
 // slice closes. Events are built and delivered on the worker thread.
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -27,6 +28,14 @@ Resolved resolve(const RealtimeOptions& o) {
   HARK_CHECK(o.audio_min_sec >= 0, "realtime: audio_min_sec must be >= 0");
   HARK_CHECK(o.partial_sec >= 0, "realtime: partial_sec must be >= 0");
   HARK_CHECK(o.vad_ms >= 0 && o.vad_thold >= 0 && o.vad_freq_thold >= 0, "realtime: VAD options must be >= 0");
+  HARK_CHECK_AS(InvalidArgument, "audio_output_bits", o.audio_output_bits == 16 || o.audio_output_bits == 32,
+                "realtime: audio_output_bits must be 16 or 32, got " + std::to_string(o.audio_output_bits));
+  HARK_CHECK_AS(InvalidArgument, "vad_threshold", o.vad_threshold >= 0 && o.vad_threshold <= 1,
+                "realtime: vad_threshold must be in [0, 1], got " + std::to_string(o.vad_threshold));
+  HARK_CHECK_AS(InvalidArgument, "vad_silence_ms", o.vad_silence_ms >= 0,
+                "realtime: vad_silence_ms must be >= 0, got " + std::to_string(o.vad_silence_ms));
+  HARK_CHECK_AS(InvalidArgument, "ring_sec", std::isfinite(o.ring_sec),
+                "realtime: ring_sec must be a number of seconds (<= 0: the default)");
   Resolved r{};
   const double audio_sec = o.audio_sec > 0 ? o.audio_sec : kDefaultAudioSec;
   const double slice_sec = o.audio_slice_sec > 0 && o.audio_slice_sec < audio_sec ? o.audio_slice_sec : audio_sec;
@@ -55,9 +64,10 @@ class Transcriber final : public RealtimeTranscriber {
         live_(source_->live()) {
     base_ = o.transcribe ? *o.transcribe : TranscribeParams{};
     job_ = jobs::create();
-    if (!o.audio_output_path.empty())  // f32: the file holds exactly the samples fed in
-      wav_ =
-          std::make_unique<audio::WavWriter>(o.audio_output_path, kSampleRate, 1, audio::WavWriter::Format::kFloat32);
+    if (!o.audio_output_path.empty())
+      wav_ = std::make_unique<audio::WavWriter>(
+          o.audio_output_path, kSampleRate, 1,
+          o.audio_output_bits == 16 ? audio::WavWriter::Format::kPcm16 : audio::WavWriter::Format::kFloat32);
     worker_ = std::thread([this] { work(); });
     try {
       source_->start([this](std::span<const float> s) { on_samples(s); },
@@ -81,6 +91,15 @@ class Transcriber final : public RealtimeTranscriber {
     }
     cv_.notify_all();  // a blocked capture callback gives up waiting for room
     source_->stop();   // its on_end ends capture
+  }
+  void next_slice() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (capture_ended_) return;
+      // A gap of no samples where capture is now: the worker closes the open slice there.
+      if (gaps_.empty() || gaps_.back().at != queued_) gaps_.push_back({queued_, 0});
+    }
+    cv_.notify_all();
   }
   void wait() override {
     std::lock_guard<std::mutex> lock(join_mu_);
@@ -185,8 +204,6 @@ class Transcriber final : public RealtimeTranscriber {
     s.t1 = (slicer_.start_sample() + int64_t(audio.size())) / 160;
     if (job_->abort_requested()) return;
     const auto t0 = std::chrono::steady_clock::now();
-    int code = 0;
-    std::string error;
     if (!audio.empty() && slicer_.had_speech()) {
       TranscribeParams p = base_;
       p.job = nullptr;
@@ -195,7 +212,7 @@ class Transcriber final : public RealtimeTranscriber {
       if (opts_.n_threads > 0) p.n_threads = opts_.n_threads;
       try {
         Transcript t = state_->transcribe(audio, p);
-        if (t.aborted && job_->abort_requested()) return;  // the stream ends; nothing to report
+        if (t.aborted && job_->abort_requested()) return;  // the stream ends: work() marks the slice
         s.data.result = t.text();
         for (Segment& seg : t.segments) {  // times from the start of the recording
           seg.t0 += s.t0;
@@ -206,28 +223,57 @@ class Transcriber final : public RealtimeTranscriber {
         }
         s.data.segments = std::move(t.segments);
       } catch (const std::exception& ex) {
-        code = kCodeTranscribeFailed;
-        error = ex.what();
+        s.code = kCodeTranscribeFailed;
+        s.error = ex.what();
       }
     }
+    s.process_time_ms = ms_since(t0);
     if (!slices_.empty() && slices_.back().index == s.index)
       slices_.back() = s;
     else
       slices_.push_back(s);
-    if (final) {
+    if (final && opts_.prompt_previous_slice) {
       prev_text_ = s.data.result;
       if (prev_text_.empty()) prev_text_ = base_.initial_prompt;  // nothing heard: back to the user's prompt
-      ++slice_index_;
     }
-    RealtimeEvent e = make_event(code, error);
-    e.process_time_ms = ms_since(t0);
+    if (final) ++slice_index_;
+    RealtimeEvent e = make_event(s.code, s.error);
+    e.process_time_ms = s.process_time_ms;
     emit(std::move(e));
+  }
+
+  // abort: the open slice's audio is dropped untranscribed; its entry (a partial result, or a new
+  // empty one) says so with whisper.rn's code for an aborted transcription.
+  void mark_aborted() {
+    if (slices_.empty() || slices_.back().index != slice_index_) {
+      RealtimeSlice s;
+      s.index = slice_index_;
+      s.t0 = slicer_.start_sample() / 160;
+      slices_.push_back(s);
+    }
+    RealtimeSlice& s = slices_.back();
+    s.t1 = (slicer_.start_sample() + int64_t(slicer_.slice().size())) / 160;
+    s.code = kCodeAborted;
+    s.error.clear();
+  }
+
+  void report_vad_changes() {
+    static constexpr const char* kNames[] = {"speech_start", "speech_continue", "speech_end"};
+    for (const VadChange& c : slicer_.take_vad_changes()) {
+      if (!opts_.vad_events) continue;
+      RealtimeEvent e = make_event(0, "");
+      e.vad = kNames[int(c.type)];
+      e.vad_confidence = c.confidence;
+      e.vad_t = c.sample / 160;
+      emit(std::move(e));
+    }
   }
 
   // Feeds audio to the slicer, transcribing each slice it closes.
   void slice_up(std::span<const float> audio, size_t* last_partial) {
     for (size_t off = 0; off < audio.size();) {
       off += slicer_.append(audio.subspan(off));
+      report_vad_changes();
       if (slicer_.closed()) {
         transcribe_slice(true);
         slicer_.next();
@@ -254,7 +300,8 @@ class Transcriber final : public RealtimeTranscriber {
         std::unique_lock<std::mutex> lock(mu_);
         // Timed: jobs::abort(job_id) sets a flag of the job's without waking this thread.
         while (!cv_.wait_for(lock, std::chrono::milliseconds(100), [&] {
-          return ring_.size() > 0 || capture_ended_ || dropped_ != dropped_reported || job_->abort_requested();
+          return ring_.size() > 0 || !gaps_.empty() || capture_ended_ || dropped_ != dropped_reported ||
+                 job_->abort_requested();
         })) {
         }
         ring_.drain_into(&buf);
@@ -306,6 +353,7 @@ class Transcriber final : public RealtimeTranscriber {
     if (aborted) on_end("");  // capture ends here, whatever the source still delivers
     source_->stop();          // joins a source thread that ended by itself or hit realtimeAudioSec
     if (!slicer_.slice().empty() && !aborted) transcribe_slice(true);
+    if (aborted && !slicer_.slice().empty()) mark_aborted();
     if (wav_) {
       try {
         wav_->close();
@@ -345,7 +393,7 @@ class Transcriber final : public RealtimeTranscriber {
   int64_t dropped_ = 0;
   struct Gap {
     int64_t at;  // the ring sample (counted from the first) the dropped audio came before
-    int64_t n;
+    int64_t n;   // 0: not a loss but next_slice()'s cut
   };
   std::vector<Gap> gaps_;  // not yet taken by the worker
   bool capture_ended_ = false;

@@ -1277,6 +1277,8 @@ static void test_stream(hark_context* ctx, const float* audio, size_t n) {
   pthread_mutex_init(&w.mu, NULL);
   const hark_stream_params defaults = hark_stream_default_params();
   CHECK(defaults.audio_sec == 30 && defaults.audio_min_sec == 1 && defaults.vad_ms == 2000 && !defaults.use_vad);
+  CHECK(defaults.audio_output_bits == 32 && defaults.vad_threshold == 0.5f && defaults.vad_silence_ms == 500 &&
+        defaults.ring_sec == 0);
   hark_stream_params p = slice_params(&w);
   hark_stream* s = NULL;
   CHECK_OK(hark_stream_create(ctx, &p, &s));
@@ -1303,6 +1305,26 @@ static void test_stream(hark_context* ctx, const float* audio, size_t n) {
   bad.struct_size = 3;
   hark_stream* s2 = NULL;
   CHECK(hark_stream_create(ctx, &bad, &s2) != HARK_OK && s2 == NULL);
+  bad = hark_stream_default_params();
+  bad.audio_output_bits = 24;
+  CHECK_ERR(hark_stream_create(ctx, &bad, &s2), HARK_ERR_INVALID_ARGUMENT, "audio_output_bits");
+  CHECK(s2 == NULL);
+
+  /* hark_stream_next_slice: the open slice closes at what was pushed so far. */
+  memset(&w, 0, sizeof w);
+  pthread_mutex_init(&w.mu, NULL);
+  p = slice_params(&w);
+  p.audio_slice_sec = 20;
+  CHECK_OK(hark_stream_create(ctx, &p, &s));
+  if (!s) return;
+  CHECK_OK(hark_stream_push(s, audio, 8000));
+  CHECK_OK(hark_stream_next_slice(s));
+  CHECK_OK(hark_stream_push(s, audio, 8000));
+  CHECK_OK(hark_stream_stop(s));
+  CHECK_OK(hark_stream_wait(s));
+  CHECK(w.n_final == 2);
+  CHECK_OK(hark_stream_free(s));
+  CHECK(hark_stream_next_slice(s) == HARK_ERR_BAD_HANDLE);
   pthread_mutex_destroy(&w.mu);
 }
 

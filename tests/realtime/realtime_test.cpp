@@ -363,6 +363,98 @@ TEST_F(RealtimeTest, AbortByJobIdEndsWithoutFinishingTheSlice) {
   src->push(speech_like_tones(0.5));  // after the end: ignored, never blocks
 }
 
+// jobs::abort with audio in the open slice: the slice says it was abandoned (whisper.rn's -999),
+// every transcribed slice carries its own code and time.
+TEST_F(RealtimeTest, AbortMarksTheOpenSliceAborted) {
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.audio_slice_sec = 20;
+  o.partial_sec = 0.5;
+  Gate gate;
+  o.transcribe = gate.params(*o.transcribe);
+  Events ev;
+  auto src = open_push_source(false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  src->push(speech_like_tones(1.5));
+  gate.wait_entered();
+  jobs::abort(rt->job_id());
+  gate.open();
+  rt->wait();
+  ASSERT_FALSE(ev.all.back().slices.empty());
+  const RealtimeSlice& open = ev.all.back().slices.back();
+  EXPECT_FALSE(open.final);
+  EXPECT_EQ(open.code, kCodeAborted);
+  EXPECT_NE(to_json(ev.all.back()).find("\"code\":-999"), std::string::npos);
+}
+
+TEST_F(RealtimeTest, EachSliceHasItsOwnCodeAndTime) {
+  auto ctx = load();
+  Events ev;
+  auto src = open_push_source(false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, slice_options(), ev.sink());
+  src->push(speech_like_tones(5.0));
+  src->finish();
+  rt->wait();
+  const std::vector<RealtimeSlice> finals = ev.finals();
+  ASSERT_GE(finals.size(), 3u);
+  for (const RealtimeSlice& s : finals) {
+    EXPECT_EQ(s.code, 0) << s.error;
+    EXPECT_GT(s.process_time_ms, 0.0) << "slice " << s.index;
+  }
+  const std::string json = to_json(ev.all.back());
+  EXPECT_NE(json.find("\"processTime\""), json.rfind("\"processTime\"")) << "per slice and per event";
+}
+
+// next_slice(): the open slice closes where capture is now and is transcribed as final.
+TEST_F(RealtimeTest, NextSliceClosesTheOpenSliceAtTheAudioSoFar) {
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  o.audio_slice_sec = 20;
+  Events ev;
+  auto src = open_push_source(false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  src->push(speech_like_tones(1.3));
+  rt->next_slice();
+  src->push(speech_like_tones(0.7));
+  src->finish();
+  rt->wait();
+  const std::vector<RealtimeSlice> finals = ev.finals();
+  ASSERT_EQ(finals.size(), 2u);
+  EXPECT_EQ(finals[0].t0, 0);
+  EXPECT_EQ(finals[0].t1, 130);
+  EXPECT_EQ(finals[1].t0, 130);
+  EXPECT_EQ(finals[1].t1, 200);
+  rt->next_slice();  // after the end: nothing, no error
+}
+
+// The recording as whisper.rn writes it (16-bit PCM), or refused for a width that does not exist.
+TEST_F(RealtimeTest, SavedWavIn16Bits) {
+  auto ctx = load();
+  RealtimeOptions o = slice_options();
+  const std::string wav = temp_path("saved16.wav");
+  o.audio_output_path = wav;
+  o.audio_output_bits = 16;
+  const std::vector<float> audio = speech_like_tones(1.0);
+  Events ev;
+  auto src = open_push_source(false);
+  auto rt = RealtimeTranscriber::start(*ctx, src, o, ev.sink());
+  src->push(audio);
+  src->finish();
+  rt->wait();
+  const std::vector<float> back = load_audio(wav);
+  ASSERT_EQ(back.size(), audio.size());
+  for (size_t i = 0; i < audio.size(); ++i) ASSERT_NEAR(back[i], audio[i], 1.0 / 32768 + 1e-6) << i;
+  std::remove(wav.c_str());
+  o.audio_output_bits = 24;
+  try {
+    RealtimeTranscriber::start(*ctx, open_push_source(false), o, ev.sink());
+    ADD_FAILURE() << "24-bit recording accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_EQ(e.field(), "audio_output_bits");
+  }
+}
+
 TEST_F(RealtimeTest, SavedWavIsSampleExact) {
   auto ctx = load();
   RealtimeOptions o = slice_options();

@@ -86,6 +86,55 @@ TEST(Slicer, SileroEndsASliceAfterSpeechAndAPause) {
   EXPECT_EQ(cut(c, audio, {333, 4096}), a);
 }
 
+// The VAD changes a listener (whisper.rn's onVad) sees: start before continue, an end for every
+// start, speech over each segment the VAD finds, the same whatever the chunking.
+TEST(Slicer, SileroVadChangesFollowTheSpeech) {
+  const std::string model = testing::silero_model_path();
+  const std::string clip = testing::shared_vad_path("vad-three-clips.wav");
+  if (model.empty() || clip.empty()) GTEST_SKIP() << "../shared/vad/ (Silero model and clip) is not there";
+  const std::vector<float> audio = load_audio(clip);
+  auto changes = [&](size_t chunk) {
+    SlicerConfig c;
+    c.slice_samples = 16000 * 10;
+    c.min_samples = 16000;
+    c.silero = VadModel::load(model);
+    c.silero_silence_samples = 8000;
+    Slicer s(c);
+    std::vector<VadChange> out;
+    for (size_t pos = 0; pos < audio.size();) {
+      pos += s.append(std::span<const float>(audio).subspan(pos, std::min(chunk, audio.size() - pos)));
+      for (const VadChange& v : s.take_vad_changes()) out.push_back(v);
+      if (s.closed()) s.next();
+    }
+    return out;
+  };
+  const std::vector<VadChange> a = changes(1000);
+  ASSERT_FALSE(a.empty());
+  bool speaking = false;
+  int starts = 0;
+  for (const VadChange& v : a) {
+    if (v.type == VadChange::Type::kSpeechStart) {
+      EXPECT_FALSE(speaking) << "a start while speaking at " << v.sample;
+      speaking = true;
+      ++starts;
+    } else {
+      EXPECT_TRUE(speaking) << "a continue or end outside speech at " << v.sample;
+      if (v.type == VadChange::Type::kSpeechEnd) speaking = false;
+    }
+    EXPECT_GE(v.confidence, 0.0f);
+    EXPECT_LE(v.confidence, 1.0f);
+  }
+  EXPECT_EQ(starts, 3) << "the clip holds three utterances";
+  const std::vector<VadChange> b = changes(4099);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].type, b[i].type) << i;
+    // Where: a frame's verdict is placed at the piece of audio that completed it (pieces end at
+    // the 100 ms check points or a chunk's end), so within a piece and a frame of each other.
+    EXPECT_NEAR(double(a[i].sample), double(b[i].sample), double(Slicer::kCheckSamples + 512)) << i;
+  }
+}
+
 // Dropped audio moves the next slice's start by as much; only an empty slice may be moved.
 TEST(Slicer, SkipMovesTheNextSliceStart) {
   SlicerConfig c;

@@ -4,11 +4,13 @@
 //   loadContext(path, options) -> Promise<NativeContext>
 //   loadVad(path, options)     -> Promise<NativeVad>
 //   startRealtime(context, options, onEvent) -> NativeRealtime
+//   openAudioSource(spec, onData, onEnd) -> { stop }
 //   setLogSink(fn | null), version, systemInfo, captureSupported
 #include <napi.h>
 
 #include "addon_data.h"
 #include "hark/hark.hpp"
+#include "native_audio_source.h"
 #include "native_context.h"
 #include "native_log.h"
 #include "native_realtime.h"
@@ -31,6 +33,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("loadContext", Napi::Function::New(env, NativeContext::load, "loadContext"));
   exports.Set("loadVad", Napi::Function::New(env, NativeVad::load, "loadVad"));
   exports.Set("startRealtime", Napi::Function::New(env, NativeRealtime::start, "startRealtime"));
+  exports.Set("openAudioSource", Napi::Function::New(env, open_audio_source, "openAudioSource"));
   exports.Set("setLogSink", Napi::Function::New(env, set_log_sink, "setLogSink"));
   exports.Set("version", Napi::String::New(env, hark::version()));
   exports.Set("systemInfo", Napi::String::New(env, hark::system_info()));

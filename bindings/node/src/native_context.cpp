@@ -28,6 +28,8 @@ NativeContext::NativeContext(const Napi::CallbackInfo& info) : Napi::ObjectWrap<
   Napi::Object self = info.This().As<Napi::Object>();
   const hark::DeviceChoice& dev = ctx_->device();
   self.Set("id", Napi::Number::New(info.Env(), id_));
+  // whisper.rn's ptr: the native context's address (a number; under 2^53 on 64-bit Linux).
+  self.Set("ptr", Napi::Number::New(info.Env(), double(reinterpret_cast<uintptr_t>(ctx_.get()))));
   self.Set("gpu", Napi::Boolean::New(info.Env(), dev.gpu));
   self.Set("reasonNoGPU", dev.reason_no_gpu);
   self.Set("device", dev.name);

@@ -44,6 +44,12 @@ hark::RealtimeOptions realtime_options_from_js(const Napi::Object& o) {
   r.vad_freq_thold = float(get_number(o, "vadFreqThold", 100.0, 0.0, 1e6));
   r.vad_model_path = get_string(o, "vadModelPath", "");
   r.partial_sec = get_number(o, "partialSec", 1.0, 0.0, 1e7);
+  // hark's: the recording's samples ('int16': whisper.rn's 16-bit PCM; 'float32': exactly as fed).
+  r.audio_output_bits = get_enum(o, "audioOutputFormat", {"int16", "float32"}, "int16") == "float32" ? 32 : 16;
+  r.vad_threshold = float(get_number(o, "vadThreshold", r.vad_threshold, -1e30, 1e30));
+  r.vad_silence_ms = int(get_int(o, "vadSilenceMs", r.vad_silence_ms, -(1 << 30), 1 << 30));
+  r.vad_events = get_bool(o, "vadEvents", false);
+  r.prompt_previous_slice = get_bool(o, "promptPreviousSlices", true);
   auto t = std::make_shared<hark::TranscribeParams>(transcribe_params_from_js(o));
   r.n_threads = t->n_threads;
   r.transcribe = t;
@@ -105,7 +111,8 @@ std::vector<float> chunk_values(const Napi::Value& v, bool float_bytes, int chan
 Napi::Function NativeRealtime::define(Napi::Env env) {
   return DefineClass(env, "NativeRealtime",
                      {InstanceMethod<&NativeRealtime::push>("push"), InstanceMethod<&NativeRealtime::end>("end"),
-                      InstanceMethod<&NativeRealtime::stop>("stop"), InstanceMethod<&NativeRealtime::abort>("abort")});
+                      InstanceMethod<&NativeRealtime::stop>("stop"), InstanceMethod<&NativeRealtime::abort>("abort"),
+                      InstanceMethod<&NativeRealtime::next_slice>("nextSlice")});
 }
 
 Napi::Value NativeRealtime::start(const Napi::CallbackInfo& info) {
@@ -281,6 +288,14 @@ Napi::Value NativeRealtime::stop(const Napi::CallbackInfo& info) {
     if (shared_->rt) shared_->rt->stop();
   }
   return d.Promise();
+}
+
+Napi::Value NativeRealtime::next_slice(const Napi::CallbackInfo& info) {
+  if (shared_ && !finished_) {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    if (shared_->rt) shared_->rt->next_slice();
+  }
+  return info.Env().Undefined();
 }
 
 Napi::Value NativeRealtime::abort(const Napi::CallbackInfo& info) {

@@ -37,6 +37,7 @@ class NativeRealtime : public Napi::ObjectWrap<NativeRealtime> {
   Napi::Value end(const Napi::CallbackInfo& info);    // no more audio (push source)
   Napi::Value stop(const Napi::CallbackInfo& info);   // whisper.rn's stop(): -> Promise once the last event is out
   Napi::Value abort(const Napi::CallbackInfo& info);  // ends at once, what is not transcribed is dropped
+  Napi::Value next_slice(const Napi::CallbackInfo& info);  // closes the open slice where the audio is now
 
   struct Shared;  // what the feeder and watcher threads share with the JS thread
   static void feed(std::shared_ptr<Shared> s, NativeRealtime* self);  // the feeder thread: pushes chunks in order

@@ -72,4 +72,40 @@ function sharedVad(name) {
 // Greedy, no temperature fallback, one thread: random-weight models otherwise decode long.
 const fast = { language: 'en', temperatureInc: 0, maxThreads: 1 }
 
-module.exports = { tmp, micro, tiny, tdrz, speechWav, wavInt16, wavFloat32, sharedVad, fast, have }
+// Runs fn({ dir, play(wav) }) with a PulseAudio daemon of the test's own (its socket in a
+// temporary folder, a null sink 'hark_null' whose monitor is 'hark_null.monitor'), this process's
+// libpulse pointed at it; play() plays a file into the sink and returns once it has played.
+// Skips the test, saying why, where hark has no capture or the daemon cannot start.
+async function withPulse(t, fn) {
+  const { spawn, spawnSync } = require('child_process')
+  if (!require('..').captureSupported) return t.skip('hark was built without PulseAudio (libpulse-dev)')
+  if (!have('pulseaudio') || !have('paplay') || !have('pactl'))
+    return t.skip('pulseaudio, pactl or paplay is not installed (Debian: pulseaudio pulseaudio-utils)')
+  const dir = fs.mkdtempSync(path.join(tmp, 'pulse-'))
+  const env = { ...process.env, XDG_RUNTIME_DIR: dir, HOME: dir, PULSE_RUNTIME_PATH: path.join(dir, 'run'),
+                PULSE_SERVER: `unix:${dir}/sock` }
+  const daemon = spawn('pulseaudio', ['--daemonize=no', '--exit-idle-time=-1', '-n', '--disable-shm=yes',
+    `--load=module-native-protocol-unix auth-anonymous=1 socket=${dir}/sock`,
+    '--load=module-null-sink sink_name=hark_null'], { env, stdio: 'ignore' })
+  const saved = { PULSE_SERVER: process.env.PULSE_SERVER, PULSE_RUNTIME_PATH: process.env.PULSE_RUNTIME_PATH }
+  try {
+    let up = false
+    for (let i = 0; i < 50 && !up; ++i) {
+      up = spawnSync('pactl', ['info'], { env, stdio: 'ignore' }).status === 0
+      if (!up) await new Promise((r) => setTimeout(r, 100))
+    }
+    if (!up) return t.skip('the PulseAudio daemon did not start here')
+    process.env.PULSE_SERVER = env.PULSE_SERVER // libpulse in this process connects to the test's daemon
+    process.env.PULSE_RUNTIME_PATH = env.PULSE_RUNTIME_PATH
+    const play = (wav) =>
+      new Promise((resolve) => spawn('paplay', ['--device=hark_null', wav], { env, stdio: 'ignore' }).once('exit', resolve))
+    await fn({ dir, play })
+  } finally {
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v
+    daemon.kill()
+    await new Promise((r) => daemon.once('exit', r).once('error', r))
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+module.exports = { tmp, micro, tiny, tdrz, speechWav, wavInt16, wavFloat32, sharedVad, fast, have, withPulse }

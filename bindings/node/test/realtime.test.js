@@ -6,7 +6,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { Readable } = require('node:stream')
 const hark = require('..')
-const { micro, speechWav, wavInt16, fast } = require('./helpers')
+const { micro, speechWav, wavInt16, fast, withPulse } = require('./helpers')
 
 // Every event of a stream, once its last one has been delivered.
 async function collect(handle) {
@@ -111,9 +111,79 @@ test('the realtime options: energy VAD, partial results, a recording of the audi
   const events = await collect(rt)
   for (const e of events) checkEvent(e, ctx)
   const seconds = (2 * pcm.length + gap.length) / 16000
-  // the recording holds every sample pushed (f32 WAV: 4 bytes a sample after the header)
-  const size = fs.statSync(out).size
-  assert.ok(Math.abs((size - 44) / 4 / 16000 - seconds) < 0.05, `${size} bytes for ${seconds} s`)
+  // the recording holds every sample pushed, as whisper.rn writes it: 16-bit PCM
+  const wav = fs.readFileSync(out)
+  assert.equal(wav.readUInt16LE(20), 1, 'PCM')
+  assert.equal(wav.readUInt16LE(34), 16, 'bits per sample')
+  assert.ok(Math.abs((wav.length - 44) / 2 / 16000 - seconds) < 0.05, `${wav.length} bytes for ${seconds} s`)
+  // every slice reports its own code and transcription time
+  const last = events[events.length - 1]
+  assert.ok(last.slices.length >= 2)
+  for (const s of last.slices) {
+    assert.equal(s.code, 0, s.error)
+    assert.equal(s.error, undefined)
+    assert.ok(s.processTime > 0, `slice ${s.index}: processTime ${s.processTime}`)
+  }
+  assert.ok(new Set(last.slices.map((s) => s.processTime)).size > 1, 'each slice has its own processTime')
+  await ctx.release()
+})
+
+test("audioOutputFormat 'float32' records the samples exactly as pushed", async () => {
+  const fs = require('fs')
+  const path = require('path')
+  const { tmp } = require('./helpers')
+  const ctx = await hark.initWhisper({ filePath: micro, useFlashAttn: true })
+  const out = path.join(tmp, `realtime-f32-${process.pid}.wav`)
+  const rt = await ctx.transcribeRealtime({ ...fast, audioSource: 'push', pcmFormat: 'float32', audioOutputPath: out,
+                                            audioOutputFormat: 'float32', partialSec: 0 })
+  const pcm = new Float32Array(8000).map((_, i) => Math.sin(i / 7) * 0.3)
+  await rt.push(pcm)
+  rt.end()
+  await collect(rt)
+  const wav = fs.readFileSync(out)
+  assert.equal(wav.readUInt16LE(34), 32, 'bits per sample')
+  const data = wav.indexOf('data', 12) + 8 // a float WAV's header has more chunks than a PCM one
+  const back = new Float32Array(wav.buffer.slice(wav.byteOffset + data, wav.byteOffset + wav.length))
+  assert.deepEqual(Array.from(back), Array.from(pcm))
+  await assert.rejects(ctx.transcribeRealtime({ audioSource: 'push', audioOutputFormat: 'f64' }), /audioOutputFormat/)
+  await ctx.release()
+})
+
+test('subscribe() adds listeners, as whisper.rn does: each gets every event from then on', async () => {
+  const ctx = await hark.initWhisper({ filePath: micro, useFlashAttn: true })
+  const rt = await ctx.transcribeRealtime({ ...fast, audioSource: 'push', realtimeAudioSliceSec: 2 })
+  const a = []
+  const b = []
+  rt.subscribe((e) => a.push(e))
+  rt.subscribe((e) => b.push(e))
+  await rt.push(wavInt16(speechWav()))
+  rt.end()
+  await rt.done
+  assert.ok(a.length > 0)
+  assert.deepEqual(b, a)
+  await ctx.release()
+})
+
+test('abort() ends at once: the slice in progress is dropped with code -999 (whisper.rn\'s stop)', async () => {
+  const ctx = await hark.initWhisper({ filePath: micro, useFlashAttn: true })
+  const rt = await ctx.transcribeRealtime({ ...fast, audioSource: 'push', realtimeAudioSliceSec: 25, partialSec: 0.5,
+                                            realtimeAudioMinSec: 0.5 })
+  const events = []
+  let partial
+  const sawPartial = new Promise((resolve) => (partial = resolve))
+  rt.subscribe((e) => {
+    events.push(e)
+    if (e.isCapturing && e.slices.length) partial()
+  })
+  await rt.push(wavInt16(speechWav()))
+  await sawPartial // the open slice holds audio
+  await rt.abort()
+  const last = events[events.length - 1]
+  assert.equal(last.isCapturing, false)
+  assert.equal(last.isStoppedByAction, true)
+  const open = last.slices[last.slices.length - 1]
+  assert.equal(open.final, false)
+  assert.equal(open.code, -999)
   await ctx.release()
 })
 
@@ -160,33 +230,12 @@ test('the microphone: a clear error where there is no sound server', async (t) =
   await ctx.release()
 })
 
-// A PulseAudio daemon of the test's own (its socket in a temporary folder, a null sink): what
-// paplay plays into the sink is what the stream records from the sink's monitor.
+// What paplay plays into the test's PulseAudio null sink is what the stream records from the
+// sink's monitor (helpers.withPulse).
 test('the microphone: what is played into a PulseAudio null sink is captured and transcribed', async (t) => {
   const fs = require('fs')
   const path = require('path')
-  const { spawn, spawnSync } = require('child_process')
-  if (!hark.captureSupported) return t.skip('hark was built without PulseAudio (libpulse-dev)')
-  const have = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0
-  if (!have('pulseaudio') || !have('paplay') || !have('pactl'))
-    return t.skip('pulseaudio, pactl or paplay is not installed (Debian: pulseaudio pulseaudio-utils)')
-  const { tmp } = require('./helpers')
-  const dir = fs.mkdtempSync(path.join(tmp, 'pulse-'))
-  const env = { ...process.env, XDG_RUNTIME_DIR: dir, HOME: dir, PULSE_RUNTIME_PATH: path.join(dir, 'run'),
-                PULSE_SERVER: `unix:${dir}/sock` }
-  const daemon = spawn('pulseaudio', ['--daemonize=no', '--exit-idle-time=-1', '-n', '--disable-shm=yes',
-    `--load=module-native-protocol-unix auth-anonymous=1 socket=${dir}/sock`,
-    '--load=module-null-sink sink_name=hark_null'], { env, stdio: 'ignore' })
-  const saved = { PULSE_SERVER: process.env.PULSE_SERVER, PULSE_RUNTIME_PATH: process.env.PULSE_RUNTIME_PATH }
-  try {
-    let up = false
-    for (let i = 0; i < 50 && !up; ++i) {
-      up = spawnSync('pactl', ['info'], { env, stdio: 'ignore' }).status === 0
-      if (!up) await new Promise((r) => setTimeout(r, 100))
-    }
-    if (!up) return t.skip('the PulseAudio daemon did not start here')
-    process.env.PULSE_SERVER = env.PULSE_SERVER // libpulse in this process connects to the test's daemon
-    process.env.PULSE_RUNTIME_PATH = env.PULSE_RUNTIME_PATH
+  await withPulse(t, async ({ dir, play }) => {
     const ctx = await hark.initWhisper({ filePath: micro, useFlashAttn: true })
     const rec = path.join(dir, 'rec.wav')
     const rt = await ctx.transcribeRealtime({ ...fast, captureDevice: 'hark_null.monitor', realtimeAudioSec: 3,
@@ -194,7 +243,7 @@ test('the microphone: what is played into a PulseAudio null sink is captured and
     const events = []
     rt.subscribe((e) => events.push(e))
     await new Promise((r) => setTimeout(r, 300)) // capture has started
-    spawnSync('paplay', ['--device=hark_null', speechWav()], { env, stdio: 'ignore' })
+    play(speechWav())
     await rt.done // realtimeAudioSec ends the capture by itself
     const last = events[events.length - 1]
     assert.equal(last.isCapturing, false)
@@ -206,10 +255,5 @@ test('the microphone: what is played into a PulseAudio null sink is captured and
     for (const v of pcm) peak = Math.max(peak, Math.abs(v))
     assert.ok(peak > 1000, `the recording is silent (peak ${peak})`)
     await ctx.release()
-  } finally {
-    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v
-    daemon.kill()
-    await new Promise((r) => daemon.once('exit', r).once('error', r))
-    fs.rmSync(dir, { recursive: true, force: true })
-  }
+  })
 })

@@ -1,0 +1,2 @@
+// whisper.rn's deep import path of an adapter; the types are in ../index.d.ts.
+export { PushAudioStreamAdapter } from '../index'
