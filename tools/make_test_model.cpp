@@ -19,7 +19,7 @@ namespace {
 void usage(std::FILE* to) {
   std::fprintf(to,
                "usage: make-test-model -o PATH [--preset NAME] [--type TYPE] [--seed N]\n"
-               "                       [--vocab-from MODEL] [--tdrz] [--n-audio-layer N ...]\n"
+               "                       [--vocab-from MODEL] [--tdrz] [--favour-token ID] [--n-audio-layer N ...]\n"
                "  --preset      micro (2 layers, width 64), tiny, base, small, medium, large,\n"
                "                large-v3, large-v3-turbo; append .en for English-only (default micro)\n"
                "  --type        f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0 (default f16)\n"
@@ -28,6 +28,8 @@ void usage(std::FILE* to) {
                "                model or header file instead of synthesizing them\n"
                "  --tdrz        a tinydiarize-style model: weights that write the speaker-turn\n"
                "                token (<|startoflm|>), for hark transcribe --tinydiarize\n"
+               "  --favour-token weights that write this token id now and then (e.g. 40, \"(\" in\n"
+               "                the synthesized vocabulary: a non-speech token, for --suppress-nst)\n"
                "  overrides:    --n-vocab --n-audio-ctx --n-audio-state --n-audio-head\n"
                "                --n-audio-layer --n-text-ctx --n-text-state --n-text-head\n"
                "                --n-text-layer --n-mels\n");
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Override> overrides;
   bool tdrz = false;
+  int32_t favour_token = -1;
 
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -83,6 +86,8 @@ int main(int argc, char** argv) {
       out = v;
     else if (a == "--vocab-from")
       vocab_from = v;
+    else if (a == "--favour-token")
+      favour_token = parse_int(a, v);
     else {
       int field = -1;
       for (int f = 0; f < hark::HParams::kCount; ++f) {
@@ -110,6 +115,7 @@ int main(int argc, char** argv) {
   opt.seed = seed;
   opt.vocab_from = vocab_from;
   opt.tdrz = tdrz;
+  opt.favour_token = favour_token;
 
   const auto t0 = std::chrono::steady_clock::now();
   try {

@@ -48,6 +48,7 @@ export type TranscribeOptions = {
   noTimestamps?: boolean
   /** hark: decoding thresholds and sampling (whisper.cpp's meanings). */
   suppressBlank?: boolean
+  /** Never write non-speech tokens ("(", "[", "♪", ...). Default false, as whisper.rn's (hark's CLI: true). */
   suppressNst?: boolean
   noSpeechThold?: number
   logprobThold?: number

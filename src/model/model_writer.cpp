@@ -124,14 +124,24 @@ std::vector<float> tdrz_bias(const HParams& hp, uint64_t seed) {
   throw Error("make-test-model: no " + std::string(kFinalNormBias) + " tensor");
 }
 
+// The token a model's weights favour (tdrz: the speaker-turn token), or -1.
+int32_t favoured_token(const TestModelOptions& o, const HParams& hp) {
+  if (o.tdrz) return special_tokens(hp).solm;
+  if (o.favour_token >= hp.n_vocab)
+    throw Error("make-test-model: --favour-token " + std::to_string(o.favour_token) + " is not a token of a model of " +
+                std::to_string(hp.n_vocab));
+  return o.favour_token;
+}
+
 std::vector<uint8_t> model_tensor_bytes(const TestModelOptions& o, const HParams& hp, const TensorSpec& spec,
                                         DType type) {
-  if (!o.tdrz) return test_tensor_bytes(spec, type, o.seed);
+  const int32_t favoured = favoured_token(o, hp);
+  if (favoured < 0) return test_tensor_bytes(spec, type, o.seed);
   if (spec.name == kFinalNormBias) return tensor_bytes(spec, type, tdrz_bias(hp, o.seed));
   if (spec.name != "decoder.token_embedding.weight") return test_tensor_bytes(spec, type, o.seed);
   std::vector<float> v = test_tensor_values(spec, o.seed);
   const std::vector<float> row = tdrz_bias(hp, o.seed);  // norm kTurnNorm, along b
-  std::copy(row.begin(), row.end(), v.begin() + static_cast<std::ptrdiff_t>(special_tokens(hp).solm) * spec.ne[0]);
+  std::copy(row.begin(), row.end(), v.begin() + static_cast<std::ptrdiff_t>(favoured) * spec.ne[0]);
   return tensor_bytes(spec, type, v);
 }
 

@@ -51,6 +51,9 @@ struct TestModelOptions {
   // row (the output projection too: the weights are tied) is scaled up, so random weights write
   // it at a fair share of the steps where it is allowed.
   bool tdrz = false;
+  // The same for any token (its id): a model that writes it now and then, e.g. a non-speech
+  // token ("(") to test suppress_nst. -1: none. tdrz is this for <|startoflm|>.
+  int32_t favour_token = -1;
 };
 
 // "micro" (2 layers of width 64), "tiny", "base", "small", "medium", "large" (v2), "large-v3",

@@ -57,6 +57,34 @@ TEST(Tinydiarize, TurnsEndSegmentsOnATdrzModel) {
   for (const Segment& s : off.segments) EXPECT_FALSE(s.speaker_turn_next) << s.text;
 }
 
+// The same kind of model for a non-speech token (make-test-model --favour-token): "(" (byte 40 of
+// the synthesized vocabulary) is written with suppress_nst off and never with it on, so a front
+// end's default for it can be told apart.
+TEST(SuppressNst, AModelThatWritesANonSpeechTokenWritesItOnlyWhenAllowed) {
+  TempFile file("nst-micro");
+  TestModelOptions o;
+  ASSERT_TRUE(test_model_preset("micro", &o.hparams));
+  o.favour_token = '(';
+  o.seed = 2;
+  write_test_model(o, file.path());
+  const std::unique_ptr<Context> ctx = Context::load(file.path());
+  const std::vector<float> audio = speech_like_tones(10.0);
+  TranscribeParams p = testing::fast_params();
+  p.language = "en";
+  p.max_tokens_per_window = 32;
+  p.suppress_nst = false;
+  EXPECT_NE(ctx->transcribe(audio, p).text().find('('), std::string::npos) << "the model wrote no '('";
+  p.suppress_nst = true;
+  EXPECT_EQ(ctx->transcribe(audio, p).text().find('('), std::string::npos);
+  o.favour_token = o.hparams.n_vocab;
+  try {
+    write_test_model(o, file.path());
+    ADD_FAILURE() << "a token beyond the vocabulary was favoured";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--favour-token"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Tinydiarize, AModelWithoutTheTurnTokenIsRefusedBeforeAnyCompute) {
   // A file that stores ordinary tokens up to and past <|startoflm|>'s id: no speaker-turn token.
   HParams hp;

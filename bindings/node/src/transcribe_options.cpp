@@ -52,7 +52,8 @@ hark::TranscribeParams transcribe_params_from_js(const Napi::Object& o) {
   p.single_segment = get_bool(o, "singleSegment", false);
   p.timestamps = !get_bool(o, "noTimestamps", false);
   p.suppress_blank = get_bool(o, "suppressBlank", true);
-  p.suppress_nst = get_bool(o, "suppressNst", true);
+  // whisper.rn's default (whisper.cpp's params): non-speech tokens allowed. The CLI keeps hark's.
+  p.suppress_nst = get_bool(o, "suppressNst", false);
   p.no_speech_threshold = float(get_number(o, "noSpeechThold", 0.6, -1e9, 1e9));
   p.logprob_threshold = float(get_number(o, "logprobThold", -1.0, -1e9, 1e9));
   p.compression_ratio_threshold = float(get_number(o, "entropyThold", 2.4, -1e9, 1e9));

@@ -9,6 +9,7 @@ const tmp = process.env.HARK_TEST_TMP || fs.mkdtempSync('/tmp/hark-node-')
 const micro = process.env.HARK_TEST_MICRO
 const tiny = process.env.HARK_TEST_TINY
 const tdrz = process.env.HARK_TEST_TDRZ // micro.en written with a speaker-turn token (--tdrz)
+const nst = process.env.HARK_TEST_NST // micro whose weights write the non-speech token "(" now and then
 if (!micro) throw new Error('HARK_TEST_MICRO is not set: run the tests through test/run.sh (ctest node.binding)')
 
 function have(cmd) {
@@ -108,4 +109,4 @@ async function withPulse(t, fn) {
   }
 }
 
-module.exports = { tmp, micro, tiny, tdrz, speechWav, wavInt16, wavFloat32, sharedVad, fast, have, withPulse }
+module.exports = { tmp, micro, tiny, tdrz, nst, speechWav, wavInt16, wavFloat32, sharedVad, fast, have, withPulse }

@@ -36,8 +36,9 @@ trap 'rm -rf "$tmp"' EXIT
 "$make_model" -o "$tmp/micro.bin" --preset micro >/dev/null
 "$make_model" -o "$tmp/tiny.bin" --preset tiny --type q8_0 >/dev/null
 "$make_model" -o "$tmp/tdrz.bin" --preset micro.en --tdrz >/dev/null
+"$make_model" -o "$tmp/nst.bin" --preset micro --favour-token 40 --seed 2 >/dev/null  # writes "(" now and then
 export HARK_NODE_ADDON="$addon" HARK_TEST_MICRO="$tmp/micro.bin" HARK_TEST_TINY="$tmp/tiny.bin" \
-       HARK_TEST_TDRZ="$tmp/tdrz.bin" HARK_TEST_TMP="$tmp"
+       HARK_TEST_TDRZ="$tmp/tdrz.bin" HARK_TEST_NST="$tmp/nst.bin" HARK_TEST_TMP="$tmp"
 export HARK_SHARED_DIR="${HARK_SHARED_DIR:-$(cd ../.. && pwd)/../shared}"
 # Each job runs on a thread of its own, and glibc gives threads their own malloc arenas (up to 8
 # per core), each keeping what it freed: RSS then wanders by tens of MB from run to run, which the

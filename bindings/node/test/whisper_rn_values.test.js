@@ -2,7 +2,8 @@
 // Values whisper.rn's native code replaces instead of refusing (maxThreads <= 0, realtimeAudioSec
 // <= 0, vadMs < 2000, realtimeAudioMinSec outside [0.5, slice], a VAD's nThreads 0): an app written
 // for whisper.rn passes them, so they work here too, each with a warning in the native log. What
-// whisper.rn would misbehave on (a string, NaN) is still refused.
+// whisper.rn would misbehave on (a string, NaN) is still refused. And a default that is
+// whisper.rn's, not hark's CLI's: suppressNst off.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const hark = require('..')
@@ -74,4 +75,15 @@ test('whisper.rn substitutions: a VAD context with nThreads 0 gets the default',
   })
   assert.ok(warnings.some((w) => w.includes("option 'nThreads'")), JSON.stringify(warnings))
   await assert.rejects(hark.initWhisperVad({ filePath: sharedVad('silero-v6.2.0-ggml.bin'), nThreads: -1 }), /nThreads/)
+})
+
+test("suppressNst is off by default, as whisper.rn's (whisper.cpp's) is: non-speech tokens can be written", async (t) => {
+  const { nst } = require('./helpers')
+  if (!nst) return t.skip('HARK_TEST_NST is not set (run.sh makes it)')
+  const ctx = await hark.initWhisper({ filePath: nst })
+  const byDefault = await ctx.transcribe(speechWav(), fast).promise
+  assert.ok(byDefault.result.includes('('), `the model's "(" was suppressed: ${JSON.stringify(byDefault.result)}`)
+  const suppressed = await ctx.transcribe(speechWav(), { ...fast, suppressNst: true }).promise
+  assert.ok(!suppressed.result.includes('('), JSON.stringify(suppressed.result))
+  await ctx.release()
 })
