@@ -15,7 +15,7 @@ import {
   type AudioStreamData,
   type WavFileWriterFs,
 } from 'hark-whisper/realtime-transcription'
-import { MicrophoneAudioStreamAdapter } from 'hark-whisper/realtime-transcription/adapters/MicrophoneAudioStreamAdapter'
+import { AudioPcmStreamAdapter } from 'hark-whisper/realtime-transcription/adapters/AudioPcmStreamAdapter'
 import { SimulateFileAudioStreamAdapter } from 'hark-whisper/realtime-transcription/adapters/SimulateFileAudioStreamAdapter'
 
 declare const RNFS: WavFileWriterFs
@@ -24,7 +24,7 @@ async function app(): Promise<void> {
   const whisperContext = await initWhisper({ filePath: 'ggml-tiny.en.bin' })
   const vad = await initWhisperVad({ filePath: 'ggml-silero-v6.2.0.bin', useGpu: true, nThreads: 4 })
   const vadContext = new RingBufferVad(vad, { vadPreset: 'meeting', vadOptions: { minSilenceDurationMs: 300 } })
-  const audioStream: AudioStreamInterface = new MicrophoneAudioStreamAdapter()
+  const audioStream: AudioStreamInterface = new AudioPcmStreamAdapter()
 
   const options: RealtimeOptions = {
     audioSliceSec: 30,
