@@ -2,11 +2,15 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>  // getauxval: glibc and Android's bionic both have it
 #endif
 
 #include "simd/kernels.h"
@@ -20,8 +24,25 @@ const char* simd_level_name(SimdLevel l) {
     case SimdLevel::AVX2: return "avx2";
     case SimdLevel::AVX2VNNI: return "avx2vnni";
     case SimdLevel::AVX512: return "avx512";
+    case SimdLevel::Neon: return "neon";
+    case SimdLevel::Dotprod: return "dotprod";
+    case SimdLevel::I8mm: return "i8mm";
   }
   return "unknown";
+}
+
+namespace {
+
+bool is_arm(SimdLevel l) { return l >= SimdLevel::Neon; }
+
+// Each family's levels, best first.
+[[maybe_unused]] constexpr SimdLevel kX86Order[] = {SimdLevel::AVX512, SimdLevel::AVX2VNNI, SimdLevel::AVX2};
+[[maybe_unused]] constexpr SimdLevel kArmOrder[] = {SimdLevel::I8mm, SimdLevel::Dotprod, SimdLevel::Neon};
+
+}  // namespace
+
+bool simd_level_includes(SimdLevel best, SimdLevel l) {
+  return l == SimdLevel::Scalar || (best != SimdLevel::Scalar && is_arm(best) == is_arm(l) && l <= best);
 }
 
 namespace {
@@ -55,6 +76,7 @@ bool bit(unsigned reg, int i) { return (reg >> i) & 1u; }
 // instructions fault. A level counts only when its table is compiled in.
 struct Hardware {
   bool avx2 = false, avx2vnni = false, avx512 = false;
+  bool neon = false, dotprod = false, i8mm = false;  // AT_HWCAP's ASIMD and ASIMDDP, AT_HWCAP2's I8MM
   bool amx_int8 = false;  // AMX-TILE and AMX-INT8, the OS saving the tile state, and this process allowed to use it
 };
 
@@ -92,6 +114,15 @@ Hardware detect() {
       h.avx512 && os_amx && bit(l7.d, 24) /* AMX-TILE */ && bit(l7.d, 25) /* AMX-INT8 */ && request_amx_tile_data();
 #endif
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+  // The kernel's view of the core (what it enabled, as on x86 XCR0): bit numbers of the Linux
+  // arm64 ABI (asm/hwcap.h), spelled out for older headers.
+  constexpr unsigned long kHwcapAsimd = 1ul << 1, kHwcapAsimddp = 1ul << 20, kHwcap2I8mm = 1ul << 13;
+  const unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);
+  h.neon = (hwcap & kHwcapAsimd) && detail::neon_kernels();
+  h.dotprod = h.neon && (hwcap & kHwcapAsimddp) && detail::dotprod_kernels();
+  h.i8mm = h.dotprod && (hwcap2 & kHwcap2I8mm) && detail::i8mm_kernels();
+#endif
   return h;
 }
 
@@ -108,6 +139,9 @@ bool simd_level_supported(SimdLevel level) {
     case SimdLevel::AVX2: return hardware().avx2;
     case SimdLevel::AVX2VNNI: return hardware().avx2vnni;
     case SimdLevel::AVX512: return hardware().avx512;
+    case SimdLevel::Neon: return hardware().neon;
+    case SimdLevel::Dotprod: return hardware().dotprod;
+    case SimdLevel::I8mm: return hardware().i8mm;
   }
   return false;
 }
@@ -115,14 +149,21 @@ bool simd_level_supported(SimdLevel level) {
 SimdLevel best_simd_level() {
   // HARK_SIMD only lowers the level: asking for more than the processor has would crash. The
   // best supported level at or below the one asked for (avx2vnni on a processor without
-  // AVX-VNNI gives avx2).
-  int cap = static_cast<int>(SimdLevel::AVX512);
+  // AVX-VNNI gives avx2), in this architecture's family.
+  const SimdLevel* order = kX86Order;
+  size_t count = std::size(kX86Order);
+#if defined(__aarch64__)
+  order = kArmOrder;
+  count = std::size(kArmOrder);
+#endif
+  size_t from = 0;
   if (const char* env = std::getenv("HARK_SIMD")) {
-    for (SimdLevel l : kSimdLevels)
-      if (std::strcmp(env, simd_level_name(l)) == 0) cap = static_cast<int>(l);
+    if (std::strcmp(env, "scalar") == 0) return SimdLevel::Scalar;
+    for (size_t i = 0; i < count; ++i)
+      if (std::strcmp(env, simd_level_name(order[i])) == 0) from = i;
   }
-  for (int l = cap; l > 0; --l)
-    if (simd_level_supported(static_cast<SimdLevel>(l))) return static_cast<SimdLevel>(l);
+  for (size_t i = from; i < count; ++i)
+    if (simd_level_supported(order[i])) return order[i];
   return SimdLevel::Scalar;
 }
 
@@ -136,6 +177,7 @@ bool amx_int8_enabled() {
 
 const Kernels& kernels_for(SimdLevel level) {
   if (simd_level_supported(level)) {
+#if defined(__x86_64__) || defined(__i386__)
     if (level == SimdLevel::AVX512) {
       if (amx_int8_enabled()) {
         // The AVX-512 table with the encoder's int8 GEMM on AMX tiles.
@@ -150,6 +192,10 @@ const Kernels& kernels_for(SimdLevel level) {
     }
     if (level == SimdLevel::AVX2VNNI) return *detail::avx2vnni_kernels();
     if (level == SimdLevel::AVX2) return *detail::avx2_kernels();
+#endif
+    if (level == SimdLevel::I8mm) return *detail::i8mm_kernels();
+    if (level == SimdLevel::Dotprod) return *detail::dotprod_kernels();
+    if (level == SimdLevel::Neon) return *detail::neon_kernels();
   }
   return detail::scalar_kernels();
 }

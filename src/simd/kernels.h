@@ -3,7 +3,7 @@
 // Ops (cpu_ops*.cpp) do the shapes, strides and threading; they call these for contiguous runs of
 // values. kernels_scalar.cpp, kernels_avx2.cpp and kernels_avx512.cpp each fill a table; the CPU
 // backend picks one at start-up from the processor's features (see cpu_features.cpp), and tests can
-// force any level the machine supports. A NEON table would slot in the same way.
+// force any level the machine supports. kernels_neon.cpp and kernels_dotprod.cpp are the ARM ones.
 //
 // Alignment: input arrays (the const pointers: f32, f16 and quantized rows) may start at any byte
 // address, because weights are used in place from the model file's mapping, which aligns nothing.
@@ -18,12 +18,23 @@
 
 namespace hark::cpu {
 
-// In order of preference. AVX2VNNI is AVX2 plus AVX-VNNI (vpdpbusd on 256 bits, VEX): a
+// Two families, each in order of preference after Scalar: x86 (AVX2, AVX2VNNI, AVX512) and ARM
+// (Neon, Dotprod, I8mm). AVX2VNNI is AVX2 plus AVX-VNNI (vpdpbusd on 256 bits, VEX): a
 // processor with AVX-512 VNNI need not have it (Zen 4 does not), so support is checked per
-// level, never by order (simd_level_supported).
-enum class SimdLevel { Scalar = 0, AVX2 = 1, AVX2VNNI = 2, AVX512 = 3 };
-inline constexpr SimdLevel kSimdLevels[] = {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX2VNNI, SimdLevel::AVX512};
+// level, never by order (simd_level_supported). Dotprod is NEON with ARMv8.2's sdot, I8mm adds
+// ARMv8.6's smmla. A build has the tables of its own architecture only.
+enum class SimdLevel { Scalar = 0, AVX2 = 1, AVX2VNNI = 2, AVX512 = 3, Neon = 4, Dotprod = 5, I8mm = 6 };
+inline constexpr SimdLevel kSimdLevels[] = {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX2VNNI,
+                                            SimdLevel::AVX512, SimdLevel::Neon, SimdLevel::Dotprod,
+                                            SimdLevel::I8mm};
+// The same, best first within each family (a processor supports levels of one family only).
+inline constexpr SimdLevel kSimdLevelsBestFirst[] = {SimdLevel::I8mm,   SimdLevel::Dotprod,  SimdLevel::Neon,
+                                                     SimdLevel::AVX512, SimdLevel::AVX2VNNI, SimdLevel::AVX2,
+                                                     SimdLevel::Scalar};
 const char* simd_level_name(SimdLevel l);
+// Whether a processor running `best` also has what `l` needs: l is Scalar, or of best's family
+// and not above it (the x86 flags of system_info: AVX2 under AVX512).
+bool simd_level_includes(SimdLevel best, SimdLevel l);
 
 // No level's GEMM register tile is wider than this on either side, so scratch sized with it
 // fits every level's packed panels.
@@ -153,7 +164,8 @@ struct Kernels {
 // The table for a level (Scalar always exists; others only when compiled in and supported).
 const Kernels& kernels_for(SimdLevel level);
 // The best level this processor runs, lowered by the environment variable HARK_SIMD
-// ("scalar", "avx2", "avx2vnni", "avx512") when set: the best supported level at or below it.
+// ("scalar", "avx2", "avx2vnni", "avx512"; "neon", "dotprod", "i8mm") when set: the best
+// supported level at or below it. A level of the other family (or no name) lowers nothing.
 SimdLevel best_simd_level();
 bool simd_level_supported(SimdLevel level);
 // True when the AVX-512 table's gemm_q8 runs on AMX-INT8 tiles: the processor has them, Linux

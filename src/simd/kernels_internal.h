@@ -18,6 +18,11 @@ const Kernels& scalar_kernels();
 const Kernels* avx2_kernels();
 const Kernels* avx2vnni_kernels();
 const Kernels* avx512_kernels();
+// The ARM tables (AArch64 builds; nullptr elsewhere): NEON on any ARMv8-A, NEON with the
+// ARMv8.2 dot product (sdot), and with ARMv8.6's int8 matrix multiply (smmla).
+const Kernels* neon_kernels();
+const Kernels* dotprod_kernels();
+const Kernels* i8mm_kernels();
 
 // The AVX-512 table's int8 products of quantized weights (int8_avx512.cpp, VNNI); entries of
 // that table only, so they run only where cpu_features.cpp found AVX-512 with VNNI.

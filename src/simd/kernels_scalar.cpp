@@ -475,5 +475,10 @@ const Kernels* avx2_kernels() { return nullptr; }
 const Kernels* avx2vnni_kernels() { return nullptr; }
 const Kernels* avx512_kernels() { return nullptr; }
 #endif
+#if !defined(__aarch64__)
+const Kernels* neon_kernels() { return nullptr; }
+const Kernels* dotprod_kernels() { return nullptr; }
+const Kernels* i8mm_kernels() { return nullptr; }
+#endif
 
 }  // namespace hark::cpu::detail

@@ -19,12 +19,20 @@ std::string system_info() {
   using cpu::SimdLevel;
   const SimdLevel best = cpu::best_simd_level();
   auto flag = [](const char* name, bool on) { return std::string(name) + " = " + (on ? "1" : "0"); };
-  std::string s = flag("AVX512", best >= SimdLevel::AVX512) + " | " + flag("AVX2", best >= SimdLevel::AVX2) + " | " +
-                  flag("FMA", best >= SimdLevel::AVX2) + " | " + flag("F16C", best >= SimdLevel::AVX2) + " | " +
+  auto has = [best](SimdLevel l) { return cpu::simd_level_includes(best, l); };
+#if defined(__aarch64__)
+  // whisper.cpp's names for the ARM features (NEON, DOTPROD, MATMUL_INT8).
+  std::string s = flag("NEON", has(SimdLevel::Neon)) + " | " + flag("ARM_FMA", has(SimdLevel::Neon)) + " | " +
+                  flag("DOTPROD", has(SimdLevel::Dotprod)) + " | " + flag("MATMUL_INT8", has(SimdLevel::I8mm)) +
+                  " | SIMD = " + cpu::simd_level_name(best);
+#else
+  std::string s = flag("AVX512", has(SimdLevel::AVX512)) + " | " + flag("AVX2", has(SimdLevel::AVX2)) + " | " +
+                  flag("FMA", has(SimdLevel::AVX2)) + " | " + flag("F16C", has(SimdLevel::AVX2)) + " | " +
                   // Both the AVX-512 level (built with VNNI) and avx2vnni use int8 dot instructions.
-                  flag("VNNI", best >= SimdLevel::AVX2VNNI) + " | " +
+                  flag("VNNI", has(SimdLevel::AVX2VNNI)) + " | " +
                   flag("AMX_INT8", best == SimdLevel::AVX512 && cpu::amx_int8_enabled()) +
                   " | SIMD = " + cpu::simd_level_name(best);
+#endif
 #ifdef HARK_HAVE_OPENBLAS
   s += " | " + flag("BLAS", true);
 #else

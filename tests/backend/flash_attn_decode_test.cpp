@@ -56,8 +56,7 @@ class FlashAttnDecode : public ::testing::Test {
     g.build(out);
     auto* cpu = dynamic_cast<cpu::CpuBackend*>(cpu_.get());
     ASSERT_NE(cpu, nullptr);
-    for (cpu::SimdLevel level :
-         {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar}) {
+    for (cpu::SimdLevel level : cpu::kSimdLevelsBestFirst) {
       if (!cpu::simd_level_supported(level)) continue;
       for (int n : {1, 2, 3}) {
         cpu->set_simd_level(level);

@@ -114,8 +114,7 @@ class OpsFixture : public ::testing::Test {
     // (max of the two counts runs in all): the ops lean on the kernels' contracts, in-place use
     // included, so each level must pass through them.
     std::vector<cpu::SimdLevel> levels;
-    for (cpu::SimdLevel l :
-         {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar})
+    for (cpu::SimdLevel l : cpu::kSimdLevelsBestFirst)
       if (cpu::simd_level_supported(l) && (every_level || l == cpu::best_simd_level())) levels.push_back(l);
     const std::vector<int> counts(threads);
     for (size_t i = 0; i < std::max(levels.size(), counts.size()); ++i) {
@@ -469,8 +468,7 @@ TEST_F(OpsCpu, MulMatAndConv1dAgainstReference) {
   Tensor* batched = ops::conv1d(arena_, k2, xs, 2, 1);
   ASSERT_EQ(batched->ne, (Shape{8, 2, 5, 1}));
   check(batched, {1e-5, 1e-5}, {1, 2});
-  for (cpu::SimdLevel level :
-       {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar}) {
+  for (cpu::SimdLevel level : cpu::kSimdLevelsBestFirst) {
     if (!cpu::simd_level_supported(level)) continue;
     const std::vector<float> all = run_cpu(batched, 2, level);
     for (int64_t b = 0; b < 5; ++b) {
@@ -506,8 +504,7 @@ TEST_F(OpsCpu, MulMatBiasIsMulMatThenAddThenGelu) {
         check(fused_r, tol, {2});
         Tensor* plain_r = ops::add(arena_, r, plain);
         Tensor* plain_rs = ops::add(arena_, r_strided, plain);
-        for (cpu::SimdLevel level :
-             {cpu::SimdLevel::AVX512, cpu::SimdLevel::AVX2VNNI, cpu::SimdLevel::AVX2, cpu::SimdLevel::Scalar}) {
+        for (cpu::SimdLevel level : cpu::kSimdLevelsBestFirst) {
           if (!cpu::simd_level_supported(level)) continue;
           for (int n : {1, 3}) {
             const std::string what = std::string(dtype_name(t)) + " m=" + std::to_string(m) +

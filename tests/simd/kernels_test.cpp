@@ -104,8 +104,9 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
   EXPECT_LE(t.gemm_mr, kMaxGemmPanel);
   EXPECT_GE(t.gemm_nr, 1);
   EXPECT_LE(t.gemm_nr, kMaxGemmPanel);
-  // gemm_q8 is optional; the levels with int8 dot instructions (AVX-512 with VNNI, avx2vnni) have it.
-  if (GetParam() == SimdLevel::AVX512 || GetParam() == SimdLevel::AVX2VNNI) {
+  // gemm_q8 is optional; the levels with int8 dot instructions (AVX-512 with VNNI, avx2vnni,
+  // dotprod) have it.
+  if (GetParam() == SimdLevel::AVX512 || GetParam() == SimdLevel::AVX2VNNI || GetParam() == SimdLevel::Dotprod) {
     EXPECT_NE(reinterpret_cast<const void*>(t.gemm_q8), nullptr);
   }
 }
@@ -396,6 +397,9 @@ TEST_P(KernelsTest, GemmQ8MatchesQuantizedDots) {
 // scaled in the same order), over whole and partial 16 x 16 tiles, odd and even block counts
 // (two blocks are in flight), several packed blocks and depth slices.
 TEST(AmxGemm, EqualsTheVnniGemmBitForBit) {
+#if !(defined(__x86_64__) || defined(__i386__))
+  GTEST_SKIP() << "an x86 build's test (AMX and AVX-512 VNNI)";
+#else
   if (!cpu::amx_int8_enabled()) GTEST_SKIP() << "no AMX-INT8 here (or HARK_AMX=0): the AVX-512 VNNI GEMM runs";
   struct Shape {
     int64_t m, n, k;
@@ -423,6 +427,7 @@ TEST(AmxGemm, EqualsTheVnniGemmBitForBit) {
             << ": " << amx[i] << " vs " << vnni[i];
     }
   }
+#endif
 }
 
 TEST_P(KernelsTest, QuantizeQ8aMatchesReferenceBitForBit) {
@@ -907,19 +912,32 @@ TEST(KernelDispatch, BestLevelIsSupportedAndEnvLowersIt) {
   EXPECT_TRUE(simd_level_supported(best_simd_level()));
   const char* old = std::getenv("HARK_SIMD");
   const std::string saved = old ? old : "";
+  unsetenv("HARK_SIMD");
+  const SimdLevel best = best_simd_level();
   setenv("HARK_SIMD", "scalar", 1);
   EXPECT_EQ(best_simd_level(), SimdLevel::Scalar);
-  setenv("HARK_SIMD", "avx512", 1);  // never raises above the hardware
-  EXPECT_TRUE(simd_level_supported(best_simd_level()));
-  // At or below the level asked for, and supported (avx2vnni without AVX-VNNI: avx2 or lower).
-  setenv("HARK_SIMD", "avx2vnni", 1);
-  EXPECT_TRUE(simd_level_supported(best_simd_level()));
-  EXPECT_LE(static_cast<int>(best_simd_level()), static_cast<int>(SimdLevel::AVX2VNNI));
-  if (simd_level_supported(SimdLevel::AVX2VNNI)) {
-    EXPECT_EQ(best_simd_level(), SimdLevel::AVX2VNNI);
+  // Every supported level by name gives itself; a name of the other family (or no level) lowers
+  // nothing. Asking for more than the hardware has never raises the level.
+  for (SimdLevel l : kSimdLevelsBestFirst) {
+    setenv("HARK_SIMD", simd_level_name(l), 1);
+    EXPECT_TRUE(simd_level_supported(best_simd_level())) << simd_level_name(l);
+    if (simd_level_supported(l)) {
+      EXPECT_EQ(best_simd_level(), l);
+    } else if (l != SimdLevel::Scalar && !simd_level_includes(best, l) &&
+               (l >= SimdLevel::Neon) != (best >= SimdLevel::Neon)) {
+      EXPECT_EQ(best_simd_level(), best) << simd_level_name(l) << " is of the other family";
+    }
   }
-  setenv("HARK_SIMD", "avx2", 1);
-  EXPECT_LE(static_cast<int>(best_simd_level()), static_cast<int>(SimdLevel::AVX2));
+  // At or below the level asked for (avx2vnni without AVX-VNNI: avx2 or lower).
+  if (best != SimdLevel::Scalar && best < SimdLevel::Neon) {
+    setenv("HARK_SIMD", "avx2vnni", 1);
+    EXPECT_LE(static_cast<int>(best_simd_level()), static_cast<int>(SimdLevel::AVX2VNNI));
+  }
+  EXPECT_TRUE(simd_level_includes(best, SimdLevel::Scalar));
+  EXPECT_TRUE(simd_level_includes(SimdLevel::AVX512, SimdLevel::AVX2));
+  EXPECT_FALSE(simd_level_includes(SimdLevel::AVX2, SimdLevel::AVX512));
+  EXPECT_FALSE(simd_level_includes(SimdLevel::I8mm, SimdLevel::AVX2));
+  EXPECT_TRUE(simd_level_includes(SimdLevel::Dotprod, SimdLevel::Neon));
   if (old) {
     setenv("HARK_SIMD", saved.c_str(), 1);
   } else {

@@ -1,0 +1,39 @@
+// The levels of a q4 / q5 block as two int8 vectors, for the ARM tables' quantized dots. In an
+// anonymous namespace, like gemm_blocked.h: each ARM translation unit (NEON, +dotprod) gets its
+// own copy compiled with its own flags, never one shared through the linker.
+#pragma once
+#if defined(__aarch64__)
+#include <arm_neon.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "runtime/unaligned.h"
+
+namespace hark::cpu::detail {
+namespace {
+
+// The 32 levels in value order (low nibbles, then high; bit j of qh as level j's fifth bit for
+// q5), minus the zero point.
+template <int kZero, bool kFiveBit, typename Block>
+inline void block_levels_s8(const BlockBytes<Block>& w, int8x16_t* lo, int8x16_t* hi) {
+  const uint8x16_t qs = vld1q_u8(w.qs());
+  uint8x16_t l = vandq_u8(qs, vdupq_n_u8(0x0F));
+  uint8x16_t h = vshrq_n_u8(qs, 4);
+  if constexpr (kFiveBit) {
+    // The bytes of qh spread over the lanes they cover, each lane testing its own bit.
+    uint8_t qh[4];
+    std::memcpy(qh, w.p + offsetof(Block, qh), 4);
+    static constexpr uint8_t kBits[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    const uint8x16_t bits = vld1q_u8(kBits);
+    l = vorrq_u8(l, vandq_u8(vtstq_u8(vcombine_u8(vdup_n_u8(qh[0]), vdup_n_u8(qh[1])), bits), vdupq_n_u8(0x10)));
+    h = vorrq_u8(h, vandq_u8(vtstq_u8(vcombine_u8(vdup_n_u8(qh[2]), vdup_n_u8(qh[3])), bits), vdupq_n_u8(0x10)));
+  }
+  *lo = vsubq_s8(vreinterpretq_s8_u8(l), vdupq_n_s8(kZero));
+  *hi = vsubq_s8(vreinterpretq_s8_u8(h), vdupq_n_s8(kZero));
+}
+
+}  // namespace
+}  // namespace hark::cpu::detail
+#endif
