@@ -19,42 +19,28 @@
 namespace hark::cpu::detail {
 namespace {
 
+// sdot: four byte products summed into each int32 lane.
+inline int32x4_t sdot16(int32x4_t acc, int8x16_t a, int8x16_t b) { return vdotq_s32(acc, a, b); }
+
 template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
 float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
-  float sum = 0;
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const auto w = block_at<Block>(wv, b);
-    int8x16_t lo, hi;
-    block_levels_s8<kZero, kFiveBit>(w, &lo, &hi);
-    int32x4_t acc = vdotq_s32(vdupq_n_s32(0), lo, vld1q_s8(x[b].qs));
-    acc = vdotq_s32(acc, hi, vld1q_s8(x[b].qs + 16));
-    float v = f16_to_f32(w.d()) * x[b].d * static_cast<float>(vaddvq_s32(acc));
-    if constexpr (kHasMin) v += f16_to_f32(w.m()) * x[b].s;
-    sum += v;
-  }
-  return sum;
+  return dot_unsigned_with<Block, kZero, kHasMin, kFiveBit>(n, wv, x, sdot16);
 }
 
-float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x); }
+float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) {
+  return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x);
+}
 float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
-float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x); }
+float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) {
+  return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x);
+}
 float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
 
-float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
-  float sum = 0;
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const auto w = block_at<BlockQ8_0>(wv, b);
-    int32x4_t acc = vdotq_s32(vdupq_n_s32(0), vld1q_s8(w.qs_i8()), vld1q_s8(x[b].qs));
-    acc = vdotq_s32(acc, vld1q_s8(w.qs_i8() + 16), vld1q_s8(x[b].qs + 16));
-    sum += f16_to_f32(w.d()) * x[b].d * static_cast<float>(vaddvq_s32(acc));
-  }
-  return sum;
-}
+float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) { return dot_q8_0_with(n, wv, x, sdot16); }
 
 const neon::QDots kDots{dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0};
 
-void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y,
-                int64_t ys) {
+void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
   const neon::QDot dot = neon::q_dot_for(type, kDots);
   for (int64_t i = 0; i < nx; ++i) y[i * ys] = dot(n, w, x + i * xs);
 }
@@ -127,7 +113,8 @@ void gemm_q8_as(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, 
   // The edges through the dots themselves (the same bits).
   const neon::QDot dot = neon::q_dot_for(type, kDots);
   for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = i < m4 ? n4 : 0; j < n; ++j) c[i * ldc + j] = dot(k, b + static_cast<size_t>(j) * ldb, a + i * lda);
+    for (int64_t j = i < m4 ? n4 : 0; j < n; ++j)
+      c[i * ldc + j] = dot(k, b + static_cast<size_t>(j) * ldb, a + i * lda);
 }
 
 void gemm_q8(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const void* b, size_t ldb,

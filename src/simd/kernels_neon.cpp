@@ -77,8 +77,7 @@ void dot_tile(int64_t n, const uint8_t* w, size_t ws, const float* x, int64_t xs
 }
 
 template <typename W, int G>
-void dot_rows_g(int64_t n, const uint8_t* w, size_t ws, int64_t nw, const float* x, int64_t xs, float* y,
-                int64_t ldy) {
+void dot_rows_g(int64_t n, const uint8_t* w, size_t ws, int64_t nw, const float* x, int64_t xs, float* y, int64_t ldy) {
   constexpr int R = G <= 2 ? 4 : 3;  // R * G accumulators, R + G loads: at most 28 registers
   int64_t r = 0;
   for (; r + R <= nw; r += R) dot_tile<W, R, G>(n, w + static_cast<size_t>(r) * ws, ws, x, xs, y + r, ldy);
@@ -118,9 +117,7 @@ void dot_f16_rows(int64_t n, const void* w, size_t ws, int64_t nw, const float* 
   dot_w_rows<f16_t>(n, w, ws, nw, x, xs, nx, y, ldy);
 }
 
-// ---- quantized dots -------------------------------------------------------------------------
-// A block's integer dot is exact at every level; the per-block scaling and the sum over blocks are
-// the scalar table's expressions in the scalar table's order, so these give its bits exactly.
+// ---- quantized dots (neon_levels.h; the bits of the scalar table's) ------------------------------
 
 namespace {
 
@@ -132,37 +129,21 @@ inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
 
 template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
 float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
-  float sum = 0;
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const auto w = block_at<Block>(wv, b);
-    int8x16_t lo, hi;
-    block_levels_s8<kZero, kFiveBit>(w, &lo, &hi);
-    int32x4_t acc = dot16(vdupq_n_s32(0), lo, vld1q_s8(x[b].qs));
-    acc = dot16(acc, hi, vld1q_s8(x[b].qs + 16));
-    float v = f16_to_f32(w.d()) * x[b].d * static_cast<float>(vaddvq_s32(acc));
-    if constexpr (kHasMin) v += f16_to_f32(w.m()) * x[b].s;
-    sum += v;
-  }
-  return sum;
+  return dot_unsigned_with<Block, kZero, kHasMin, kFiveBit>(n, wv, x, dot16);
 }
 
 }  // namespace
 
-float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x); }
+float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) {
+  return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x);
+}
 float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
-float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x); }
+float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) {
+  return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x);
+}
 float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
 
-float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) {
-  float sum = 0;
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const auto w = block_at<BlockQ8_0>(wv, b);
-    int32x4_t acc = dot16(vdupq_n_s32(0), vld1q_s8(w.qs_i8()), vld1q_s8(x[b].qs));
-    acc = dot16(acc, vld1q_s8(w.qs_i8() + 16), vld1q_s8(x[b].qs + 16));
-    sum += f16_to_f32(w.d()) * x[b].d * static_cast<float>(vaddvq_s32(acc));
-  }
-  return sum;
-}
+float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) { return dot_q8_0_with(n, wv, x, dot16); }
 
 QDot q_dot_for(DType type, const QDots& dots) {
   switch (type) {
@@ -359,7 +340,7 @@ void micro_8x12(int64_t kc, const float* ap, const float* bp, float* c, int64_t 
   for (int64_t p = 0; p < kc; ++p, ap += 8, bp += 12) {
     const float32x4_t a0 = vld1q_f32(ap), a1 = vld1q_f32(ap + 4);
     const float32x4_t b0 = vld1q_f32(bp), b1 = vld1q_f32(bp + 4), b2 = vld1q_f32(bp + 8);
-#define HARK_ROW(i, a, lane)                             \
+#define HARK_ROW(i, a, lane)                           \
   acc[i][0] = vfmaq_laneq_f32(acc[i][0], b0, a, lane); \
   acc[i][1] = vfmaq_laneq_f32(acc[i][1], b1, a, lane); \
   acc[i][2] = vfmaq_laneq_f32(acc[i][2], b2, a, lane);
@@ -442,8 +423,7 @@ namespace {
 
 const neon::QDots kNeonDots{neon::dot_q4_0, neon::dot_q4_1, neon::dot_q5_0, neon::dot_q5_1, neon::dot_q8_0};
 
-void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y,
-                int64_t ys) {
+void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
   const neon::QDot dot = neon::q_dot_for(type, kNeonDots);
   for (int64_t i = 0; i < nx; ++i) y[i * ys] = dot(n, w, x + i * xs);
 }

@@ -1,6 +1,7 @@
-// The levels of a q4 / q5 block as two int8 vectors, for the ARM tables' quantized dots. In an
-// anonymous namespace, like gemm_blocked.h: each ARM translation unit (NEON, +dotprod) gets its
-// own copy compiled with its own flags, never one shared through the linker.
+// The ARM tables' quantized dots, over the instruction that sums a block's byte products (NEON's
+// smull + sadalp, or sdot): the levels of a q4 / q5 block as two int8 vectors, and the dots
+// themselves. In an anonymous namespace, like gemm_blocked.h: each ARM translation unit (NEON,
+// +dotprod) gets its own copy compiled with its own flags, never one shared through the linker.
 #pragma once
 #if defined(__aarch64__)
 #include <arm_neon.h>
@@ -9,6 +10,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/dtype.h"
+#include "runtime/quant.h"
 #include "runtime/unaligned.h"
 
 namespace hark::cpu::detail {
@@ -32,6 +35,36 @@ inline void block_levels_s8(const BlockBytes<Block>& w, int8x16_t* lo, int8x16_t
   }
   *lo = vsubq_s8(vreinterpretq_s8_u8(l), vdupq_n_s8(kZero));
   *hi = vsubq_s8(vreinterpretq_s8_u8(h), vdupq_n_s8(kZero));
+}
+
+// A block's integer dot is exact whatever the instruction; the per-block scaling and the sum over
+// blocks are the scalar table's expressions in its order, so every ARM table gives its bits.
+// dot(acc, levels, bytes) adds the products of 16 levels and 16 activation bytes into acc.
+template <typename Block, int kZero, bool kHasMin, bool kFiveBit, typename BlockDot>
+inline float dot_unsigned_with(int64_t n, const void* wv, const BlockQ8A* x, BlockDot dot) {
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const auto w = block_at<Block>(wv, b);
+    int8x16_t lo, hi;
+    block_levels_s8<kZero, kFiveBit>(w, &lo, &hi);
+    const int32x4_t acc = dot(dot(vdupq_n_s32(0), lo, vld1q_s8(x[b].qs)), hi, vld1q_s8(x[b].qs + 16));
+    float v = f16_to_f32(w.d()) * x[b].d * static_cast<float>(vaddvq_s32(acc));
+    if constexpr (kHasMin) v += f16_to_f32(w.m()) * x[b].s;
+    sum += v;
+  }
+  return sum;
+}
+
+template <typename BlockDot>
+inline float dot_q8_0_with(int64_t n, const void* wv, const BlockQ8A* x, BlockDot dot) {
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
+    const auto w = block_at<BlockQ8_0>(wv, b);
+    const int32x4_t acc = dot(dot(vdupq_n_s32(0), vld1q_s8(w.qs_i8()), vld1q_s8(x[b].qs)), vld1q_s8(w.qs_i8() + 16),
+                              vld1q_s8(x[b].qs + 16));
+    sum += f16_to_f32(w.d()) * x[b].d * static_cast<float>(vaddvq_s32(acc));
+  }
+  return sum;
 }
 
 }  // namespace
