@@ -22,35 +22,7 @@ namespace {
 // sdot: four byte products summed into each int32 lane.
 inline int32x4_t sdot16(int32x4_t acc, int8x16_t a, int8x16_t b) { return vdotq_s32(acc, a, b); }
 
-template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
-float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
-  return dot_unsigned_with<Block, kZero, kHasMin, kFiveBit>(n, wv, x, sdot16);
-}
-
-float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) {
-  return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x);
-}
-float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
-float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) {
-  return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x);
-}
-float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
-
-float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) { return dot_q8_0_with(n, wv, x, sdot16); }
-
-const neon::QDots kDots{dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q8_0};
-
-void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
-  const neon::QDot dot = neon::q_dot_for(type, kDots);
-  for (int64_t i = 0; i < nx; ++i) y[i * ys] = dot(n, w, x + i * xs);
-}
-
-// Row by row: a weight row's results are the same however the rows are split.
-void dot_q_tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t nx,
-                 float* y, int64_t ldy) {
-  for (int64_t r = 0; r < nw; ++r)
-    dot_q_rows(type, n, static_cast<const uint8_t*>(w) + static_cast<size_t>(r) * ws, x, xs, nx, y + r, ldy);
-}
+using Dots = QuantDots<sdot16>;
 
 // ---- the int8 GEMM (encoder products of quantized weights) -------------------------------------
 // Tiles of 4 activation rows x 4 weight rows: each weight block's levels are unpacked once for
@@ -111,7 +83,7 @@ void gemm_q8_as(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, 
     for (int64_t i = 0; i < m4; i += 4)
       gemm_tile4<T>(nb, a + i * lda, lda, b + static_cast<size_t>(j) * ldb, ldb, c + i * ldc + j, ldc);
   // The edges through the dots themselves (the same bits).
-  const neon::QDot dot = neon::q_dot_for(type, kDots);
+  const Dots::Fn dot = Dots::for_type(type);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = i < m4 ? n4 : 0; j < n; ++j)
       c[i * ldc + j] = dot(k, b + static_cast<size_t>(j) * ldb, a + i * lda);
@@ -132,9 +104,7 @@ void gemm_q8(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int
 
 const Kernels* dotprod_kernels() {
   static const Kernels k = [] {
-    Kernels t = neon::table(SimdLevel::Dotprod, kDots);
-    t.dot_q_rows = dot_q_rows;
-    t.dot_q_tiles = dot_q_tiles;
+    Kernels t = neon::table(SimdLevel::Dotprod, Dots::kEntries);
     t.gemm_q8 = gemm_q8;
     return t;
   }();

@@ -127,33 +127,9 @@ inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
   return vpadalq_s16(acc, vmull_high_s8(a, b));
 }
 
-template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
-float dot_unsigned(int64_t n, const void* wv, const BlockQ8A* x) {
-  return dot_unsigned_with<Block, kZero, kHasMin, kFiveBit>(n, wv, x, dot16);
-}
-
 }  // namespace
 
-float dot_q4_0(int64_t n, const void* w, const BlockQ8A* x) {
-  return dot_unsigned<BlockQ4_0, 8, false, false>(n, w, x);
-}
-float dot_q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ4_1, 0, true, false>(n, w, x); }
-float dot_q5_0(int64_t n, const void* w, const BlockQ8A* x) {
-  return dot_unsigned<BlockQ5_0, 16, false, true>(n, w, x);
-}
-float dot_q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_unsigned<BlockQ5_1, 0, true, true>(n, w, x); }
-
-float dot_q8_0(int64_t n, const void* wv, const BlockQ8A* x) { return dot_q8_0_with(n, wv, x, dot16); }
-
-QDot q_dot_for(DType type, const QDots& dots) {
-  switch (type) {
-    case DType::Q4_0: return dots.q4_0;
-    case DType::Q4_1: return dots.q4_1;
-    case DType::Q5_0: return dots.q5_0;
-    case DType::Q5_1: return dots.q5_1;
-    default: return dots.q8_0;
-  }
-}
+using Dots = QuantDots<dot16>;
 
 // ---- conversions --------------------------------------------------------------------------
 
@@ -380,7 +356,7 @@ void gemm_f32_nn(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
 using Packed = PackedGemm<8, 12, micro_8x12>;
 
 // The table: the scalar one with this file's kernels in place of its loops, and the quantized
-// products (dot_q_rows, dot_q_tiles) over `dots`.
+// entries (dots, dot_q_rows, dot_q_tiles) from `dots`.
 Kernels table(SimdLevel level, const QDots& dots) {
   Kernels k = scalar_kernels();
   k.level = level;
@@ -391,6 +367,8 @@ Kernels table(SimdLevel level, const QDots& dots) {
   k.dot_q5_0 = dots.q5_0;
   k.dot_q5_1 = dots.q5_1;
   k.dot_q8_0 = dots.q8_0;
+  k.dot_q_rows = dots.rows;
+  k.dot_q_tiles = dots.tiles;
   k.dot_f32_rows = dot_f32_rows;
   k.dot_f16_rows = dot_f16_rows;
   k.f16_to_f32_row = f16_to_f32_row;
@@ -419,31 +397,8 @@ Kernels table(SimdLevel level, const QDots& dots) {
 
 }  // namespace neon
 
-namespace {
-
-const neon::QDots kNeonDots{neon::dot_q4_0, neon::dot_q4_1, neon::dot_q5_0, neon::dot_q5_1, neon::dot_q8_0};
-
-void dot_q_rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y, int64_t ys) {
-  const neon::QDot dot = neon::q_dot_for(type, kNeonDots);
-  for (int64_t i = 0; i < nx; ++i) y[i * ys] = dot(n, w, x + i * xs);
-}
-
-// Row by row: a weight row's results are the same however the rows are split.
-void dot_q_tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs, int64_t nx,
-                 float* y, int64_t ldy) {
-  for (int64_t r = 0; r < nw; ++r)
-    dot_q_rows(type, n, static_cast<const uint8_t*>(w) + static_cast<size_t>(r) * ws, x, xs, nx, y + r, ldy);
-}
-
-}  // namespace
-
 const Kernels* neon_kernels() {
-  static const Kernels k = [] {
-    Kernels t = neon::table(SimdLevel::Neon, kNeonDots);
-    t.dot_q_rows = dot_q_rows;
-    t.dot_q_tiles = dot_q_tiles;
-    return t;
-  }();
+  static const Kernels k = neon::table(SimdLevel::Neon, neon::Dots::kEntries);
   return &k;
 }
 

@@ -13,6 +13,7 @@
 #include "runtime/dtype.h"
 #include "runtime/quant.h"
 #include "runtime/unaligned.h"
+#include "simd/kernels_neon.h"
 
 namespace hark::cpu::detail {
 namespace {
@@ -66,6 +67,52 @@ inline float dot_q8_0_with(int64_t n, const void* wv, const BlockQ8A* x, BlockDo
   }
   return sum;
 }
+
+// Every quantized entry of a kernel table over one block-dot instruction: the dot per weight type,
+// dot_q_rows, and dot_q_tiles row by row (a weight row's results are the same however the rows
+// are split over threads).
+template <int32x4_t (*Dot)(int32x4_t, int8x16_t, int8x16_t)>
+struct QuantDots {
+  static float q4_0(int64_t n, const void* w, const BlockQ8A* x) {
+    return dot_unsigned_with<BlockQ4_0, 8, false, false>(n, w, x, Dot);
+  }
+  static float q4_1(int64_t n, const void* w, const BlockQ8A* x) {
+    return dot_unsigned_with<BlockQ4_1, 0, true, false>(n, w, x, Dot);
+  }
+  static float q5_0(int64_t n, const void* w, const BlockQ8A* x) {
+    return dot_unsigned_with<BlockQ5_0, 16, false, true>(n, w, x, Dot);
+  }
+  static float q5_1(int64_t n, const void* w, const BlockQ8A* x) {
+    return dot_unsigned_with<BlockQ5_1, 0, true, true>(n, w, x, Dot);
+  }
+  static float q8_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_q8_0_with(n, w, x, Dot); }
+
+  using Fn = float (*)(int64_t n, const void* w, const BlockQ8A* x);
+  static Fn for_type(DType type) {
+    switch (type) {
+      case DType::Q4_0: return q4_0;
+      case DType::Q4_1: return q4_1;
+      case DType::Q5_0: return q5_0;
+      case DType::Q5_1: return q5_1;
+      default: return q8_0;
+    }
+  }
+
+  static void rows(DType type, int64_t n, const void* w, const BlockQ8A* x, int64_t xs, int64_t nx, float* y,
+                   int64_t ys) {
+    const Fn dot = for_type(type);
+    for (int64_t i = 0; i < nx; ++i) y[i * ys] = dot(n, w, x + i * xs);
+  }
+
+  static void tiles(DType type, int64_t n, const void* w, size_t ws, int64_t nw, const BlockQ8A* x, int64_t xs,
+                    int64_t nx, float* y, int64_t ldy) {
+    for (int64_t r = 0; r < nw; ++r)
+      rows(type, n, static_cast<const uint8_t*>(w) + static_cast<size_t>(r) * ws, x, xs, nx, y + r, ldy);
+  }
+
+  // The table's quantized entries (kernels_neon.h's QDots).
+  static constexpr neon::QDots kEntries{q4_0, q4_1, q5_0, q5_1, q8_0, rows, tiles};
+};
 
 }  // namespace
 }  // namespace hark::cpu::detail
