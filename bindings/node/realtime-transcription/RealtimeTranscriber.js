@@ -14,7 +14,8 @@
 // delete the recording.
 const { WhisperContext, WhisperVadContext } = require('..')
 const native = require('../native')
-const { RingBufferVad, joinBytes } = require('./RingBufferVad')
+const { RingBufferVad } = require('./RingBufferVad')
+const { joinBytes } = require('./RingBuffer')
 const { VAD_PRESETS } = require('./presets')
 const { WavFileWriter } = require('./WavFileWriter')
 

@@ -50,4 +50,12 @@ class RingBuffer {
   }
 }
 
-module.exports = { RingBuffer }
+// The bytes of several chunks, in order, in one array.
+function joinBytes(parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
+  let at = 0
+  for (const p of parts) out.set(p, at), (at += p.length)
+  return out
+}
+
+module.exports = { RingBuffer, joinBytes }

@@ -7,7 +7,7 @@
 //
 // Given to RealtimeTranscriber as its vadContext, it is not run in JavaScript: the transcriber
 // hands its model and options to hark's engine, which runs the VAD natively on the stream.
-const { RingBuffer } = require('./RingBuffer')
+const { RingBuffer, joinBytes } = require('./RingBuffer')
 const { VAD_PRESETS } = require('./presets')
 
 class RingBufferVad {
@@ -124,11 +124,4 @@ class RingBufferVad {
   }
 }
 
-function joinBytes(parts) {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  let at = 0
-  for (const p of parts) out.set(p, at), (at += p.length)
-  return out
-}
-
-module.exports = { RingBufferVad, joinBytes }
+module.exports = { RingBufferVad }

@@ -5,6 +5,8 @@
 //
 // An AudioSlice: { index, data (Uint8Array of 16-bit PCM), sampleCount (samples), startTime,
 // endTime (Date.now() ms), isProcessed, isReleased }.
+const { joinBytes } = require('./RingBuffer')
+
 class SliceManager {
   constructor(sliceDurationSec = 30, maxSlicesInMemory = 1, sampleRate = 16000) {
     for (const [name, v] of [['sliceDurationSec', sliceDurationSec], ['maxSlicesInMemory', maxSlicesInMemory], ['sampleRate', sampleRate]])
@@ -36,11 +38,7 @@ class SliceManager {
 
   _seal(s) {
     if (s._parts.length) {
-      const all = new Uint8Array(s.data.length + s._parts.reduce((n, p) => n + p.length, 0))
-      all.set(s.data, 0)
-      let at = s.data.length
-      for (const p of s._parts) all.set(p, at), (at += p.length)
-      s.data = all
+      s.data = joinBytes([s.data, ...s._parts])
       s._parts = []
     }
     return s
