@@ -2,7 +2,7 @@
 #   cmake -S . -B build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
 # with Debian's cross compiler (crossbuild-essential-arm64) and the arm64 builds of the libraries
 # hark links, installed beside the native ones by multiarch (dpkg --add-architecture arm64;
-# scripts/setup-arm64 does both). Test programs run under QEMU user mode (qemu-user):
+# scripts/setup does both). Test programs run under QEMU user mode (qemu-user):
 # CMAKE_CROSSCOMPILING_EMULATOR makes ctest and gtest_discover_tests go through it.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
@@ -23,9 +23,12 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/${HARK_CROSS_TRIPLE}/pkgconfig:/usr/share/pkgconfig)
 set(ENV{PKG_CONFIG_PATH} "")
 
-# qemu-aarch64 with the arm64 loader and libraries; HARK_QEMU_CPU picks the core it emulates
-# (max, cortex-a53, cortex-a76, neoverse-n2, ...): the kernel levels hark finds follow it.
+# qemu-aarch64 with the multiarch arm64 loader and libraries (-L /: /lib/ld-linux-aarch64.so.1 of
+# libc6:arm64; the cross toolchain's loader in /usr/aarch64-linux-gnu is another Debian revision,
+# and with the multiarch libc.so.6 it hangs in the first pthread_create). QEMU_CPU (QEMU's own
+# variable) picks the core it emulates (max, cortex-a53, cortex-a76, neoverse-n1, ...): the
+# kernel levels hark finds follow it.
 find_program(HARK_QEMU_AARCH64 NAMES qemu-aarch64 qemu-aarch64-static)
 if(HARK_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${HARK_QEMU_AARCH64};-L;/usr/${HARK_CROSS_TRIPLE})
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${HARK_QEMU_AARCH64};-L;/)
 endif()

@@ -105,8 +105,9 @@ TEST_P(KernelsTest, TableIsCompleteAndLabelled) {
   EXPECT_GE(t.gemm_nr, 1);
   EXPECT_LE(t.gemm_nr, kMaxGemmPanel);
   // gemm_q8 is optional; the levels with int8 dot instructions (AVX-512 with VNNI, avx2vnni,
-  // dotprod) have it.
-  if (GetParam() == SimdLevel::AVX512 || GetParam() == SimdLevel::AVX2VNNI || GetParam() == SimdLevel::Dotprod) {
+  // dotprod, i8mm) have it.
+  if (GetParam() == SimdLevel::AVX512 || GetParam() == SimdLevel::AVX2VNNI || GetParam() == SimdLevel::Dotprod ||
+      GetParam() == SimdLevel::I8mm) {
     EXPECT_NE(reinterpret_cast<const void*>(t.gemm_q8), nullptr);
   }
 }
@@ -427,6 +428,51 @@ TEST(AmxGemm, EqualsTheVnniGemmBitForBit) {
             << ": " << amx[i] << " vs " << vnni[i];
     }
   }
+#endif
+}
+
+// The ARM int8 GEMMs (dotprod's sdot tiles, i8mm's smmla tiles) against the scalar dots: the same
+// numbers bit for bit (exact integer block sums, each scaled as the dot scales it, in its order),
+// over whole and partial 4 x 4 tiles and the edges the dots compute.
+TEST(ArmGemmQ8, EqualsTheScalarDotsBitForBit) {
+#if !defined(__aarch64__)
+  GTEST_SKIP() << "an ARM build's test (dotprod and i8mm)";
+#else
+  int levels_run = 0;
+  for (SimdLevel level : {SimdLevel::Dotprod, SimdLevel::I8mm}) {
+    if (!simd_level_supported(level)) continue;
+    ++levels_run;
+    const Kernels& t = kernels_for(level);
+    ASSERT_NE(t.gemm_q8, nullptr) << simd_level_name(level);
+    struct Shape {
+      int64_t m, n, k;
+    };
+    const Shape shapes[] = {{1, 1, 32}, {4, 4, 64}, {5, 7, 96}, {8, 12, 32}, {37, 33, 544}, {7, 70, 1056}};
+    for (DType type : kWeightTypes) {
+      for (const Shape& sh : shapes) {
+        const int64_t nb = sh.k / kQuantBlock, lda = nb + 1;
+        const size_t rb = dtype_row_bytes(type, sh.k), ldb = rb + 5;
+        std::vector<uint8_t> w(ldb * static_cast<size_t>(sh.n) + 3);
+        const uint8_t* w0 = w.data() + 3;
+        for (int64_t j = 0; j < sh.n; ++j) {
+          const auto row = weight_row(type, sh.k, static_cast<uint32_t>(j + 11 * sh.k), j % 2 == 1);
+          std::memcpy(w.data() + 3 + j * ldb, row.data(), rb);
+        }
+        const auto a = q8a_rows(sh.m, lda, static_cast<uint32_t>(sh.m * 5 + sh.n));
+        const int64_t ldc = sh.n + 3;
+        std::vector<float> c(static_cast<size_t>(sh.m * ldc), -7.0f);
+        t.gemm_q8(type, sh.m, sh.n, sh.k, a.data(), lda, w0, ldb, c.data(), ldc);
+        for (int64_t i = 0; i < sh.m; ++i)
+          for (int64_t j = 0; j < sh.n; ++j) {
+            const float want = qdot(scalar(), type)(sh.k, w0 + j * ldb, a.data() + i * lda);
+            ASSERT_TRUE(same_bits(c[i * ldc + j], want))
+                << simd_level_name(level) << " " << dtype_name(type) << " " << sh.m << "x" << sh.n << "x" << sh.k
+                << " at " << i << "," << j << ": " << c[i * ldc + j] << " vs " << want;
+          }
+      }
+    }
+  }
+  if (levels_run == 0) GTEST_SKIP() << "this core has neither dotprod nor i8mm (run it on cortex-a76 or max)";
 #endif
 }
 
