@@ -4,8 +4,8 @@
 // cpu_features.cpp found ASIMDDP in AT_HWCAP; everything here is internal to the file.
 //
 // The quantized dots replace NEON's smull + sadalp pairs (four instructions a 16-byte half) with
-// one sdot; a block's integer dot is exact either way, and the scaling and the sum over blocks are
-// the scalar table's expressions in its order, so the results are its bits exactly.
+// one sdot; a block's integer dot is exact either way and the rest is neon_levels.h's dot_blocks,
+// so the results are the NEON table's bits.
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
@@ -26,32 +26,50 @@ using Dots = QuantDots<sdot16>;
 
 // ---- the int8 GEMM (encoder products of quantized weights) -------------------------------------
 // Tiles of 4 activation rows x 4 weight rows: each weight block's levels are unpacked once for
-// the 4 activation rows, each activation block loaded once for the 4 weight rows. Every result is
-// the dot's own expression (block by block: d * dx * integer sum [+ m * s], added in block order),
-// so the GEMM gives dot_q_tiles' bits.
-
+// the 4 activation rows, each activation block loaded once for the 4 weight rows. A row's four
+// block sums go to one vector (lanes: weight rows), scaled and accumulated as dot_blocks does
+// for each result (lane block % 4 of its accumulator is acc[block % 4][i]'s lane j), so every
+// result is the dot's bits.
 template <typename T>
 struct Tile4x4 {
   static constexpr int64_t kTileM = 4, kTileN = 4;
   static void run(int64_t nb, const BlockQ8A* a, int64_t lda, const uint8_t* b, size_t ldb, float* c, int64_t ldc) {
-    float sum[4][4] = {};
+    const int64_t nb4 = nb / 4 * 4;
+    float32x4_t acc[4][4];
+    for (auto& phase : acc)
+      for (auto& v : phase) v = vdupq_n_f32(0);
+    float32x4_t sum[4] = {vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0), vdupq_n_f32(0)};
+    int8x16_t lo[4], hi[4];
+    float d[4], m[4] = {0, 0, 0, 0};
+    const auto sums_of = [&](const BlockQ8A& x) {
+      const int8x16_t xl = vld1q_s8(x.qs), xh = vld1q_s8(x.qs + 16);
+      int32x4_t s[4];
+      for (int j = 0; j < 4; ++j) s[j] = vdotq_s32(vdotq_s32(vdupq_n_s32(0), lo[j], xl), hi[j], xh);
+      return vcvtq_f32_s32(vpaddq_s32(vpaddq_s32(s[0], s[1]), vpaddq_s32(s[2], s[3])));
+    };
     for (int64_t blk = 0; blk < nb; ++blk) {
-      int8x16_t lo[4], hi[4];
-      float d[4], m[4] = {0, 0, 0, 0};
       for (int j = 0; j < 4; ++j) T::levels(b + static_cast<size_t>(j) * ldb, blk, &lo[j], &hi[j], &d[j], &m[j]);
+      const float32x4_t dv = vld1q_f32(d), mv = vld1q_f32(m);
+      if (blk == nb4)  // the lanes added as faddp adds them, before the last blocks
+        for (int i = 0; i < 4; ++i)
+          sum[i] = vaddq_f32(vaddq_f32(acc[0][i], acc[1][i]), vaddq_f32(acc[2][i], acc[3][i]));
       for (int i = 0; i < 4; ++i) {
         const BlockQ8A& x = a[i * lda + blk];
-        const int8x16_t xl = vld1q_s8(x.qs), xh = vld1q_s8(x.qs + 16);
-        for (int j = 0; j < 4; ++j) {
-          const int32x4_t acc = vdotq_s32(vdotq_s32(vdupq_n_s32(0), lo[j], xl), hi[j], xh);
-          float v = d[j] * x.d * static_cast<float>(vaddvq_s32(acc));
-          if constexpr (T::kMin) v += m[j] * x.s;
-          sum[i][j] += v;
+        const float32x4_t s = sums_of(x);
+        if (blk < nb4) {
+          float32x4_t& r = acc[blk & 3][i];
+          r = vfmaq_f32(r, vmulq_f32(dv, vdupq_n_f32(x.d)), s);
+          if constexpr (T::kMin) r = vfmaq_f32(r, mv, vdupq_n_f32(x.s));
+        } else {
+          float32x4_t v = vmulq_f32(vmulq_f32(dv, vdupq_n_f32(x.d)), s);
+          if constexpr (T::kMin) v = vaddq_f32(v, vmulq_f32(mv, vdupq_n_f32(x.s)));
+          sum[i] = vaddq_f32(sum[i], v);
         }
       }
     }
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < 4; ++j) c[i * ldc + j] = sum[i][j];
+    if (nb == nb4)
+      for (int i = 0; i < 4; ++i) sum[i] = vaddq_f32(vaddq_f32(acc[0][i], acc[1][i]), vaddq_f32(acc[2][i], acc[3][i]));
+    for (int i = 0; i < 4; ++i) vst1q_f32(c + i * ldc, sum[i]);
   }
 };
 

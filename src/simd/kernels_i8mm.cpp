@@ -6,8 +6,8 @@
 //
 // Only the GEMM changes: a dot of one activation row (the decoder's single-token step) would fill
 // half of each smmla, so the dots stay sdot's. A block's integer dot is exact either way, and the
-// scaling is the dot's expression lane by lane (no fused multiply-add), so every result is the
-// dots' bits, as on every other level.
+// scaling and the sums are dot_blocks' steps lane by lane (neon_levels.h), so every result is
+// the dots' bits, as on the dotprod level.
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
@@ -30,45 +30,59 @@ inline int8x16_t pair_chunk(int8x16_t lo0, int8x16_t hi0, int8x16_t lo1, int8x16
 }
 
 // 4 activation rows x 4 weight rows as four 2x2 smmla tiles; tile (p, q)'s lanes are
-// (2p, 2q), (2p, 2q+1), (2p+1, 2q), (2p+1, 2q+1) as (activation row, weight row).
+// (2p, 2q), (2p, 2q+1), (2p+1, 2q), (2p+1, 2q+1) as (activation row, weight row). Each lane is
+// scaled and accumulated as dot_blocks does for its result (lane block % 4 of its accumulator is
+// acc[block % 4][p][q]'s lane), so every result is the dot's bits.
 template <typename T>
 struct Tile4x4 {
   static constexpr int64_t kTileM = 4, kTileN = 4;
   static void run(int64_t nb, const BlockQ8A* a, int64_t lda, const uint8_t* b, size_t ldb, float* c, int64_t ldc) {
-    float32x4_t sum[2][2];
-    for (auto& row : sum)
-      for (auto& s : row) s = vdupq_n_f32(0);
+    const int64_t nb4 = nb / 4 * 4;
+    float32x4_t acc[4][2][2], sum[2][2] = {{vdupq_n_f32(0), vdupq_n_f32(0)}, {vdupq_n_f32(0), vdupq_n_f32(0)}};
+    for (auto& phase : acc)
+      for (auto& row : phase)
+        for (auto& v : row) v = vdupq_n_f32(0);
+    const auto add_lanes = [&] {  // as faddp adds them, before the last blocks
+      for (int p = 0; p < 2; ++p)
+        for (int q = 0; q < 2; ++q)
+          sum[p][q] = vaddq_f32(vaddq_f32(acc[0][p][q], acc[1][p][q]), vaddq_f32(acc[2][p][q], acc[3][p][q]));
+    };
     for (int64_t blk = 0; blk < nb; ++blk) {
       int8x16_t wlo[4], whi[4];
       float d[4], m[4] = {0, 0, 0, 0};
       for (int j = 0; j < 4; ++j) T::levels(b + static_cast<size_t>(j) * ldb, blk, &wlo[j], &whi[j], &d[j], &m[j]);
-      int8x16_t w[2][4], x[2][4];
+      int8x16_t w[2][4];
       for (int q = 0; q < 2; ++q)
-        for (int ch = 0; ch < 4; ++ch) w[q][ch] = pair_chunk(wlo[2 * q], whi[2 * q], wlo[2 * q + 1], whi[2 * q + 1], ch);
+        for (int ch = 0; ch < 4; ++ch)
+          w[q][ch] = pair_chunk(wlo[2 * q], whi[2 * q], wlo[2 * q + 1], whi[2 * q + 1], ch);
+      if (blk == nb4) add_lanes();
       for (int p = 0; p < 2; ++p) {
         const BlockQ8A &x0 = a[(2 * p) * lda + blk], &x1 = a[(2 * p + 1) * lda + blk];
         const int8x16_t l0 = vld1q_s8(x0.qs), h0 = vld1q_s8(x0.qs + 16);
         const int8x16_t l1 = vld1q_s8(x1.qs), h1 = vld1q_s8(x1.qs + 16);
-        for (int ch = 0; ch < 4; ++ch) x[p][ch] = pair_chunk(l0, h0, l1, h1, ch);
-      }
-      for (int p = 0; p < 2; ++p) {
-        const BlockQ8A &x0 = a[(2 * p) * lda + blk], &x1 = a[(2 * p + 1) * lda + blk];
+        int8x16_t x[4];
+        for (int ch = 0; ch < 4; ++ch) x[ch] = pair_chunk(l0, h0, l1, h1, ch);
         const float32x4_t xd = vcombine_f32(vdup_n_f32(x0.d), vdup_n_f32(x1.d));
         const float32x4_t xs = vcombine_f32(vdup_n_f32(x0.s), vdup_n_f32(x1.s));
         for (int q = 0; q < 2; ++q) {
-          int32x4_t acc = vdupq_n_s32(0);
-          for (int ch = 0; ch < 4; ++ch) acc = vmmlaq_s32(acc, x[p][ch], w[q][ch]);
-          const float32x2_t dq = vld1_f32(&d[2 * q]);
-          // d * dx * sum (+ m * s), in the dot's order.
-          float32x4_t v = vmulq_f32(vmulq_f32(vcombine_f32(dq, dq), xd), vcvtq_f32_s32(acc));
-          if constexpr (T::kMin) {
-            const float32x2_t mq = vld1_f32(&m[2 * q]);
-            v = vaddq_f32(v, vmulq_f32(vcombine_f32(mq, mq), xs));
+          int32x4_t isum = vdupq_n_s32(0);
+          for (int ch = 0; ch < 4; ++ch) isum = vmmlaq_s32(isum, x[ch], w[q][ch]);
+          const float32x4_t s = vcvtq_f32_s32(isum);
+          const float32x2_t dq = vld1_f32(&d[2 * q]), mq = vld1_f32(&m[2 * q]);
+          const float32x4_t dv = vcombine_f32(dq, dq), mv = vcombine_f32(mq, mq);
+          if (blk < nb4) {
+            float32x4_t& r = acc[blk & 3][p][q];
+            r = vfmaq_f32(r, vmulq_f32(dv, xd), s);
+            if constexpr (T::kMin) r = vfmaq_f32(r, mv, xs);
+          } else {
+            float32x4_t v = vmulq_f32(vmulq_f32(dv, xd), s);
+            if constexpr (T::kMin) v = vaddq_f32(v, vmulq_f32(mv, xs));
+            sum[p][q] = vaddq_f32(sum[p][q], v);
           }
-          sum[p][q] = vaddq_f32(sum[p][q], v);
         }
       }
     }
+    if (nb == nb4) add_lanes();
     for (int p = 0; p < 2; ++p)
       for (int q = 0; q < 2; ++q) {
         vst1_f32(c + (2 * p) * ldc + 2 * q, vget_low_f32(sum[p][q]));

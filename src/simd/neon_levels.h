@@ -47,38 +47,8 @@ inline void block_levels_s8(const BlockBytes<Block>& w, int8x16_t* lo, int8x16_t
   *hi = vsubq_s8(vreinterpretq_s8_u8(h), vdupq_n_s8(kZero));
 }
 
-// A block's integer dot is exact whatever the instruction; the per-block scaling and the sum over
-// blocks are the scalar table's expressions in its order, so every ARM table gives its bits.
-// dot(acc, levels, bytes) adds the products of 16 levels and 16 activation bytes into acc.
-template <typename Block, int kZero, bool kHasMin, bool kFiveBit, typename BlockDot>
-inline float dot_unsigned_with(int64_t n, const void* wv, const BlockQ8A* x, BlockDot dot) {
-  float sum = 0;
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const auto w = block_at<Block>(wv, b);
-    int8x16_t lo, hi;
-    block_levels_s8<kZero, kFiveBit>(w, &lo, &hi);
-    const int32x4_t acc = dot(dot(vdupq_n_s32(0), lo, vld1q_s8(x[b].qs)), hi, vld1q_s8(x[b].qs + 16));
-    float v = scale_f32(w.d()) * x[b].d * static_cast<float>(vaddvq_s32(acc));
-    if constexpr (kHasMin) v += scale_f32(w.m()) * x[b].s;
-    sum += v;
-  }
-  return sum;
-}
-
-template <typename BlockDot>
-inline float dot_q8_0_with(int64_t n, const void* wv, const BlockQ8A* x, BlockDot dot) {
-  float sum = 0;
-  for (int64_t b = 0; b < n / kQuantBlock; ++b) {
-    const auto w = block_at<BlockQ8_0>(wv, b);
-    const int32x4_t acc = dot(dot(vdupq_n_s32(0), vld1q_s8(w.qs_i8()), vld1q_s8(x[b].qs)), vld1q_s8(w.qs_i8() + 16),
-                              vld1q_s8(x[b].qs + 16));
-    sum += scale_f32(w.d()) * x[b].d * static_cast<float>(vaddvq_s32(acc));
-  }
-  return sum;
-}
-
-// A weight row's block as the int8 GEMMs take it (kernels_dotprod.cpp, kernels_i8mm.cpp): its 32
-// levels as two vectors, its scale and (q4_1, q5_1) its min times the activations' sum.
+// A weight row's block as the dots and the int8 GEMMs take it: its 32 levels as two vectors, its
+// scale and (q4_1, q5_1) its min, which multiplies the activation block's sum.
 template <typename Block, int kZero, bool kHasMin, bool kFiveBit>
 struct UnsignedLevels {
   static void levels(const uint8_t* row, int64_t b, int8x16_t* lo, int8x16_t* hi, float* d, float* m) {
@@ -100,9 +70,54 @@ struct Q8Levels {
   static constexpr bool kMin = false;
 };
 
+using LevelsQ4_0 = UnsignedLevels<BlockQ4_0, 8, false, false>;
+using LevelsQ4_1 = UnsignedLevels<BlockQ4_1, 0, true, false>;
+using LevelsQ5_0 = UnsignedLevels<BlockQ5_0, 16, false, true>;
+using LevelsQ5_1 = UnsignedLevels<BlockQ5_1, 0, true, true>;
+
+// The sum over a row's blocks, as every ARM quantized kernel computes it. A block's integer dot is
+// exact whatever the instruction (Dot(acc, levels, bytes) adds 16 level x byte products into
+// acc). Blocks 4k .. 4k+3 go to the four lanes of one f32 accumulator (lane p: acc + (d * dx) *
+// sum, then acc + m * s, each fused), the lanes are added as faddp adds them ((l0 + l1) + (l2 +
+// l3)), and the blocks after the last multiple of 4 follow one by one (d * dx * sum [+ m * s],
+// then added). Four blocks share one conversion, one scaling and one accumulate, a third of a
+// block's instructions on its own. The GEMM tiles (kernels_dotprod.cpp, kernels_i8mm.cpp) take
+// the same steps for each result, so a GEMM gives its dots' bits.
+template <typename L, int32x4_t (*Dot)(int32x4_t, int8x16_t, int8x16_t)>
+inline float dot_blocks(int64_t n, const void* wv, const BlockQ8A* x) {
+  const auto* w = static_cast<const uint8_t*>(wv);
+  const int64_t nb = n / kQuantBlock, nb4 = nb / 4 * 4;
+  float32x4_t acc = vdupq_n_f32(0);
+  for (int64_t b = 0; b < nb4; b += 4) {
+    int32x4_t s[4];
+    float d[4], m[4] = {0, 0, 0, 0}, dx[4], xs[4];
+    for (int i = 0; i < 4; ++i) {
+      int8x16_t lo, hi;
+      L::levels(w, b + i, &lo, &hi, &d[i], &m[i]);
+      s[i] = Dot(Dot(vdupq_n_s32(0), lo, vld1q_s8(x[b + i].qs)), hi, vld1q_s8(x[b + i].qs + 16));
+      dx[i] = x[b + i].d;
+      xs[i] = x[b + i].s;
+    }
+    const int32x4_t sums = vpaddq_s32(vpaddq_s32(s[0], s[1]), vpaddq_s32(s[2], s[3]));
+    acc = vfmaq_f32(acc, vmulq_f32(vld1q_f32(d), vld1q_f32(dx)), vcvtq_f32_s32(sums));
+    if constexpr (L::kMin) acc = vfmaq_f32(acc, vld1q_f32(m), vld1q_f32(xs));
+  }
+  float sum = vaddvq_f32(acc);
+  for (int64_t b = nb4; b < nb; ++b) {
+    int8x16_t lo, hi;
+    float d, m = 0;
+    L::levels(w, b, &lo, &hi, &d, &m);
+    const int32x4_t s = Dot(Dot(vdupq_n_s32(0), lo, vld1q_s8(x[b].qs)), hi, vld1q_s8(x[b].qs + 16));
+    float v = d * x[b].d * static_cast<float>(vaddvq_s32(s));
+    if constexpr (L::kMin) v += m * x[b].s;
+    sum += v;
+  }
+  return sum;
+}
+
 // An int8 GEMM for every weight type, from a tile kernel over one of the level types above:
 // Tile<Levels>::run(nb, a, lda, b, ldb, c, ldc) computes kTileM x kTileN results; the edges go
-// through `dot` (the same bits, as every tile gives the dot's bits).
+// through `dot` (the same bits: every tile takes dot_blocks' steps).
 template <template <typename> class Tile, typename DotFor>
 inline void gemm_q8_tiled(DType type, int64_t m, int64_t n, int64_t k, const BlockQ8A* a, int64_t lda, const void* bv,
                           size_t ldb, float* c, int64_t ldc, DotFor dot_for) {
@@ -120,10 +135,10 @@ inline void gemm_q8_tiled(DType type, int64_t m, int64_t n, int64_t k, const Blo
         c[i * ldc + j] = dot(k, b + static_cast<size_t>(j) * ldb, a + i * lda);
   };
   switch (type) {
-    case DType::Q4_0: return run(UnsignedLevels<BlockQ4_0, 8, false, false>{});
-    case DType::Q4_1: return run(UnsignedLevels<BlockQ4_1, 0, true, false>{});
-    case DType::Q5_0: return run(UnsignedLevels<BlockQ5_0, 16, false, true>{});
-    case DType::Q5_1: return run(UnsignedLevels<BlockQ5_1, 0, true, true>{});
+    case DType::Q4_0: return run(LevelsQ4_0{});
+    case DType::Q4_1: return run(LevelsQ4_1{});
+    case DType::Q5_0: return run(LevelsQ5_0{});
+    case DType::Q5_1: return run(LevelsQ5_1{});
     default: return run(Q8Levels{});
   }
 }
@@ -133,19 +148,11 @@ inline void gemm_q8_tiled(DType type, int64_t m, int64_t n, int64_t k, const Blo
 // are split over threads).
 template <int32x4_t (*Dot)(int32x4_t, int8x16_t, int8x16_t)>
 struct QuantDots {
-  static float q4_0(int64_t n, const void* w, const BlockQ8A* x) {
-    return dot_unsigned_with<BlockQ4_0, 8, false, false>(n, w, x, Dot);
-  }
-  static float q4_1(int64_t n, const void* w, const BlockQ8A* x) {
-    return dot_unsigned_with<BlockQ4_1, 0, true, false>(n, w, x, Dot);
-  }
-  static float q5_0(int64_t n, const void* w, const BlockQ8A* x) {
-    return dot_unsigned_with<BlockQ5_0, 16, false, true>(n, w, x, Dot);
-  }
-  static float q5_1(int64_t n, const void* w, const BlockQ8A* x) {
-    return dot_unsigned_with<BlockQ5_1, 0, true, true>(n, w, x, Dot);
-  }
-  static float q8_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_q8_0_with(n, w, x, Dot); }
+  static float q4_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_blocks<LevelsQ4_0, Dot>(n, w, x); }
+  static float q4_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_blocks<LevelsQ4_1, Dot>(n, w, x); }
+  static float q5_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_blocks<LevelsQ5_0, Dot>(n, w, x); }
+  static float q5_1(int64_t n, const void* w, const BlockQ8A* x) { return dot_blocks<LevelsQ5_1, Dot>(n, w, x); }
+  static float q8_0(int64_t n, const void* w, const BlockQ8A* x) { return dot_blocks<Q8Levels, Dot>(n, w, x); }
 
   using Fn = float (*)(int64_t n, const void* w, const BlockQ8A* x);
   static Fn for_type(DType type) {

@@ -431,10 +431,11 @@ TEST(AmxGemm, EqualsTheVnniGemmBitForBit) {
 #endif
 }
 
-// The ARM int8 GEMMs (dotprod's sdot tiles, i8mm's smmla tiles) against the scalar dots: the same
-// numbers bit for bit (exact integer block sums, each scaled as the dot scales it, in its order),
-// over whole and partial 4 x 4 tiles and the edges the dots compute.
-TEST(ArmGemmQ8, EqualsTheScalarDotsBitForBit) {
+// The ARM int8 GEMMs (dotprod's sdot tiles, i8mm's smmla tiles) against their level's dots: the
+// same numbers bit for bit (exact integer block sums, each scaled and summed as the dot does it),
+// over whole and partial 4 x 4 tiles, block counts with and without a remainder of 4, and the
+// edges the dots compute; and the NEON, dotprod and i8mm dots give one another's bits.
+TEST(ArmGemmQ8, EqualsItsLevelsDotsBitForBit) {
 #if !defined(__aarch64__)
   GTEST_SKIP() << "an ARM build's test (dotprod and i8mm)";
 #else
@@ -447,7 +448,8 @@ TEST(ArmGemmQ8, EqualsTheScalarDotsBitForBit) {
     struct Shape {
       int64_t m, n, k;
     };
-    const Shape shapes[] = {{1, 1, 32}, {4, 4, 64}, {5, 7, 96}, {8, 12, 32}, {37, 33, 544}, {7, 70, 1056}};
+    const Shape shapes[] = {{1, 1, 32},  {4, 4, 64},  {5, 7, 96},    {8, 12, 32},
+                            {4, 8, 128}, {9, 5, 160}, {37, 33, 544}, {7, 70, 1056}};
     for (DType type : kWeightTypes) {
       for (const Shape& sh : shapes) {
         const int64_t nb = sh.k / kQuantBlock, lda = nb + 1;
@@ -464,7 +466,9 @@ TEST(ArmGemmQ8, EqualsTheScalarDotsBitForBit) {
         t.gemm_q8(type, sh.m, sh.n, sh.k, a.data(), lda, w0, ldb, c.data(), ldc);
         for (int64_t i = 0; i < sh.m; ++i)
           for (int64_t j = 0; j < sh.n; ++j) {
-            const float want = qdot(scalar(), type)(sh.k, w0 + j * ldb, a.data() + i * lda);
+            const float want = qdot(t, type)(sh.k, w0 + j * ldb, a.data() + i * lda);
+            const float neon = qdot(kernels_for(SimdLevel::Neon), type)(sh.k, w0 + j * ldb, a.data() + i * lda);
+            ASSERT_TRUE(same_bits(want, neon)) << simd_level_name(level) << " dot vs neon's, " << dtype_name(type);
             ASSERT_TRUE(same_bits(c[i * ldc + j], want))
                 << simd_level_name(level) << " " << dtype_name(type) << " " << sh.m << "x" << sh.n << "x" << sh.k
                 << " at " << i << "," << j << ": " << c[i * ldc + j] << " vs " << want;
