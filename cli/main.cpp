@@ -446,6 +446,15 @@ int main(int argc, char** argv) {
                    "Beam search: gather round(beam size x patience) finished candidates (OpenAI's patience)")
       ->capture_default_str();
   transcribe
+      ->add_option(
+          "--repetition-penalty", dp.repetition_penalty,
+          "Divide a token's logit by this once the window has produced it (> 1: fewer repeats; faster-whisper's)")
+      ->capture_default_str();
+  transcribe
+      ->add_option("--no-repeat-ngram-size", dp.no_repeat_ngram_size,
+                   "No n-gram of this many tokens twice in a window (0: off; faster-whisper's)")
+      ->capture_default_str();
+  transcribe
       ->add_option("--length-penalty", dp.length_penalty,
                    "Ranking of candidates: < 0 divides by length, else alpha of ((5 + len) / 6)^alpha")
       ->capture_default_str();

@@ -318,6 +318,11 @@ typedef struct hark_transcribe_params {
                          best_of, beams, fallback); a finished chunk's place goes to
                          the next one at once. Not with n_processors > 1 nor
                          hallucination_silence_threshold. Default 1 (sequential) */
+  /* ---- penalties on what a window has produced (CTranslate2's, as faster-whisper offers them;
+   * TranscribeParams in params.hpp; added after the batched pipeline; ends on a 64-bit field) ---- */
+  float repetition_penalty;     /* > 0: a produced token's logit divided by it when positive,
+                                   multiplied when negative (> 1: fewer repeats). Default 1 (none) */
+  int64_t no_repeat_ngram_size; /* n > 0: no n-gram of tokens twice in a window. Default 0 (none) */
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.

@@ -55,6 +55,12 @@ struct TranscribeParams {
   // use 5 (about 2x the decoding time here: opt in).
   int beam_size = 1;
   float patience = 1.0f;  // > 0; OpenAI's default 1.0
+  // Penalties on what the window has produced so far (CTranslate2's, as faster-whisper offers
+  // them; off by default, as there): a produced token's logit is divided by repetition_penalty
+  // when positive and multiplied when negative (> 1: repeats less likely), and with
+  // no_repeat_ngram_size n no n-gram of tokens occurs twice in a window.
+  float repetition_penalty = 1.0f;
+  int no_repeat_ngram_size = 0;
   float compression_ratio_threshold = 2.4f;
   float logprob_threshold = -1.0f;
   // A window with P(no speech) > no_speech_threshold and average log-prob not above

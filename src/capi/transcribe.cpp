@@ -53,6 +53,8 @@ hark_transcribe_params transcribe_defaults() {
   p.tdrz_enable = d.tdrz_enable;
   p.beam_size = d.beam_size;
   p.patience = d.patience;
+  p.repetition_penalty = d.repetition_penalty;
+  p.no_repeat_ngram_size = d.no_repeat_ngram_size;
   p.vad = d.vad;
   p.vad_threshold = d.vad_params.threshold;
   p.vad_min_speech_duration_ms = d.vad_params.min_speech_duration_ms;
@@ -140,6 +142,8 @@ hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner
   c.tdrz_enable = p.tdrz_enable;
   c.beam_size = p.beam_size;
   c.patience = p.patience;
+  c.repetition_penalty = p.repetition_penalty;
+  c.no_repeat_ngram_size = static_cast<int>(std::clamp<int64_t>(p.no_repeat_ngram_size, -1, 1 << 20));
   c.vad = p.vad;
   if (p.vad_model_path) c.vad_model_path = p.vad_model_path;
   c.batch_size = static_cast<int>(p.batch_size);

@@ -16,6 +16,31 @@ void mask_range(float* logits, int32_t begin, int32_t end) {
   for (int32_t i = std::max(begin, 0); i < end; ++i) logits[i] = kNegInf;
 }
 
+// Each token the window has produced, once: a token produced twice is penalised once.
+void penalise_repeats(float penalty, std::span<const int32_t> sampled, int32_t n_vocab, float* logits) {
+  std::vector<int32_t> ids(sampled.begin(), sampled.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (int32_t id : ids) {
+    if (id < 0 || id >= n_vocab) continue;
+    float& l = logits[id];
+    l = l > 0 ? l / penalty : l * penalty;
+  }
+}
+
+// The tokens that would end an n-gram equal to one earlier in `sampled` (its first n - 1 tokens
+// are the last n - 1 produced) get -inf.
+void forbid_repeated_ngrams(int n, std::span<const int32_t> sampled, int32_t n_vocab, float* logits) {
+  const size_t len = sampled.size(), head = static_cast<size_t>(n - 1);
+  if (len < head + 1) return;  // no earlier n-gram yet
+  const std::span<const int32_t> tail = sampled.subspan(len - head);
+  for (size_t i = 0; i + head < len; ++i)
+    if (std::equal(tail.begin(), tail.end(), sampled.begin() + static_cast<std::ptrdiff_t>(i))) {
+      const int32_t next = sampled[i + head];
+      if (next >= 0 && next < n_vocab) logits[next] = kNegInf;
+    }
+}
+
 }  // namespace
 
 std::vector<int32_t> default_suppressed(const SpecialTokens& st) {
@@ -26,6 +51,8 @@ std::vector<int32_t> default_suppressed(const SpecialTokens& st) {
 
 void apply_rules(const SpecialTokens& st, const RuleOptions& opt, std::span<const int32_t> sampled, float* logits) {
   const int32_t n_vocab = st.n_vocab;
+  if (opt.repetition_penalty != 1.0f) penalise_repeats(opt.repetition_penalty, sampled, n_vocab, logits);
+  if (opt.no_repeat_ngram_size > 0) forbid_repeated_ngrams(opt.no_repeat_ngram_size, sampled, n_vocab, logits);
   for (int32_t id : opt.suppress)
     if (id >= 0 && id < n_vocab) logits[id] = kNegInf;
 

@@ -8,6 +8,10 @@
 //   - when the probability mass of all timestamps beats the most likely text token, a timestamp is
 //     forced (text tokens are masked).
 // Blank and suppressed tokens never start a window's text (suppress_blank, suppress list).
+// Before these, two penalties on what the window has produced (CTranslate2's, which
+// faster-whisper offers): repetition_penalty divides a produced token's positive logit and
+// multiplies a negative one (> 1 makes repeats less likely); no_repeat_ngram_size n forbids the
+// token that would repeat an n-gram the window already holds.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -24,6 +28,8 @@ struct RuleOptions {
   bool suppress_blank = true;         // no blank or end-of-text as the very first sampled token
   std::vector<int32_t> blank_tokens;  // ids of " " and similar, suppressed at the start
   std::vector<int32_t> suppress;      // ids never produced (non-speech symbols, task tokens, ...)
+  float repetition_penalty = 1.0f;    // > 0; 1: none
+  int no_repeat_ngram_size = 0;       // 0: none
 };
 
 // `sampled`: the tokens produced so far in this window (not the prompt/start sequence).

@@ -20,6 +20,8 @@ DecodePolicy decode_policy(const LoadedModel& m, const JobRequest& req, const Tr
   wreq.rules.suppress = req.suppress;
   wreq.rules.blank_tokens = m.blank;
   wreq.rules.suppress_blank = p.suppress_blank;
+  wreq.rules.repetition_penalty = p.repetition_penalty;
+  wreq.rules.no_repeat_ngram_size = p.no_repeat_ngram_size;
   wreq.rules.max_initial_timestamp_index =
       p.max_initial_timestamp < 0 ? -1
                                   : static_cast<int>(std::lround(std::min(p.max_initial_timestamp, 60.0f) / 0.02f));

@@ -38,6 +38,10 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
                " must be in [1, 64] (1: greedy), got " + std::to_string(p.beam_size));
   CHECK_OPTION("patience", std::isfinite(p.patience) && p.patience > 0.0f,
                " must be finite and > 0, got " + num(p.patience));
+  CHECK_OPTION("repetition_penalty", std::isfinite(p.repetition_penalty) && p.repetition_penalty > 0.0f,
+               " must be finite and > 0 (1: none), got " + num(p.repetition_penalty));
+  CHECK_OPTION("no_repeat_ngram_size", p.no_repeat_ngram_size >= 0 && p.no_repeat_ngram_size <= 448,
+               " must be in [0, 448] (0: none), got " + std::to_string(p.no_repeat_ngram_size));
   CHECK_OPTION("compression_ratio_threshold", !std::isnan(p.compression_ratio_threshold), " must not be NaN");
   CHECK_OPTION("logprob_threshold", !std::isnan(p.logprob_threshold), " must not be NaN");
   CHECK_OPTION("no_speech_threshold", !std::isnan(p.no_speech_threshold), " must not be NaN");

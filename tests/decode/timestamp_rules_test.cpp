@@ -97,6 +97,56 @@ TEST_F(TimestampRules, SuppressedTokensNeverAppear) {
   EXPECT_TRUE(allowed(l, 100));
 }
 
+// repetition_penalty: each produced token once, positive logits divided, negative multiplied;
+// tokens not produced untouched.
+TEST_F(TimestampRules, RepetitionPenaltyScalesWhatTheWindowProduced) {
+  RuleOptions opt;
+  opt.timestamps = false;
+  opt.repetition_penalty = 2.0f;
+  auto l = flat();
+  l[100] = 3.0f;
+  l[101] = -3.0f;
+  l[102] = 5.0f;
+  const std::vector<int32_t> seq = {100, 101, 100, 100};  // 100 three times: penalised once
+  apply_rules(st, opt, seq, l.data());
+  EXPECT_FLOAT_EQ(l[100], 1.5f);
+  EXPECT_FLOAT_EQ(l[101], -6.0f);
+  EXPECT_FLOAT_EQ(l[102], 5.0f);
+  // 1 changes nothing.
+  opt.repetition_penalty = 1.0f;
+  auto same = flat();
+  same[100] = 3.0f;
+  apply_rules(st, opt, seq, same.data());
+  EXPECT_FLOAT_EQ(same[100], 3.0f);
+}
+
+// no_repeat_ngram_size n: the token that would repeat an n-gram of the window is forbidden, and
+// only that one.
+TEST_F(TimestampRules, NoRepeatNgramForbidsTheTokenThatWouldRepeatOne) {
+  RuleOptions opt;
+  opt.timestamps = false;
+  opt.no_repeat_ngram_size = 3;
+  auto l = flat();
+  // "7 8 9 ... 7 8": 9 would repeat the 3-gram (7, 8, 9).
+  const std::vector<int32_t> seq = {7, 8, 9, 10, 7, 8};
+  apply_rules(st, opt, seq, l.data());
+  EXPECT_FALSE(allowed(l, 9));
+  EXPECT_TRUE(allowed(l, 10));
+  EXPECT_TRUE(allowed(l, 7));
+  // Size 1: no token twice.
+  opt.no_repeat_ngram_size = 1;
+  auto one = flat();
+  apply_rules(st, opt, seq, one.data());
+  for (int32_t id : {7, 8, 9, 10}) EXPECT_FALSE(allowed(one, id)) << id;
+  EXPECT_TRUE(allowed(one, 11));
+  // Too few tokens for an earlier n-gram: nothing forbidden.
+  opt.no_repeat_ngram_size = 4;
+  auto few = flat();
+  const std::vector<int32_t> short_seq = {7, 8, 9};
+  apply_rules(st, opt, short_seq, few.data());
+  for (int32_t id : {7, 8, 9}) EXPECT_TRUE(allowed(few, id)) << id;
+}
+
 TEST_F(TimestampRules, SplitsPairsIntoSegmentsAndSeeksToLastCompleteTimestamp) {
   // <0.00> a b <1.00><1.00> c <2.00><2.00> d   (unfinished last segment)
   const std::vector<int32_t> seq = {ts(0), 1, 2, ts(50), ts(50), 3, ts(100), ts(100), 4, st.eot};

@@ -358,6 +358,34 @@ TEST_P(KernelsTest, QuantizedDotTilesEveryRowCount) {
   }
 }
 
+// The inputs of an int8 GEMM test: n weight rows of `type`, k deep, ldb bytes apart from an odd
+// address (w0), and m activation rows of q8a blocks, lda apart; ldc for an output with spare
+// columns. Seeds: the weight row j's is j + seed_mul * k (special rows where j % 3 == special),
+// the activations' is a_seed.
+struct GemmQ8Inputs {
+  int64_t lda = 0, ldc = 0;
+  size_t ldb = 0;
+  std::vector<uint8_t> w;
+  const uint8_t* w0 = nullptr;
+  std::vector<BlockQ8A> a;
+};
+GemmQ8Inputs gemm_q8_inputs(DType type, int64_t m, int64_t n, int64_t k, uint32_t seed_mul, int special,
+                            uint32_t a_seed) {
+  GemmQ8Inputs in;
+  in.lda = k / kQuantBlock + 1;
+  const size_t rb = dtype_row_bytes(type, k);
+  in.ldb = rb + 5;
+  in.w.assign(in.ldb * static_cast<size_t>(n) + 3, 0);
+  in.w0 = in.w.data() + 3;  // any address
+  for (int64_t j = 0; j < n; ++j) {
+    const auto row = weight_row(type, k, static_cast<uint32_t>(j + seed_mul * k), j % 3 == special);
+    std::memcpy(in.w.data() + 3 + j * in.ldb, row.data(), rb);
+  }
+  in.a = q8a_rows(m, in.lda, a_seed);
+  in.ldc = n + 3;
+  return in;
+}
+
 TEST_P(KernelsTest, GemmQ8MatchesQuantizedDots) {
   if (!k().gemm_q8) GTEST_SKIP() << "no int8 GEMM at this level (mul_mat uses the f32 GEMM)";
   struct Shape {
@@ -368,16 +396,8 @@ TEST_P(KernelsTest, GemmQ8MatchesQuantizedDots) {
   const Shape shapes[] = {{1, 1, 32}, {6, 32, 64}, {5, 31, 96}, {37, 33, 544}, {100, 300, 160}, {7, 70, 1024}};
   for (DType type : kWeightTypes) {
     for (const Shape& sh : shapes) {
-      const int64_t nb = sh.k / kQuantBlock, lda = nb + 1;
-      const size_t rb = dtype_row_bytes(type, sh.k), ldb = rb + 5;
-      std::vector<uint8_t> w(ldb * static_cast<size_t>(sh.n) + 3);
-      const uint8_t* w0 = w.data() + 3;  // any address
-      for (int64_t j = 0; j < sh.n; ++j) {
-        const auto row = weight_row(type, sh.k, static_cast<uint32_t>(j + 17 * sh.k), j % 3 == 0);
-        std::memcpy(w.data() + 3 + j * ldb, row.data(), rb);
-      }
-      const auto a = q8a_rows(sh.m, lda, static_cast<uint32_t>(sh.m + sh.n));
-      const int64_t ldc = sh.n + 3;
+      const GemmQ8Inputs in = gemm_q8_inputs(type, sh.m, sh.n, sh.k, 17, 0, static_cast<uint32_t>(sh.m + sh.n));
+      const auto& [lda, ldc, ldb, w, w0, a] = in;
       std::vector<float> c(static_cast<size_t>(sh.m * ldc), -7.0f);
       k().gemm_q8(type, sh.m, sh.n, sh.k, a.data(), lda, w0, ldb, c.data(), ldc);
       for (int64_t i = 0; i < sh.m; ++i) {
@@ -409,16 +429,8 @@ TEST(AmxGemm, EqualsTheVnniGemmBitForBit) {
                           {96, 256, 160}, {97, 257, 512}, {100, 300, 1024}, {7, 70, 1056}};
   for (DType type : kWeightTypes) {
     for (const Shape& sh : shapes) {
-      const int64_t nb = sh.k / kQuantBlock, lda = nb + 1;
-      const size_t rb = dtype_row_bytes(type, sh.k), ldb = rb + 5;
-      std::vector<uint8_t> w(ldb * static_cast<size_t>(sh.n) + 3);
-      const uint8_t* w0 = w.data() + 3;
-      for (int64_t j = 0; j < sh.n; ++j) {
-        const auto row = weight_row(type, sh.k, static_cast<uint32_t>(j + 5 * sh.k), j % 2 == 0);
-        std::memcpy(w.data() + 3 + j * ldb, row.data(), rb);
-      }
-      const auto a = q8a_rows(sh.m, lda, static_cast<uint32_t>(sh.m * 3 + sh.n));
-      const int64_t ldc = sh.n + 3;
+      const GemmQ8Inputs in = gemm_q8_inputs(type, sh.m, sh.n, sh.k, 5, 1, static_cast<uint32_t>(sh.m * 3 + sh.n));
+      const auto& [lda, ldc, ldb, w, w0, a] = in;
       std::vector<float> amx(static_cast<size_t>(sh.m * ldc), -7.0f), vnni = amx;
       cpu::detail::amx_gemm_q8(type, sh.m, sh.n, sh.k, a.data(), lda, w0, ldb, amx.data(), ldc);
       cpu::detail::avx512_gemm_q8(type, sh.m, sh.n, sh.k, a.data(), lda, w0, ldb, vnni.data(), ldc);
@@ -452,16 +464,8 @@ TEST(ArmGemmQ8, EqualsItsLevelsDotsBitForBit) {
                             {4, 8, 128}, {9, 5, 160}, {37, 33, 544}, {7, 70, 1056}};
     for (DType type : kWeightTypes) {
       for (const Shape& sh : shapes) {
-        const int64_t nb = sh.k / kQuantBlock, lda = nb + 1;
-        const size_t rb = dtype_row_bytes(type, sh.k), ldb = rb + 5;
-        std::vector<uint8_t> w(ldb * static_cast<size_t>(sh.n) + 3);
-        const uint8_t* w0 = w.data() + 3;
-        for (int64_t j = 0; j < sh.n; ++j) {
-          const auto row = weight_row(type, sh.k, static_cast<uint32_t>(j + 11 * sh.k), j % 2 == 1);
-          std::memcpy(w.data() + 3 + j * ldb, row.data(), rb);
-        }
-        const auto a = q8a_rows(sh.m, lda, static_cast<uint32_t>(sh.m * 5 + sh.n));
-        const int64_t ldc = sh.n + 3;
+        const GemmQ8Inputs in = gemm_q8_inputs(type, sh.m, sh.n, sh.k, 11, 2, static_cast<uint32_t>(sh.m * 5 + sh.n));
+        const auto& [lda, ldc, ldb, w, w0, a] = in;
         std::vector<float> c(static_cast<size_t>(sh.m * ldc), -7.0f);
         t.gemm_q8(type, sh.m, sh.n, sh.k, a.data(), lda, w0, ldb, c.data(), ldc);
         for (int64_t i = 0; i < sh.m; ++i)
