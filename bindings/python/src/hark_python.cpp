@@ -378,6 +378,7 @@ PYBIND11_MODULE(_hark, m) {
         return hark::download_model(name, o).path;
       },
       py::arg("name"), py::arg("dir") = "");
+  m.def("system_info", [] { return hark::system_info(); });
   m.def("language_codes", [] {
     std::vector<std::string> codes;
     for (int i = 0; i < hark::language_count(); ++i) codes.emplace_back(hark::language_code_at(i));

@@ -2,8 +2,12 @@
 generator, inputs and errors. The models are seeded random ones (the words are nonsense), so the
 tests check the shape and the behaviour, and equality with the engine's own results."""
 
+import gc
 import inspect
 import io
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -232,7 +236,7 @@ def test_two_threads_transcribe_at_once_on_two_workers(model, speech):
 
 
 def test_decode_audio_and_helpers(speech):
-    flac = __import__("os").environ.get("HARK_TEST_SPEECH_FLAC", "")
+    flac = os.environ.get("HARK_TEST_SPEECH_FLAC", "")
     a = hark.decode_audio(speech)
     assert a.dtype == np.float32 and a.ndim == 1 and len(a) > 16000
     if flac:
@@ -274,3 +278,51 @@ def test_batched_pipeline(model, speech, vad_model, monkeypatch):
     assert all(a.start <= b.start for a, b in zip(got, got[1:]))
     with pytest.raises(ValueError, match="batch_size"):
         pipeline.transcribe(audio, batch_size=0)
+
+
+def test_ctrl_c_stops_a_running_transcription(micro, speech):
+    script = f"""
+import os, signal, threading, time
+import numpy as np
+import hark
+m = hark.WhisperModel({micro!r}, cpu_threads=1)
+audio = np.tile(hark.decode_audio({speech!r}), 200)
+segments, _ = m.transcribe(audio, language="en", beam_size=1, temperature=0.0)
+next(segments)
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+t0 = time.monotonic()
+try:
+    for s in segments:
+        pass
+    print("finished")
+except KeyboardInterrupt:
+    print("interrupted after", round(time.monotonic() - t0, 1), "s")
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert "interrupted" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_a_thousand_load_transcribe_delete_cycles_keep_memory_flat(micro):
+    audio = (np.random.default_rng(0).standard_normal(8000) * 0.01).astype(np.float32)
+
+    def cycle():
+        m = hark.WhisperModel(micro, cpu_threads=1)
+        segments, _ = m.transcribe(audio, language="en", beam_size=1, temperature=0.0, max_new_tokens=8)
+        list(segments)
+        del m, segments
+
+    for _ in range(50):  # the allocator and the caches settle
+        cycle()
+    gc.collect()
+    before = _rss_bytes()
+    for _ in range(950):
+        cycle()
+    gc.collect()
+    grown = _rss_bytes() - before
+    assert grown < 32 * 1024 * 1024, f"RSS grew by {grown / 1e6:.1f} MB over 950 cycles"
