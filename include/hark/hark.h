@@ -323,6 +323,20 @@ typedef struct hark_transcribe_params {
   float repetition_penalty;     /* > 0: a produced token's logit divided by it when positive,
                                    multiplied when negative (> 1: fewer repeats). Default 1 (none) */
   int64_t no_repeat_ngram_size; /* n > 0: no n-gram of tokens twice in a window. Default 0 (none) */
+  /* ---- faster-whisper's fallback and prompt options (TranscribeParams in params.hpp; added after
+   * the penalties; ends on a 64-bit field) ---- */
+  float logprob_low_threshold;          /* a window whose average log-probability is below this is
+                                           skipped. Default -INFINITY (off) */
+  float prompt_reset_temperature;       /* a window decoded above this temperature does not condition
+                                           the next. Default 0.5 (OpenAI's) */
+  const float* temperatures;            /* n_temperatures values (<= 32, each >= 0): the temperatures
+                                           tried per window, in order, instead of temperature and
+                                           temperature_inc. Default NULL */
+  const int32_t* initial_prompt_tokens; /* n_initial_prompt_tokens text token ids: the initial
+                                           prompt as ids (not with initial_prompt). Default NULL */
+  int32_t n_temperatures;
+  int32_t reserved_0; /* 0 */
+  int64_t n_initial_prompt_tokens;
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct TranscribeParams {
   bool timestamps = true;         // false: one segment per window, no timestamp tokens
   int max_tokens_per_window = 0;  // 0: the model's limit (n_text_ctx / 2)
   std::string initial_prompt;     // text the model sees as previous context
+  // The same as token ids (faster-whisper's initial_prompt as ids): text tokens (below
+  // end-of-text); not with initial_prompt.
+  std::vector<int32_t> initial_prompt_tokens;
 
   // ---- decoding policy: OpenAI's transcribe()/decode() and whisper.cpp's whisper_full meanings ----
   // Temperatures tried per window: temperature, temperature + temperature_inc, ... up to 1.0
@@ -46,6 +50,9 @@ struct TranscribeParams {
   // The defaults are OpenAI's, whisper.cpp's and whisper.rn's: 0, 0.2, 0.4, ... 1.0.
   float temperature = 0.0f;
   float temperature_inc = 0.2f;
+  // When not empty, the temperatures tried per window, in order (faster-whisper's temperature
+  // list); temperature and temperature_inc are then not used. Each finite and >= 0; at most 32.
+  std::vector<float> temperatures;
   int best_of = 5;               // candidates sampled at temperature > 0, the best kept
   float length_penalty = -1.0f;  // ranking: < 0 divide by length; else alpha of ((5 + len) / 6)^alpha
   // Beam search at temperature 0 (1..64; at T > 0, as in OpenAI, best_of sampling runs instead):
@@ -63,20 +70,26 @@ struct TranscribeParams {
   int no_repeat_ngram_size = 0;
   float compression_ratio_threshold = 2.4f;
   float logprob_threshold = -1.0f;
+  // A window whose average log-probability is below this is skipped, whatever its P(no speech)
+  // (faster-whisper's log_prob_low_threshold). -infinity: off (the default).
+  float logprob_low_threshold = -std::numeric_limits<float>::infinity();
   // A window with P(no speech) > no_speech_threshold and average log-prob not above
   // logprob_threshold is skipped as silence.
   float no_speech_threshold = 0.6f;
-  uint64_t seed = 0;                     // sampling at temperature > 0: same seed, same text
-  bool suppress_blank = true;            // no blank or end-of-text as a window's first text token
-  bool suppress_nst = true;              // non-speech tokens (symbols, music notes; OpenAI's "-1") never produced
-  std::string suppress_regex;            // ECMAScript regex: tokens whose whole text matches are never produced
-  std::vector<int32_t> suppress_tokens;  // token ids never produced
-  bool carry_initial_prompt = false;     // initial_prompt in front of every window's prompt, not only the first
-  bool no_context = false;               // do not use the previous windows' text as prompt
-  int max_context = -1;                  // previous-text tokens kept as prompt at most; -1: the model's
-                                         // (n_text_ctx / 2 - 1); 0: as no_context (whisper.cpp's -mc)
-  float max_initial_timestamp = 1.0f;    // seconds; the first timestamp of a window at most this; < 0: no limit
-  bool single_segment = false;           // one segment per window (whisper.cpp's single_segment)
+  uint64_t seed = 0;                      // sampling at temperature > 0: same seed, same text
+  bool suppress_blank = true;             // no blank or end-of-text as a window's first text token
+  bool suppress_nst = true;               // non-speech tokens (symbols, music notes; OpenAI's "-1") never produced
+  std::string suppress_regex;             // ECMAScript regex: tokens whose whole text matches are never produced
+  std::vector<int32_t> suppress_tokens;   // token ids never produced
+  bool carry_initial_prompt = false;      // initial_prompt in front of every window's prompt, not only the first
+  bool no_context = false;                // do not use the previous windows' text as prompt
+  float prompt_reset_temperature = 0.5f;  // a window decoded above this temperature does not
+                                          // condition the next (OpenAI's 0.5; faster-whisper's
+                                          // prompt_reset_on_temperature)
+  int max_context = -1;                   // previous-text tokens kept as prompt at most; -1: the model's
+                                          // (n_text_ctx / 2 - 1); 0: as no_context (whisper.cpp's -mc)
+  float max_initial_timestamp = 1.0f;     // seconds; the first timestamp of a window at most this; < 0: no limit
+  bool single_segment = false;            // one segment per window (whisper.cpp's single_segment)
 
   // ---- word timestamps (OpenAI's word_timestamps; whisper.cpp's -dtw) ----
   // Words by DTW over the alignment heads' cross-attention, one extra decoder pass per window;

@@ -299,7 +299,7 @@ static_assert(sizeof(hark_context_params) == offsetof(hark_context_params, cross
                   sizeof(int64_t) == sizeof(void*),
               "hark_context_params must end on a pointer-sized field");
 static_assert(sizeof(hark_transcribe_params) ==
-                      offsetof(hark_transcribe_params, no_repeat_ngram_size) + sizeof(int64_t) &&
+                      offsetof(hark_transcribe_params, n_initial_prompt_tokens) + sizeof(int64_t) &&
                   sizeof(int64_t) == sizeof(const char*),
               "hark_transcribe_params must end on a pointer-sized field");
 

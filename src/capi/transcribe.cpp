@@ -55,6 +55,8 @@ hark_transcribe_params transcribe_defaults() {
   p.patience = d.patience;
   p.repetition_penalty = d.repetition_penalty;
   p.no_repeat_ngram_size = d.no_repeat_ngram_size;
+  p.logprob_low_threshold = d.logprob_low_threshold;
+  p.prompt_reset_temperature = d.prompt_reset_temperature;
   p.vad = d.vad;
   p.vad_threshold = d.vad_params.threshold;
   p.vad_min_speech_duration_ms = d.vad_params.min_speech_duration_ms;
@@ -144,6 +146,16 @@ hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner
   c.patience = p.patience;
   c.repetition_penalty = p.repetition_penalty;
   c.no_repeat_ngram_size = static_cast<int>(std::clamp<int64_t>(p.no_repeat_ngram_size, -1, 1 << 20));
+  c.logprob_low_threshold = p.logprob_low_threshold;
+  c.prompt_reset_temperature = p.prompt_reset_temperature;
+  require(p.n_temperatures >= 0 && (p.n_temperatures == 0 || p.temperatures),
+          "temperatures is NULL with n_temperatures " + std::to_string(p.n_temperatures));
+  if (p.n_temperatures > 0) c.temperatures.assign(p.temperatures, p.temperatures + std::min(p.n_temperatures, 33));
+  require(p.n_initial_prompt_tokens >= 0 && (p.n_initial_prompt_tokens == 0 || p.initial_prompt_tokens),
+          "initial_prompt_tokens is NULL with n_initial_prompt_tokens " + std::to_string(p.n_initial_prompt_tokens));
+  require(p.n_initial_prompt_tokens <= 1 << 20, "n_initial_prompt_tokens is beyond any model's context");
+  if (p.n_initial_prompt_tokens > 0)
+    c.initial_prompt_tokens.assign(p.initial_prompt_tokens, p.initial_prompt_tokens + p.n_initial_prompt_tokens);
   c.vad = p.vad;
   if (p.vad_model_path) c.vad_model_path = p.vad_model_path;
   c.batch_size = static_cast<int>(p.batch_size);

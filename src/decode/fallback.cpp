@@ -26,7 +26,7 @@ bool needs_fallback(const Thresholds& t, double ratio, double avg_logprob, doubl
 }
 
 bool is_silence(const Thresholds& t, double avg_logprob, double no_speech_prob) {
-  return no_speech_prob > t.no_speech && !(avg_logprob > t.logprob);
+  return (no_speech_prob > t.no_speech && !(avg_logprob > t.logprob)) || avg_logprob < t.logprob_low;
 }
 
 }  // namespace hark::decode

@@ -4,6 +4,7 @@
 // temperature; a window the model calls silence (no-speech probability above its threshold and
 // the text unsure) is not retried but skipped.
 #pragma once
+#include <limits>
 #include <string_view>
 
 namespace hark::decode {
@@ -12,6 +13,7 @@ struct Thresholds {
   double compression_ratio = 2.4;  // fallback when the text's ratio is above this
   double logprob = -1.0;           // fallback when avg log-prob is below this
   double no_speech = 0.6;          // silence when P(no speech) is above this and the text unsure
+  double logprob_low = -std::numeric_limits<double>::infinity();  // skipped below this, whatever P(no speech)
 };
 
 // len(text) / len(zlib.compress(text)) (zlib's default level, as Python's zlib.compress), the
@@ -19,7 +21,8 @@ struct Thresholds {
 double compression_ratio(std::string_view text);
 
 bool needs_fallback(const Thresholds& t, double ratio, double avg_logprob, double no_speech_prob);
-// The window is dropped as silence: the model says no one speaks, and its text is not confident.
+// The window is dropped as silence: the model says no one speaks, and its text is not confident;
+// or its text's average log-probability is below logprob_low.
 bool is_silence(const Thresholds& t, double avg_logprob, double no_speech_prob);
 
 }  // namespace hark::decode

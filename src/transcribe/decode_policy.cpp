@@ -33,7 +33,12 @@ DecodePolicy decode_policy(const LoadedModel& m, const JobRequest& req, const Tr
   d.thresholds.compression_ratio = p.compression_ratio_threshold;
   d.thresholds.logprob = p.logprob_threshold;
   d.thresholds.no_speech = p.no_speech_threshold;
-  // The temperatures of each window: the first, then up by temperature_inc to 1.0.
+  d.thresholds.logprob_low = p.logprob_low_threshold;
+  // The temperatures of each window: the list given, or the first, then up by temperature_inc to 1.0.
+  if (!p.temperatures.empty()) {
+    d.temperatures = p.temperatures;
+    return d;
+  }
   d.temperatures = {p.temperature};
   if (p.temperature_inc > 0.0f)
     for (int k = 1; p.temperature + static_cast<float>(k) * p.temperature_inc <= 1.0f + 1e-6f; ++k)

@@ -31,6 +31,12 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
                " must be finite and >= 0, got " + num(p.temperature));
   CHECK_OPTION("temperature_inc", std::isfinite(p.temperature_inc) && p.temperature_inc >= 0.0f,
                " must be finite and >= 0 (0: no fallback), got " + num(p.temperature_inc));
+  CHECK_OPTION("temperatures", p.temperatures.size() <= 32,
+               " holds " + std::to_string(p.temperatures.size()) + " values; at most 32");
+  for (float t : p.temperatures)
+    CHECK_OPTION("temperatures", std::isfinite(t) && t >= 0.0f, ": each must be finite and >= 0, got " + num(t));
+  CHECK_OPTION("logprob_low_threshold", !std::isnan(p.logprob_low_threshold), " must not be NaN");
+  CHECK_OPTION("prompt_reset_temperature", !std::isnan(p.prompt_reset_temperature), " must not be NaN");
   CHECK_OPTION("best_of", p.best_of >= 1 && p.best_of <= 64, " must be in [1, 64], got " + std::to_string(p.best_of));
   CHECK_OPTION("length_penalty", std::isfinite(p.length_penalty),
                " must be finite (< 0: none), got " + num(p.length_penalty));
@@ -171,6 +177,14 @@ JobRequest check_request(const LoadedModel& m, std::span<const float> samples, c
   }
   r.alignment_heads = resolve_alignment_heads(m, p);
   if (!p.initial_prompt.empty()) r.prompt = m.tokenizer->encode(" " + p.initial_prompt);
+  if (!p.initial_prompt_tokens.empty()) {
+    CHECK_OPTION("initial_prompt_tokens", p.initial_prompt.empty(), ": give initial_prompt or its tokens, not both");
+    const int32_t eot = m.file->vocab().special().eot;
+    for (int32_t id : p.initial_prompt_tokens)
+      CHECK_OPTION("initial_prompt_tokens", id >= 0 && id < eot,
+                   ": " + std::to_string(id) + " is not a text token (0.." + std::to_string(eot - 1) + ")");
+    r.prompt = p.initial_prompt_tokens;
+  }
   r.n_threads = p.n_threads > 0 ? p.n_threads : m.n_threads;
   return r;
 }

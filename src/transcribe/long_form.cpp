@@ -16,9 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Above this temperature the kept window's text is not used as prompt for the next ones
-// (OpenAI's prompt_reset_on_temperature: `result.temperature > 0.5`).
-constexpr float kPromptResetTemperature = 0.5f;
 // A window shorter than this at the end of the audio is not decoded (too short to hold a word;
 // Whisper-family models tend to invent text for such slivers).
 constexpr int64_t kMinTailFrames = 10;
@@ -166,7 +163,7 @@ Transcript run_long_form(const LoadedModel& m, decode::SearchModel& model, const
         for (const TokenData& td : seg.tokens) all_tokens.push_back(td.id);
         out.segments.push_back(seg);
       }
-      if (!condition_on_previous || w.temperature > kPromptResetTemperature) reset_since = all_tokens.size();
+      if (!condition_on_previous || w.temperature > p.prompt_reset_temperature) reset_since = all_tokens.size();
       if (hooks.on_segments) {
         std::vector<Segment> report = std::move(held);
         held.clear();

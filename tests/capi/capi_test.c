@@ -660,6 +660,14 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
   BAD(p.beam_size = 65, "beam_size");
   BAD(p.patience = 0.0f, "patience");
   BAD(p.patience = NAN, "patience");
+  BAD(p.repetition_penalty = 0.0f, "repetition_penalty");
+  BAD(p.no_repeat_ngram_size = -1, "no_repeat_ngram_size");
+  BAD(p.n_temperatures = 2, "temperatures is NULL");
+  BAD(p.logprob_low_threshold = NAN, "logprob_low_threshold");
+  {
+    static const int32_t not_text[] = {50257};
+    BAD((p.initial_prompt_tokens = not_text, p.n_initial_prompt_tokens = 1), "initial_prompt_tokens");
+  }
   BAD(p.max_context = -2, "max_context");
   BAD(p.suppress_regex = "([", "suppress_regex '(['");
   BAD(p.thold_pt = 1.5f, "thold_pt");
@@ -705,7 +713,10 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
   CHECK(p.temperature == 0.0f && p.temperature_inc == 0.2f && p.best_of == 5 && p.suppress_blank && p.suppress_nst &&
         !p.carry_initial_prompt && !p.no_context && p.max_context == -1 && p.max_initial_timestamp == 1.0f &&
         p.length_penalty < 0 && p.compression_ratio_threshold == 2.4f && p.logprob_threshold == -1.0f &&
-        p.no_speech_threshold == 0.6f && p.suppress_regex == NULL && p.beam_size == 1 && p.patience == 1.0f);
+        p.no_speech_threshold == 0.6f && p.suppress_regex == NULL && p.beam_size == 1 && p.patience == 1.0f &&
+        p.repetition_penalty == 1.0f && p.no_repeat_ngram_size == 0 && isinf(p.logprob_low_threshold) &&
+        p.logprob_low_threshold < 0 && p.prompt_reset_temperature == 0.5f && p.temperatures == NULL &&
+        p.n_temperatures == 0 && p.initial_prompt_tokens == NULL && p.n_initial_prompt_tokens == 0);
   /* Beam search runs; a caller whose header predates beam_size gets the default (its
    * struct ends before the field, so what lies there is not read). */
   p.beam_size = 3;

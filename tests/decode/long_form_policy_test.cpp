@@ -926,6 +926,12 @@ TEST(DecodePieces, CompressionRatioAndFallbackVerdicts) {
   EXPECT_TRUE(decode::is_silence(t, -1.0, 0.9));  // not above the threshold
   EXPECT_FALSE(decode::is_silence(t, -0.5, 0.9));
   EXPECT_FALSE(decode::is_silence(t, -1.5, 0.5));
+  // logprob_low (faster-whisper's log_prob_low_threshold): below it, skipped whatever P(no speech).
+  decode::Thresholds low = t;
+  low.logprob_low = -2.0;
+  EXPECT_TRUE(decode::is_silence(low, -2.5, 0.0));
+  EXPECT_FALSE(decode::is_silence(low, -1.5, 0.0));
+  EXPECT_FALSE(decode::is_silence(t, -50.0, 0.0));  // off by default
 }
 
 TEST(DecodePieces, CandidateScoreLengthPenalty) {

@@ -349,16 +349,12 @@ def _engine_options(o: TranscriptionOptions, task: str, chunk_length: Optional[i
         not_yet("prefix")
     if o.hotwords:
         not_yet("hotwords")
-    if o.log_prob_low_threshold is not None:
-        not_yet("log_prob_low_threshold")
     if o.multilingual or o.output_language is not None:
         not_yet("multilingual", "the language is chosen once per transcription")
     if o.clip_timestamps not in ("0", "", None, []):
         not_yet("clip_timestamps")
     if chunk_length not in (None, 30):
         not_yet("chunk_length", "Whisper's windows are 30 s")
-    if o.prompt_reset_on_temperature != 0.5:
-        not_yet("prompt_reset_on_temperature", "the prompt is dropped above 0.5, as OpenAI's")
     if o.length_penalty != 1:
         not_yet("length_penalty", "candidates are ranked by log-probability / length (1)")
     if not isinstance(o.beam_size, int) or o.beam_size < 1:
@@ -383,7 +379,12 @@ def _engine_options(o: TranscriptionOptions, task: str, chunk_length: Optional[i
         "max_tokens_per_window": int(o.max_new_tokens or 0),
         "hallucination_silence_threshold": float(o.hallucination_silence_threshold or 0.0),
     }
-    e["temperature"], e["temperature_inc"] = _temperatures(o.temperatures)
+    if not o.temperatures:
+        raise ValueError("temperature: an empty list")
+    e["temperatures"] = [float(t) for t in o.temperatures]
+    e["prompt_reset_temperature"] = float(o.prompt_reset_on_temperature)
+    if o.log_prob_low_threshold is not None:
+        e["logprob_low_threshold"] = float(o.log_prob_low_threshold)
     e["compression_ratio_threshold"] = (
         float(np.finfo(np.float32).max) if o.compression_ratio_threshold is None else float(o.compression_ratio_threshold)
     )
@@ -394,27 +395,11 @@ def _engine_options(o: TranscriptionOptions, task: str, chunk_length: Optional[i
     tokens = list(o.suppress_tokens or [])
     e["suppress_nst"] = -1 in tokens
     e["suppress_tokens"] = [int(t) for t in tokens if t != -1]
-    if o.initial_prompt is not None:
-        if not isinstance(o.initial_prompt, str):
-            not_yet("initial_prompt as token ids", "give the text")
+    if isinstance(o.initial_prompt, str):
         e["initial_prompt"] = o.initial_prompt
+    elif o.initial_prompt is not None:
+        e["initial_prompt_tokens"] = [int(t) for t in o.initial_prompt]
     return e
-
-
-def _temperatures(temperatures: List[float]) -> Tuple[float, float]:
-    """(first, step) of a fallback list that hark's fallback walks: t0, t0 + step, ... up to 1.0."""
-    if not temperatures:
-        raise ValueError("temperature: an empty list")
-    ts = [float(t) for t in temperatures]
-    if len(ts) == 1:
-        return ts[0], 0.0
-    step = ts[1] - ts[0]
-    regular = step > 0 and all(math.isclose(b - a, step, abs_tol=1e-6) for a, b in zip(ts, ts[1:]))
-    if not regular or not (ts[-1] + step > 1.0 + 1e-6 >= ts[-1]):
-        raise NotImplementedError(
-            f"temperature {temperatures}: hark's fallback steps evenly from the first temperature up to 1.0"
-        )
-    return ts[0], step
 
 
 def _vad_options(given: Union[dict, VadOptions, None], **defaults) -> VadOptions:

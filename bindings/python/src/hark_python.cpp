@@ -92,6 +92,10 @@ hark::TranscribeParams params_from(const py::dict& given) {
   take(d, "initial_prompt", &p.initial_prompt);
   take(d, "temperature", &p.temperature);
   take(d, "temperature_inc", &p.temperature_inc);
+  take(d, "temperatures", &p.temperatures);
+  take(d, "initial_prompt_tokens", &p.initial_prompt_tokens);
+  take(d, "logprob_low_threshold", &p.logprob_low_threshold);
+  take(d, "prompt_reset_temperature", &p.prompt_reset_temperature);
   take(d, "best_of", &p.best_of);
   take(d, "length_penalty", &p.length_penalty);
   take(d, "beam_size", &p.beam_size);
@@ -236,7 +240,8 @@ class Job {
   py::dict summary() {
     std::lock_guard lock(mu_);
     return py::dict(py::arg("language") = transcript_.language, py::arg("language_prob") = transcript_.language_prob,
-                    py::arg("aborted") = transcript_.aborted, py::arg("audio_seconds") = transcript_.timings.audio_seconds,
+                    py::arg("aborted") = transcript_.aborted,
+                    py::arg("audio_seconds") = transcript_.timings.audio_seconds,
                     py::arg("total_ms") = transcript_.timings.total_ms);
   }
 

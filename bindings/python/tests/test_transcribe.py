@@ -174,10 +174,28 @@ def test_repetition_penalty_and_no_repeat_ngram_size(model, speech):
         list(model.transcribe(speech, language="en", no_repeat_ngram_size=-1)[0])
 
 
+def test_temperature_lists_prompts_and_low_logprob_skip(model, speech):
+    # Any list of temperatures (faster-whisper's), the prompt as text or as ids, the low log-prob skip.
+    assert list(model.transcribe(speech, language="en", beam_size=1, temperature=[0.0, 0.5, 0.7])[0])
+    assert list(model.transcribe(speech, language="en", beam_size=1, temperature=(0.3,))[0])
+    with pytest.raises(ValueError, match="temperatures"):
+        list(model.transcribe(speech, language="en", temperature=[0.0, -1.0])[0])
+    with pytest.raises(ValueError, match="temperature"):
+        model.transcribe(speech, language="en", temperature=[])
+    text = list(model.transcribe(speech, language="en", beam_size=1, initial_prompt="hello there")[0])
+    ids = list(model.transcribe(speech, language="en", beam_size=1, initial_prompt=[31373, 612])[0])
+    assert text and ids
+    with pytest.raises(ValueError, match="initial_prompt_tokens"):
+        list(model.transcribe(speech, language="en", initial_prompt=[50257])[0])  # end-of-text is no text token
+    # The seeded model is never confident: a low-logprob threshold above its average skips every window.
+    assert list(model.transcribe(speech, language="en", beam_size=1, log_prob_low_threshold=0.0)[0]) == []
+    assert list(model.transcribe(speech, language="en", beam_size=1, log_prob_low_threshold=-100.0)[0])
+    assert list(model.transcribe(speech, language="en", beam_size=1, prompt_reset_on_temperature=0.0)[0])
+
+
 def test_options_hark_cannot_honour_yet_are_refused_by_name(model, speech):
     for kwargs, name in [({"prefix": "Hello"}, "prefix"), ({"hotwords": "hark"}, "hotwords"),
-                         ({"clip_timestamps": "1,2"}, "clip_timestamps"),
-                         ({"temperature": [0.0, 0.5, 0.7]}, "temperature")]:
+                         ({"clip_timestamps": "1,2"}, "clip_timestamps")]:
         with pytest.raises(NotImplementedError, match=name):
             model.transcribe(speech, **kwargs)
 
