@@ -337,6 +337,12 @@ typedef struct hark_transcribe_params {
   int32_t n_temperatures;
   int32_t reserved_0; /* 0 */
   int64_t n_initial_prompt_tokens;
+  /* ---- clips (TranscribeParams::clip_timestamps; added after the prompt tokens) ---- */
+  const float* clip_timestamps; /* n_clip_timestamps seconds from offset_ms: start, end, start,
+                                   ... (odd: the last clip runs to the end); only these are
+                                   transcribed, times stay the audio's. Not with vad or
+                                   batch_size > 1. Default NULL (all of it) */
+  int64_t n_clip_timestamps;
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.

@@ -28,13 +28,18 @@ struct DetectLanguageParams {
 inline constexpr int kMaxBatchSize = 32;
 
 struct TranscribeParams {
-  std::string language = "en";    // a language code, or "auto" to detect (multilingual models)
-  bool translate = false;         // into English (multilingual models)
-  int n_threads = 0;              // 0: the state's (new_state's count), else the context's
-  int n_processors = 1;           // > 1: the audio is cut into this many parts decoded in parallel, each on
-                                  // its own state (whisper.cpp's whisper_full_parallel); threads are shared out
-  int64_t offset_ms = 0;          // start here in the audio
-  int64_t duration_ms = 0;        // 0: to the end
+  std::string language = "en";  // a language code, or "auto" to detect (multilingual models)
+  bool translate = false;       // into English (multilingual models)
+  int n_threads = 0;            // 0: the state's (new_state's count), else the context's
+  int n_processors = 1;         // > 1: the audio is cut into this many parts decoded in parallel, each on
+                                // its own state (whisper.cpp's whisper_full_parallel); threads are shared out
+  int64_t offset_ms = 0;        // start here in the audio
+  int64_t duration_ms = 0;      // 0: to the end
+  // Only these clips are transcribed (OpenAI's and faster-whisper's clip_timestamps): seconds
+  // from offset_ms, start, end, start, end, ... (an odd count: the last clip runs to the end);
+  // each clip in windows of at most 30 s that stop at its end, the previous text still the prompt
+  // across clips; the times stay the audio's. Empty: all of it. Not with vad or batch_size > 1.
+  std::vector<float> clip_timestamps;
   bool timestamps = true;         // false: one segment per window, no timestamp tokens
   int max_tokens_per_window = 0;  // 0: the model's limit (n_text_ctx / 2)
   std::string initial_prompt;     // text the model sees as previous context

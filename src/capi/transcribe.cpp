@@ -156,6 +156,9 @@ hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner
   require(p.n_initial_prompt_tokens <= 1 << 20, "n_initial_prompt_tokens is beyond any model's context");
   if (p.n_initial_prompt_tokens > 0)
     c.initial_prompt_tokens.assign(p.initial_prompt_tokens, p.initial_prompt_tokens + p.n_initial_prompt_tokens);
+  require(p.n_clip_timestamps >= 0 && p.n_clip_timestamps <= 1 << 20 && (p.n_clip_timestamps == 0 || p.clip_timestamps),
+          "clip_timestamps is NULL or n_clip_timestamps is out of range (" + std::to_string(p.n_clip_timestamps) + ")");
+  if (p.n_clip_timestamps > 0) c.clip_timestamps.assign(p.clip_timestamps, p.clip_timestamps + p.n_clip_timestamps);
   c.vad = p.vad;
   if (p.vad_model_path) c.vad_model_path = p.vad_model_path;
   c.batch_size = static_cast<int>(p.batch_size);

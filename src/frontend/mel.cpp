@@ -265,11 +265,11 @@ LogMel log_mel_spectrogram(const float* samples, size_t n, const MelFilters& fil
   return out;
 }
 
-std::vector<float> mel_window(const LogMel& mel, size_t seek) {
+std::vector<float> mel_window(const LogMel& mel, size_t seek, size_t frames) {
   HARK_CHECK(seek <= mel.n_frames, "mel_window: seek " + std::to_string(seek) + " is past the spectrogram's " +
                                        std::to_string(mel.n_frames) + " frames");
   std::vector<float> win(size_t(mel.n_mels) * kWindowFrames, 0.0f);
-  const size_t end = std::min(seek + kWindowFrames, mel.n_content_frames);
+  const size_t end = std::min(seek + std::min(frames, static_cast<size_t>(kWindowFrames)), mel.n_content_frames);
   if (end <= seek) return win;
   for (int m = 0; m < mel.n_mels; ++m) {
     const float* src = &mel.data[size_t(m) * mel.n_frames + seek];

@@ -60,8 +60,9 @@ LogMel log_mel_spectrogram(const float* samples, size_t n, const MelFilters& fil
                            size_t pad_samples = kWindowSamples, const std::function<bool()>& should_stop = {});
 
 // The 3000-frame encoder input starting at frame `seek`, as Whisper's transcribe() cuts it:
-// frames [seek, min(seek + 3000, n_content_frames)) of `mel`, then zeros (the value 0 after
-// normalisation, exactly what its pad_or_trim appends) up to 3000 frames. Layout as LogMel.
-std::vector<float> mel_window(const LogMel& mel, size_t seek);
+// frames [seek, min(seek + frames, seek + 3000, n_content_frames)) of `mel`, then zeros (the
+// value 0 after normalisation, exactly what its pad_or_trim appends) up to 3000 frames. `frames`
+// cuts a window short at the end of a clip (clip_timestamps). Layout as LogMel.
+std::vector<float> mel_window(const LogMel& mel, size_t seek, size_t frames = kWindowFrames);
 
 }  // namespace hark::frontend

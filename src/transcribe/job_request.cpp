@@ -36,6 +36,13 @@ void check_decoding(const LoadedModel& m, const TranscribeParams& p, JobRequest*
   for (float t : p.temperatures)
     CHECK_OPTION("temperatures", std::isfinite(t) && t >= 0.0f, ": each must be finite and >= 0, got " + num(t));
   CHECK_OPTION("logprob_low_threshold", !std::isnan(p.logprob_low_threshold), " must not be NaN");
+  for (float t : p.clip_timestamps)
+    CHECK_OPTION("clip_timestamps", std::isfinite(t) && t >= 0.0f,
+                 ": each must be finite and >= 0 seconds, got " + num(t));
+  if (!p.clip_timestamps.empty()) {
+    CHECK_SUPPORTED("clip_timestamps", !p.vad && p.batch_size == 1 && p.n_processors == 1,
+                    "clip_timestamps chooses the audio itself: not with vad, batch_size > 1 or n_processors > 1");
+  }
   CHECK_OPTION("prompt_reset_temperature", !std::isnan(p.prompt_reset_temperature), " must not be NaN");
   CHECK_OPTION("best_of", p.best_of >= 1 && p.best_of <= 64, " must be in [1, 64], got " + std::to_string(p.best_of));
   CHECK_OPTION("length_penalty", std::isfinite(p.length_penalty),

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iterator>
+#include <utility>
+#include <vector>
 
 #include "decode/greedy.h"
 #include "frontend/mel.h"
@@ -19,6 +22,20 @@ using Clock = std::chrono::steady_clock;
 // A window shorter than this at the end of the audio is not decoded (too short to hold a word;
 // Whisper-family models tend to invent text for such slivers).
 constexpr int64_t kMinTailFrames = 10;
+constexpr double kFramesPerSecond = 100.0;  // log-mel frames: 10 ms hops
+
+// clip_timestamps (seconds: start, end, ...) as frame ranges within [0, content], as OpenAI's
+// transcribe() makes its seek_clips: an odd count ends at the content's end; none is the whole.
+std::vector<std::pair<int64_t, int64_t>> seek_clips(const std::vector<float>& seconds, int64_t content) {
+  std::vector<int64_t> points;
+  for (float s : seconds)
+    points.push_back(std::min<int64_t>(content, std::llround(static_cast<double>(s) * kFramesPerSecond)));
+  if (points.empty()) points.push_back(0);
+  if (points.size() % 2 == 1) points.push_back(content);
+  std::vector<std::pair<int64_t, int64_t>> clips;
+  for (size_t i = 0; i + 1 < points.size(); i += 2) clips.emplace_back(points[i], points[i + 1]);
+  return clips;
+}
 
 }  // namespace
 
@@ -89,13 +106,26 @@ Transcript run_long_form(const LoadedModel& m, decode::SearchModel& model, const
   TimestampWatch watch(model, st.timestamp_begin,
                        [&](int64_t frames) { progress.update(std::min(seek + frames, window_end), content, 99); });
 
-  while (seek < content) {
+  // The clips to decode, in frames (OpenAI's seek_clips): the whole audio, or clip_timestamps.
+  const std::vector<std::pair<int64_t, int64_t>> clips = seek_clips(p.clip_timestamps, content);
+  size_t clip = 0;
+  seek = clips.front().first;
+  while (clip < clips.size()) {
     if (ctl.should_stop()) {
       out.aborted = true;
       break;
     }
-    const int64_t window_frames = std::min<int64_t>(frontend::kWindowFrames, content - seek);
-    if (window_frames < kMinTailFrames && seek > 0) break;
+    const auto [clip_start, clip_end] = clips[clip];
+    seek = std::max(seek, clip_start);
+    if (seek >= clip_end) {
+      if (++clip < clips.size()) seek = clips[clip].first;
+      continue;
+    }
+    const int64_t window_frames = std::min<int64_t>(frontend::kWindowFrames, clip_end - seek);
+    if (window_frames < kMinTailFrames && seek > 0) {
+      seek = clip_end;  // too short to hold a word: the next clip, if any
+      continue;
+    }
     window_end = seek + window_frames;
     if (hooks.on_encoder_begin) {
       if (!hooks.on_encoder_begin() || ctl.should_stop()) {
@@ -103,7 +133,8 @@ Transcript run_long_form(const LoadedModel& m, decode::SearchModel& model, const
         break;
       }
     }
-    const std::vector<float> window = frontend::mel_window(mel, static_cast<size_t>(seek));
+    const std::vector<float> window =
+        frontend::mel_window(mel, static_cast<size_t>(seek), static_cast<size_t>(window_frames));
 
     t = Clock::now();
     if (model.encode(window) != ComputeStatus::Ok) {

@@ -664,6 +664,7 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
   BAD(p.no_repeat_ngram_size = -1, "no_repeat_ngram_size");
   BAD(p.n_temperatures = 2, "temperatures is NULL");
   BAD(p.logprob_low_threshold = NAN, "logprob_low_threshold");
+  BAD(p.n_clip_timestamps = 1, "clip_timestamps");
   {
     static const int32_t not_text[] = {50257};
     BAD((p.initial_prompt_tokens = not_text, p.n_initial_prompt_tokens = 1), "initial_prompt_tokens");
@@ -716,7 +717,8 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
         p.no_speech_threshold == 0.6f && p.suppress_regex == NULL && p.beam_size == 1 && p.patience == 1.0f &&
         p.repetition_penalty == 1.0f && p.no_repeat_ngram_size == 0 && isinf(p.logprob_low_threshold) &&
         p.logprob_low_threshold < 0 && p.prompt_reset_temperature == 0.5f && p.temperatures == NULL &&
-        p.n_temperatures == 0 && p.initial_prompt_tokens == NULL && p.n_initial_prompt_tokens == 0);
+        p.n_temperatures == 0 && p.initial_prompt_tokens == NULL && p.n_initial_prompt_tokens == 0 &&
+        p.clip_timestamps == NULL && p.n_clip_timestamps == 0);
   /* Beam search runs; a caller whose header predates beam_size gets the default (its
    * struct ends before the field, so what lies there is not read). */
   p.beam_size = 3;

@@ -351,8 +351,6 @@ def _engine_options(o: TranscriptionOptions, task: str, chunk_length: Optional[i
         not_yet("hotwords")
     if o.multilingual or o.output_language is not None:
         not_yet("multilingual", "the language is chosen once per transcription")
-    if o.clip_timestamps not in ("0", "", None, []):
-        not_yet("clip_timestamps")
     if chunk_length not in (None, 30):
         not_yet("chunk_length", "Whisper's windows are 30 s")
     if o.length_penalty != 1:
@@ -379,6 +377,9 @@ def _engine_options(o: TranscriptionOptions, task: str, chunk_length: Optional[i
         "max_tokens_per_window": int(o.max_new_tokens or 0),
         "hallucination_silence_threshold": float(o.hallucination_silence_threshold or 0.0),
     }
+    clips = _clip_seconds(o.clip_timestamps)
+    if clips:
+        e["clip_timestamps"] = clips
     if not o.temperatures:
         raise ValueError("temperature: an empty list")
     e["temperatures"] = [float(t) for t in o.temperatures]
@@ -400,6 +401,22 @@ def _engine_options(o: TranscriptionOptions, task: str, chunk_length: Optional[i
     elif o.initial_prompt is not None:
         e["initial_prompt_tokens"] = [int(t) for t in o.initial_prompt]
     return e
+
+
+def _clip_seconds(clip_timestamps) -> List[float]:
+    """faster-whisper's clip_timestamps ("start,end,start,..." in seconds, or a list) as hark's
+    list; "0" (the default: from the start to the end) is none."""
+    if clip_timestamps is None:
+        return []
+    if isinstance(clip_timestamps, str):
+        parts = [p for p in clip_timestamps.replace(" ", "").split(",") if p]
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            raise ValueError(f"clip_timestamps: {clip_timestamps!r} is not a comma-separated list of seconds") from None
+    else:
+        values = [float(v) for v in clip_timestamps]
+    return [] if values in ([], [0.0]) else values
 
 
 def _vad_options(given: Union[dict, VadOptions, None], **defaults) -> VadOptions:

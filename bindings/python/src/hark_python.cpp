@@ -93,6 +93,7 @@ hark::TranscribeParams params_from(const py::dict& given) {
   take(d, "temperature", &p.temperature);
   take(d, "temperature_inc", &p.temperature_inc);
   take(d, "temperatures", &p.temperatures);
+  take(d, "clip_timestamps", &p.clip_timestamps);
   take(d, "initial_prompt_tokens", &p.initial_prompt_tokens);
   take(d, "logprob_low_threshold", &p.logprob_low_threshold);
   take(d, "prompt_reset_temperature", &p.prompt_reset_temperature);
