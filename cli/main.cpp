@@ -455,6 +455,20 @@ int main(int argc, char** argv) {
                    "No n-gram of this many tokens twice in a window (0: off; faster-whisper's)")
       ->capture_default_str();
   transcribe
+      ->add_option(
+          "--temperatures", dp.temperatures,
+          "The temperatures tried per window, in order (comma list; instead of -tp and -tpi; faster-whisper's)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  transcribe->add_option(
+      "--logprob-low-threshold", dp.logprob_low_threshold,
+      "Skip a window whose average log-probability is below this (faster-whisper's log_prob_low_threshold)");
+  transcribe
+      ->add_option("--clip-timestamps", dp.clip_timestamps,
+                   "Transcribe only these clips: seconds start,end,start,... (odd: the last runs to the end)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  transcribe
       ->add_option("--length-penalty", dp.length_penalty,
                    "Ranking of candidates: < 0 divides by length, else alpha of ((5 + len) / 6)^alpha")
       ->capture_default_str();

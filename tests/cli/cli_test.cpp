@@ -321,6 +321,15 @@ TEST_F(Cli, DecodingFlagsWithWhisperCppSpellings) {
   EXPECT_EQ(hark("transcribe -nf -q -bs 3 --patience 1.5 --max-tokens 12" + m).code, 0);
   EXPECT_EQ(hark("transcribe -nf -bs 0" + m).code, 2);
   EXPECT_EQ(hark("transcribe -nf --patience 0" + m).code, 2);
+  // faster-whisper's options: the penalties, a temperature list, the low log-prob skip, clips.
+  EXPECT_EQ(hark("transcribe -q --repetition-penalty 1.3 --no-repeat-ngram-size 3 --temperatures 0,0.5,0.9 "
+                 "--logprob-low-threshold -20 --clip-timestamps 0,1.5 --max-tokens 12" +
+                 m)
+                .code,
+            0);
+  const CliRun clip = hark("transcribe -nf --clip-timestamps 0,-1" + m);
+  EXPECT_NE(clip.code, 0);
+  EXPECT_TRUE(contains(clip.err, "clip_timestamps")) << clip.err;
   const CliRun bad = hark("transcribe -nf --suppress-regex " + shell_quote("([") + m);
   EXPECT_NE(bad.code, 0);
   EXPECT_TRUE(contains(bad.err, "suppress_regex")) << bad.err;
