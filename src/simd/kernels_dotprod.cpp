@@ -19,9 +19,6 @@
 namespace hark::cpu::detail {
 namespace {
 
-// sdot: four byte products summed into each int32 lane.
-inline int32x4_t sdot16(int32x4_t acc, int8x16_t a, int8x16_t b) { return vdotq_s32(acc, a, b); }
-
 using Dots = QuantDots<sdot16>;
 
 // ---- the int8 GEMM (encoder products of quantized weights) -------------------------------------
@@ -50,25 +47,19 @@ struct Tile4x4 {
     for (int64_t blk = 0; blk < nb; ++blk) {
       for (int j = 0; j < 4; ++j) T::levels(b + static_cast<size_t>(j) * ldb, blk, &lo[j], &hi[j], &d[j], &m[j]);
       const float32x4_t dv = vld1q_f32(d), mv = vld1q_f32(m);
-      if (blk == nb4)  // the lanes added as faddp adds them, before the last blocks
-        for (int i = 0; i < 4; ++i)
-          sum[i] = vaddq_f32(vaddq_f32(acc[0][i], acc[1][i]), vaddq_f32(acc[2][i], acc[3][i]));
+      if (blk == nb4)
+        for (int i = 0; i < 4; ++i) sum[i] = add_phases(acc[0][i], acc[1][i], acc[2][i], acc[3][i]);
       for (int i = 0; i < 4; ++i) {
         const BlockQ8A& x = a[i * lda + blk];
-        const float32x4_t s = sums_of(x);
-        if (blk < nb4) {
-          float32x4_t& r = acc[blk & 3][i];
-          r = vfmaq_f32(r, vmulq_f32(dv, vdupq_n_f32(x.d)), s);
-          if constexpr (T::kMin) r = vfmaq_f32(r, mv, vdupq_n_f32(x.s));
-        } else {
-          float32x4_t v = vmulq_f32(vmulq_f32(dv, vdupq_n_f32(x.d)), s);
-          if constexpr (T::kMin) v = vaddq_f32(v, vmulq_f32(mv, vdupq_n_f32(x.s)));
-          sum[i] = vaddq_f32(sum[i], v);
-        }
+        const float32x4_t dx = vdupq_n_f32(x.d), s = sums_of(x), xs = vdupq_n_f32(x.s);
+        if (blk < nb4)
+          add_block_fused<T::kMin>(acc[blk & 3][i], dv, dx, s, mv, xs);
+        else
+          add_block_rounded<T::kMin>(sum[i], dv, dx, s, mv, xs);
       }
     }
     if (nb == nb4)
-      for (int i = 0; i < 4; ++i) sum[i] = vaddq_f32(vaddq_f32(acc[0][i], acc[1][i]), vaddq_f32(acc[2][i], acc[3][i]));
+      for (int i = 0; i < 4; ++i) sum[i] = add_phases(acc[0][i], acc[1][i], acc[2][i], acc[3][i]);
     for (int i = 0; i < 4; ++i) vst1q_f32(c + i * ldc, sum[i]);
   }
 };

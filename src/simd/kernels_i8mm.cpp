@@ -18,8 +18,6 @@
 namespace hark::cpu::detail {
 namespace {
 
-inline int32x4_t sdot16(int32x4_t acc, int8x16_t a, int8x16_t b) { return vdotq_s32(acc, a, b); }
-
 using Dots = QuantDots<sdot16>;
 
 // Two rows' 8-byte chunk `c` (0..3 of a block's 32 bytes, given as its two 16-byte halves) side by
@@ -42,10 +40,9 @@ struct Tile4x4 {
     for (auto& phase : acc)
       for (auto& row : phase)
         for (auto& v : row) v = vdupq_n_f32(0);
-    const auto add_lanes = [&] {  // as faddp adds them, before the last blocks
+    const auto add_lanes = [&] {
       for (int p = 0; p < 2; ++p)
-        for (int q = 0; q < 2; ++q)
-          sum[p][q] = vaddq_f32(vaddq_f32(acc[0][p][q], acc[1][p][q]), vaddq_f32(acc[2][p][q], acc[3][p][q]));
+        for (int q = 0; q < 2; ++q) sum[p][q] = add_phases(acc[0][p][q], acc[1][p][q], acc[2][p][q], acc[3][p][q]);
     };
     for (int64_t blk = 0; blk < nb; ++blk) {
       int8x16_t wlo[4], whi[4];
@@ -70,15 +67,10 @@ struct Tile4x4 {
           const float32x4_t s = vcvtq_f32_s32(isum);
           const float32x2_t dq = vld1_f32(&d[2 * q]), mq = vld1_f32(&m[2 * q]);
           const float32x4_t dv = vcombine_f32(dq, dq), mv = vcombine_f32(mq, mq);
-          if (blk < nb4) {
-            float32x4_t& r = acc[blk & 3][p][q];
-            r = vfmaq_f32(r, vmulq_f32(dv, xd), s);
-            if constexpr (T::kMin) r = vfmaq_f32(r, mv, xs);
-          } else {
-            float32x4_t v = vmulq_f32(vmulq_f32(dv, xd), s);
-            if constexpr (T::kMin) v = vaddq_f32(v, vmulq_f32(mv, xs));
-            sum[p][q] = vaddq_f32(sum[p][q], v);
-          }
+          if (blk < nb4)
+            add_block_fused<T::kMin>(acc[blk & 3][p][q], dv, xd, s, mv, xs);
+          else
+            add_block_rounded<T::kMin>(sum[p][q], dv, xd, s, mv, xs);
         }
       }
     }

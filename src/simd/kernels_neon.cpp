@@ -117,7 +117,7 @@ void dot_f16_rows(int64_t n, const void* w, size_t ws, int64_t nw, const float* 
   dot_w_rows<f16_t>(n, w, ws, nw, x, xs, nx, y, ldy);
 }
 
-// ---- quantized dots (neon_levels.h; the bits of the scalar table's) ------------------------------
+// ---- quantized dots (neon_levels.h's dot_blocks; the dotprod and i8mm tables give their bits) ---
 
 namespace {
 

@@ -75,6 +75,36 @@ using LevelsQ4_1 = UnsignedLevels<BlockQ4_1, 0, true, false>;
 using LevelsQ5_0 = UnsignedLevels<BlockQ5_0, 16, false, true>;
 using LevelsQ5_1 = UnsignedLevels<BlockQ5_1, 0, true, true>;
 
+// A block's results, a result a lane (d, dx: the weight and activation scales; s: the integer
+// sums; m, xs: the weight min and the activation sum, for q4_1 / q5_1), into their sums, as
+// dot_blocks takes a block. Before a row's last multiple of 4 blocks, into the accumulator of the
+// block's phase (block % 4): acc + (d * dx) * s, then acc + m * xs, each fused. After it, each
+// rounded (d * dx * s [+ m * xs]) and added to the sum. These steps in one place keep every GEMM
+// tile's results the bits of its dots.
+template <bool kMin>
+inline void add_block_fused(float32x4_t& phase, float32x4_t d, float32x4_t dx, float32x4_t s, float32x4_t m,
+                            float32x4_t xs) {
+  phase = vfmaq_f32(phase, vmulq_f32(d, dx), s);
+  if constexpr (kMin) phase = vfmaq_f32(phase, m, xs);
+}
+template <bool kMin>
+inline void add_block_rounded(float32x4_t& sum, float32x4_t d, float32x4_t dx, float32x4_t s, float32x4_t m,
+                              float32x4_t xs) {
+  float32x4_t v = vmulq_f32(vmulq_f32(d, dx), s);
+  if constexpr (kMin) v = vaddq_f32(v, vmulq_f32(m, xs));
+  sum = vaddq_f32(sum, v);
+}
+
+// The four phase accumulators of a result added as faddp adds a vector's lanes: (p0 + p1) + (p2 + p3).
+inline float32x4_t add_phases(float32x4_t p0, float32x4_t p1, float32x4_t p2, float32x4_t p3) {
+  return vaddq_f32(vaddq_f32(p0, p1), vaddq_f32(p2, p3));
+}
+
+#if defined(__ARM_FEATURE_DOTPROD)
+// sdot: four byte products summed into each int32 lane (the dotprod and i8mm files' block dot).
+inline int32x4_t sdot16(int32x4_t acc, int8x16_t a, int8x16_t b) { return vdotq_s32(acc, a, b); }
+#endif
+
 // The sum over a row's blocks, as every ARM quantized kernel computes it. A block's integer dot is
 // exact whatever the instruction (Dot(acc, levels, bytes) adds 16 level x byte products into
 // acc). Blocks 4k .. 4k+3 go to the four lanes of one f32 accumulator (lane p: acc + (d * dx) *
@@ -99,8 +129,7 @@ inline float dot_blocks(int64_t n, const void* wv, const BlockQ8A* x) {
       xs[i] = x[b + i].s;
     }
     const int32x4_t sums = vpaddq_s32(vpaddq_s32(s[0], s[1]), vpaddq_s32(s[2], s[3]));
-    acc = vfmaq_f32(acc, vmulq_f32(vld1q_f32(d), vld1q_f32(dx)), vcvtq_f32_s32(sums));
-    if constexpr (L::kMin) acc = vfmaq_f32(acc, vld1q_f32(m), vld1q_f32(xs));
+    add_block_fused<L::kMin>(acc, vld1q_f32(d), vld1q_f32(dx), vcvtq_f32_s32(sums), vld1q_f32(m), vld1q_f32(xs));
   }
   float sum = vaddvq_f32(acc);
   for (int64_t b = nb4; b < nb; ++b) {
