@@ -29,10 +29,7 @@ import socket
 import tempfile
 import threading
 import time
-from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
-
-_COLUMNS = ["file", "output", "language", "language_probability", "duration", "n_segments", "text",
-            "segments", "seconds", "worker", "skipped"]
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 _models: Dict[Tuple[str, Tuple[Tuple[str, Any], ...]], Any] = {}
 _models_lock = threading.Lock()
@@ -147,7 +144,6 @@ def transcribe(inputs, model: str, output_dir: Optional[str] = None,
     load (the same path on every machine, or a name in each worker's models folder).
     model_options: WhisperModel's (cpu_threads, num_workers, ...). npartitions: tasks (default: one
     per input, so a slow input holds up nothing else)."""
-    import dask.bag as db
     import pandas as pd
 
     if output_dir:

@@ -7,7 +7,6 @@ generator as the engine finishes them; closing or dropping the generator stops t
 """
 
 import logging
-import math
 import os
 from typing import BinaryIO, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Union
 
@@ -131,7 +130,6 @@ class WhisperModel:
         self.model_info = info
         self.is_multilingual = bool(info["multilingual"])
         self.num_workers = num_workers
-        self.feature_extractor_sampling_rate = SAMPLING_RATE
 
     @property
     def supported_languages(self) -> List[str]:

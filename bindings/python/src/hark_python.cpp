@@ -171,19 +171,17 @@ class Job {
     params.should_abort = [this] { return abort_.load(); };
     thread_ = std::thread([this, audio = std::move(audio), params = std::move(params)]() mutable {
       std::exception_ptr error;
-      hark::Transcript t;
       try {
         workers_->acquire();
         struct Release {
           std::counting_semaphore<>* s;
           ~Release() { s->release(); }
         } release{workers_.get()};
-        if (!abort_) t = ctx_->transcribe(audio, params);
+        if (!abort_) ctx_->transcribe(audio, params);  // the segments went out through on_new_segments
       } catch (...) {
         error = std::current_exception();
       }
       std::lock_guard lock(mu_);
-      transcript_ = std::move(t);
       error_ = error;
       done_ = true;
       cv_.notify_all();
@@ -233,18 +231,6 @@ class Job {
   }
 
   void abort() { abort_ = true; }
-  bool done() {
-    std::lock_guard lock(mu_);
-    return done_;
-  }
-  // Once done: what the transcript says of itself (language found, timings).
-  py::dict summary() {
-    std::lock_guard lock(mu_);
-    return py::dict(py::arg("language") = transcript_.language, py::arg("language_prob") = transcript_.language_prob,
-                    py::arg("aborted") = transcript_.aborted,
-                    py::arg("audio_seconds") = transcript_.timings.audio_seconds,
-                    py::arg("total_ms") = transcript_.timings.total_ms);
-  }
 
  private:
   std::shared_ptr<hark::Context> ctx_;
@@ -254,7 +240,6 @@ class Job {
   std::deque<hark::Segment> queue_;
   bool done_ = false;
   std::exception_ptr error_;
-  hark::Transcript transcript_;
   std::atomic<bool> abort_{false};
   std::thread thread_;
 };
@@ -355,11 +340,7 @@ PYBIND11_MODULE(_hark, m) {
       PyErr_SetString(python_class(e), e.what());
     }
   });
-  py::class_<Job>(m, "Job")
-      .def("next", &Job::next)
-      .def("abort", &Job::abort)
-      .def("done", &Job::done)
-      .def("summary", &Job::summary);
+  py::class_<Job>(m, "Job").def("next", &Job::next).def("abort", &Job::abort);
   py::class_<Model>(m, "Model")
       .def(py::init<const std::string&, int, int>(), py::arg("path"), py::arg("n_threads") = 0,
            py::arg("num_workers") = 1)
@@ -390,5 +371,4 @@ PYBIND11_MODULE(_hark, m) {
     for (int i = 0; i < hark::language_count(); ++i) codes.emplace_back(hark::language_code_at(i));
     return codes;
   });
-  m.attr("SAMPLE_RATE") = hark::kSampleRate;
 }

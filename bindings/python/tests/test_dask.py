@@ -5,7 +5,6 @@ rerun, and a worker process killed mid-run losing nothing."""
 import json
 import os
 import signal
-import subprocess
 import time
 
 import numpy as np

@@ -22,7 +22,9 @@ def test_the_public_names_are_faster_whispers():
     for name in ["WhisperModel", "BatchedInferencePipeline", "decode_audio", "available_models", "download_model",
                  "format_timestamp", "Segment", "Word", "TranscriptionInfo", "TranscriptionOptions"]:
         assert hasattr(hark, name), name
-    from hark.vad import VadOptions, get_speech_timestamps  # noqa: F401
+    from hark import vad
+
+    assert vad.VadOptions and callable(vad.get_speech_timestamps)
     assert Segment._fields == ("id", "seek", "start", "end", "text", "tokens", "avg_logprob", "compression_ratio",
                                "no_speech_prob", "words", "temperature")
     assert Word._fields == ("start", "end", "word", "probability")
