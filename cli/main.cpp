@@ -464,6 +464,11 @@ int main(int argc, char** argv) {
       "--logprob-low-threshold", dp.logprob_low_threshold,
       "Skip a window whose average log-probability is below this (faster-whisper's log_prob_low_threshold)");
   transcribe
+      ->add_option("--prompt-reset-temperature", dp.prompt_reset_temperature,
+                   "A window decoded above this temperature does not condition the next (faster-whisper's "
+                   "prompt_reset_on_temperature)")
+      ->capture_default_str();
+  transcribe
       ->add_option("--clip-timestamps", dp.clip_timestamps,
                    "Transcribe only these clips: seconds start,end,start,... (odd: the last runs to the end)")
       ->delimiter(',')

@@ -323,7 +323,7 @@ TEST_F(Cli, DecodingFlagsWithWhisperCppSpellings) {
   EXPECT_EQ(hark("transcribe -nf --patience 0" + m).code, 2);
   // faster-whisper's options: the penalties, a temperature list, the low log-prob skip, clips.
   EXPECT_EQ(hark("transcribe -q --repetition-penalty 1.3 --no-repeat-ngram-size 3 --temperatures 0,0.5,0.9 "
-                 "--logprob-low-threshold -20 --clip-timestamps 0,1.5 --max-tokens 12" +
+                 "--logprob-low-threshold -20 --prompt-reset-temperature 0.3 --clip-timestamps 0,1.5 --max-tokens 12" +
                  m)
                 .code,
             0);
