@@ -477,6 +477,13 @@ int main(int argc, char** argv) {
       ->add_option("--length-penalty", dp.length_penalty,
                    "Ranking of candidates: < 0 divides by length, else alpha of ((5 + len) / 6)^alpha")
       ->capture_default_str();
+  transcribe->add_flag("--length-penalty-power", dp.length_penalty_power,
+                       "--length-penalty as CTranslate2's exponent: divide by length^alpha (faster-whisper's)");
+  transcribe->add_option("--hotwords", dp.hotwords,
+                         "Words to expect (names, terms), before every window's prompt (faster-whisper's hotwords)");
+  transcribe->add_option("--prefix", dp.prefix, "The transcript begins with this text (faster-whisper's prefix)");
+  transcribe->add_flag("--multilingual", dp.multilingual,
+                       "Detect the language in every window, for audio that changes language");
   transcribe
       ->add_option("--compression-ratio-thold", dp.compression_ratio_threshold,
                    "Fall back when the window text's gzip compression ratio is above this")

@@ -19,6 +19,10 @@ inline constexpr int kSampleRate = 16000;  // what transcribe() expects
 HARK_API std::vector<float> load_audio(const std::string& path);
 // The same from a whole encoded file in memory.
 HARK_API std::vector<float> decode_audio(const void* data, size_t size);
+// One channel (from 0) alone instead of the average, e.g. the two sides of a stereo call
+// (faster-whisper's split_stereo); throws InvalidArgument when the file has no such channel.
+HARK_API std::vector<float> load_audio_channel(const std::string& path, int channel);
+HARK_API std::vector<float> decode_audio_channel(const void* data, size_t size, int channel);
 // A data URI holding an encoded file, whisper.rn's form: "data:audio/wav;base64,UklGR...".
 HARK_API std::vector<float> decode_audio_data_uri(std::string_view uri);
 // Raw interleaved PCM at any rate and channel count; n_values counts over all channels.

@@ -343,6 +343,17 @@ typedef struct hark_transcribe_params {
                                    transcribed, times stay the audio's. Not with vad or
                                    batch_size > 1. Default NULL (all of it) */
   int64_t n_clip_timestamps;
+  /* ---- faster-whisper's prefix, hotwords, multilingual and length penalty (TranscribeParams in
+   * params.hpp; added after the clips; ends on a pointer) ---- */
+  bool multilingual;         /* the language detected in every window (multilingual models).
+                                Default false */
+  bool length_penalty_power; /* length_penalty as CTranslate2's exponent: score / length^alpha
+                                (faster-whisper's meaning). Default false */
+  uint16_t reserved_1;       /* 0 */
+  int32_t reserved_2;        /* 0 */
+  const char* hotwords;      /* words to expect, before every window's prompt. Default NULL */
+  const char* prefix;        /* the first window's text begins with this (not with
+                                batch_size > 1). Default NULL */
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.
@@ -479,6 +490,7 @@ HARK_API int hark_result_segment_speaker_turn_next(const hark_result* result, in
 typedef struct hark_window {
   int64_t t0, t1; /* the stretch of audio one encoder window decoded */
   bool skipped_as_silence;
+  const char* language; /* static: the language it was decoded in (multilingual: its own) */
 } hark_window;
 
 HARK_API int hark_result_n_windows(const hark_result* result); /* -1 on a bad handle */

@@ -46,6 +46,20 @@ struct TranscribeParams {
   // The same as token ids (faster-whisper's initial_prompt as ids): text tokens (below
   // end-of-text); not with initial_prompt.
   std::vector<int32_t> initial_prompt_tokens;
+  // Words the model should expect (faster-whisper's hotwords): " " + the text, stripped, goes
+  // after <|startofprev|> in front of every window's prompt (the previous text then keeps its
+  // most recent tokens in what room is left; at most n_text_ctx / 2 - 1 tokens in all). Not used
+  // in the window that has a prefix. Empty: none.
+  std::string hotwords;
+  // The first window's text begins with this (faster-whisper's prefix): " " + the text, stripped,
+  // forced after the start sequence (after <|0.00|> when timestamps are on), part of the
+  // window's text, the search going on from its end. Not with batch_size > 1 (each chunk is a
+  // first window). Empty: none.
+  std::string prefix;
+  // The language is detected in every window, and the window decoded in it (faster-whisper's
+  // multilingual: for audio that changes language); the transcript's language is the first
+  // window's, each window record says its own. Multilingual models only.
+  bool multilingual = false;
 
   // ---- decoding policy: OpenAI's transcribe()/decode() and whisper.cpp's whisper_full meanings ----
   // Temperatures tried per window: temperature, temperature + temperature_inc, ... up to 1.0
@@ -60,6 +74,9 @@ struct TranscribeParams {
   std::vector<float> temperatures;
   int best_of = 5;               // candidates sampled at temperature > 0, the best kept
   float length_penalty = -1.0f;  // ranking: < 0 divide by length; else alpha of ((5 + len) / 6)^alpha
+  // length_penalty as CTranslate2's exponent instead (faster-whisper's length_penalty):
+  // score = sum of log-probs / length^length_penalty (1: by length, the same as -1 above).
+  bool length_penalty_power = false;
   // Beam search at temperature 0 (1..64; at T > 0, as in OpenAI, best_of sampling runs instead):
   // beam_size beams decoded as one batch per step, finished candidates gathered until
   // round(beam_size * patience). Default 1 (greedy), the default of OpenAI's transcribe()

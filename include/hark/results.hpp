@@ -71,6 +71,8 @@ struct Timings {
 struct Window {
   int64_t t0 = 0, t1 = 0;
   bool skipped_as_silence = false;
+  // The language it was decoded in: the job's, or with TranscribeParams::multilingual its own.
+  std::string language;
 };
 
 struct Transcript {

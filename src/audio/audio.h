@@ -28,11 +28,13 @@ inline constexpr int64_t kMaxSeconds = 8 * 3600;  // bounds memory: 8 h at 16 kH
 
 // Decodes the file at `path`. The format is detected from the content; the name matters only
 // for a .mp3/.mp2/.mp1/.mpga file whose MPEG frames hide behind leading junk.
-std::vector<float> load_file(const std::string& path);
+// channel -1 (the default) averages the channels; else that channel (from 0) alone, which
+// must exist (faster-whisper's split_stereo).
+std::vector<float> load_file(const std::string& path, int channel = -1);
 
 // Decodes a complete encoded file held in memory. `name` prefixes error messages and serves as
 // the name load_file would see (its extension is the same MPEG hint).
-std::vector<float> decode_memory(const void* data, size_t size, const std::string& name = "<memory>");
+std::vector<float> decode_memory(const void* data, size_t size, const std::string& name = "<memory>", int channel = -1);
 
 // Raw interleaved PCM: `n_samples` counts values over all channels, so it must be a multiple of
 // `channels`. 16-bit values are scaled by 1/32768, as libsndfile does for files.
@@ -48,8 +50,9 @@ std::vector<float> resample(const float* mono, size_t n, int in_rate, int out_ra
 // every sample for NaN/Inf and the running length against kMaxSeconds.
 class Converter {
  public:
-  // `name` prefixes error messages. Throws on a rate or channel count out of range.
-  Converter(int sample_rate, int channels, std::string name);
+  // `name` prefixes error messages. Throws on a rate or channel count out of range. channel -1:
+  // the channels averaged; else that channel (from 0) alone, which must exist.
+  Converter(int sample_rate, int channels, std::string name, int channel = -1);
   ~Converter();
   Converter(const Converter&) = delete;
   Converter& operator=(const Converter&) = delete;
@@ -65,6 +68,7 @@ class Converter {
   std::string name_;
   int rate_;
   int channels_;
+  int channel_;
   int64_t frames_in_ = 0;
   int64_t samples_out_ = 0;
   bool finished_ = false;

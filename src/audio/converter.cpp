@@ -92,9 +92,12 @@ class detail::SoxrStream {
   double ratio_;
 };
 
-Converter::Converter(int sample_rate, int channels, std::string name)
-    : name_(std::move(name)), rate_(sample_rate), channels_(channels) {
+Converter::Converter(int sample_rate, int channels, std::string name, int channel)
+    : name_(std::move(name)), rate_(sample_rate), channels_(channels), channel_(channel) {
   check_format(name_, sample_rate, channels);
+  HARK_CHECK_AS(InvalidArgument, "channel", channel >= -1 && channel < channels,
+                name_ + ": has " + std::to_string(channels) + " channel" + (channels == 1 ? "" : "s") +
+                    ", no channel " + std::to_string(channel));
   if (rate_ != kSampleRate) resampler_ = std::make_unique<detail::SoxrStream>(rate_, kSampleRate);
 }
 
@@ -111,7 +114,11 @@ void Converter::push(const float* in, size_t n_frames, std::vector<float>* out) 
   frames_in_ += int64_t(n_frames);
 
   const float* mono = in;
-  if (channels_ > 1) {
+  if (channel_ >= 0 && channels_ > 1) {
+    mono_.resize(n_frames);
+    for (size_t f = 0; f < n_frames; ++f) mono_[f] = in[f * channels_ + channel_];
+    mono = mono_.data();
+  } else if (channels_ > 1) {
     mono_.resize(n_frames);
     const float scale = 1.0f / float(channels_);
     for (size_t f = 0; f < n_frames; ++f) {

@@ -164,8 +164,8 @@ SndfilePtr open_sndfile(ByteSource& src, SF_INFO* info, std::string* why, bool* 
   return SndfilePtr(f);
 }
 
-std::vector<float> decode_sndfile(SNDFILE* f, const SF_INFO& info, const std::string& name) {
-  Converter conv(info.samplerate, info.channels, name);
+std::vector<float> decode_sndfile(SNDFILE* f, const SF_INFO& info, const std::string& name, int channel) {
+  Converter conv(info.samplerate, info.channels, name, channel);
   // A header's frame count is a claim, not a fact, but refusing early spares hours of decoding.
   if (info.frames > 0 && info.frames != SF_COUNT_MAX) {
     HARK_CHECK_AS(ResourceExhausted, name, info.frames / info.samplerate <= kMaxSeconds,
@@ -211,7 +211,7 @@ struct Mpg123Closer {
 // Decodes MPEG audio (layer I/II/III). Feed mode: we hand it bytes, so files and memory share
 // one path. Returns false (nothing thrown) when not a single frame could be found, so the caller
 // can say "not a recognised audio format" rather than an mpg123 internal message.
-bool decode_mpg123(ByteSource& src, const std::string& name, std::vector<float>* out) {
+bool decode_mpg123(ByteSource& src, const std::string& name, int channel, std::vector<float>* out) {
   init_mpg123();
   int err = MPG123_OK;
   std::unique_ptr<mpg123_handle, Mpg123Closer> mh(mpg123_new(nullptr, &err));
@@ -265,7 +265,7 @@ bool decode_mpg123(ByteSource& src, const std::string& name, std::vector<float>*
                        std::to_string(channels) + " ch to " + std::to_string(new_rate) + " Hz " +
                        std::to_string(new_channels) + " ch); convert it first");
       } else {
-        conv = std::make_unique<Converter>(int(new_rate), new_channels, name);
+        conv = std::make_unique<Converter>(int(new_rate), new_channels, name, channel);
       }
       rate = new_rate;
       channels = new_channels;
@@ -299,13 +299,13 @@ bool decode_mpg123(ByteSource& src, const std::string& name, std::vector<float>*
 
 // Every failure to decode is the data's (CorruptData), but for formats no decoder knows
 // (Unsupported) and lengths past the limit (ResourceExhausted).
-std::vector<float> decode_classified(ByteSource& src, const std::string& name);
+std::vector<float> decode_classified(ByteSource& src, const std::string& name, int channel);
 
-std::vector<float> decode(ByteSource& src, const std::string& name) {
-  return classified(ErrorCode::CorruptData, name, [&] { return decode_classified(src, name); });
+std::vector<float> decode(ByteSource& src, const std::string& name, int channel) {
+  return classified(ErrorCode::CorruptData, name, [&] { return decode_classified(src, name, channel); });
 }
 
-std::vector<float> decode_classified(ByteSource& src, const std::string& name) {
+std::vector<float> decode_classified(ByteSource& src, const std::string& name, int channel) {
   HARK_CHECK_AS(CorruptData, name, src.size() > 0, name + ": file is empty (0 bytes)");
   std::vector<float> out;
   const std::string ext = lower_extension(name);
@@ -315,20 +315,20 @@ std::vector<float> decode_classified(ByteSource& src, const std::string& name) {
   std::string why;
 
   if (looks_like_mpeg(src)) {
-    decoded = decode_mpg123(src, name, &out);
+    decoded = decode_mpg123(src, name, channel, &out);
     why = "no MPEG audio frames found";
   } else {
     SF_INFO info;
     SndfilePtr f = open_sndfile(src, &info, &why, &unknown);
     if (f && (info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_MPEG) {
       f.reset();  // libsndfile recognised MPEG our sniffing missed: still use libmpg123
-      decoded = decode_mpg123(src, name, &out);
+      decoded = decode_mpg123(src, name, channel, &out);
     } else if (f) {
-      out = decode_sndfile(f.get(), info, name);
+      out = decode_sndfile(f.get(), info, name, channel);
       decoded = true;
     } else if (unknown && mpeg_name) {
       // MP3 files may begin with junk libmpg123 can skip; the name is our only hint then.
-      decoded = decode_mpg123(src, name, &out);
+      decoded = decode_mpg123(src, name, channel, &out);
     }
   }
   HARK_CHECK_AS(Unsupported, name, decoded || !unknown, name + ": not a recognised audio format (" + why + ")");
@@ -372,15 +372,15 @@ std::vector<float> from_interleaved(const T* samples, size_t n_samples, int samp
 
 }  // namespace
 
-std::vector<float> load_file(const std::string& path) {
+std::vector<float> load_file(const std::string& path, int channel) {
   FileSource src(path);
-  return decode(src, path);
+  return decode(src, path, channel);
 }
 
-std::vector<float> decode_memory(const void* data, size_t size, const std::string& name) {
+std::vector<float> decode_memory(const void* data, size_t size, const std::string& name, int channel) {
   HARK_CHECK(data != nullptr || size == 0, name + ": null data pointer");
   MemorySource src(data, size);
-  return decode(src, name);
+  return decode(src, name, channel);
 }
 
 std::vector<float> from_f32(const float* samples, size_t n_samples, int sample_rate, int channels) {

@@ -170,6 +170,7 @@ hark_status hark_result_window(const hark_result* result, int i, hark_window* ou
     v.t0 = w[static_cast<size_t>(i)].t0;
     v.t1 = w[static_cast<size_t>(i)].t1;
     v.skipped_as_silence = w[static_cast<size_t>(i)].skipped_as_silence;
+    v.language = hark::language_code_at(hark::language_id(w[static_cast<size_t>(i)].language));
     write_out(out, out_size, kWindowV1, v);
   });
 }

@@ -57,6 +57,8 @@ hark_transcribe_params transcribe_defaults() {
   p.no_repeat_ngram_size = d.no_repeat_ngram_size;
   p.logprob_low_threshold = d.logprob_low_threshold;
   p.prompt_reset_temperature = d.prompt_reset_temperature;
+  p.multilingual = d.multilingual;
+  p.length_penalty_power = d.length_penalty_power;
   p.vad = d.vad;
   p.vad_threshold = d.vad_params.threshold;
   p.vad_min_speech_duration_ms = d.vad_params.min_speech_duration_ms;
@@ -159,6 +161,10 @@ hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner
   require(p.n_clip_timestamps >= 0 && p.n_clip_timestamps <= 1 << 20 && (p.n_clip_timestamps == 0 || p.clip_timestamps),
           "clip_timestamps is NULL or n_clip_timestamps is out of range (" + std::to_string(p.n_clip_timestamps) + ")");
   if (p.n_clip_timestamps > 0) c.clip_timestamps.assign(p.clip_timestamps, p.clip_timestamps + p.n_clip_timestamps);
+  c.multilingual = p.multilingual;
+  c.length_penalty_power = p.length_penalty_power;
+  if (p.hotwords) c.hotwords = p.hotwords;
+  if (p.prefix) c.prefix = p.prefix;
   c.vad = p.vad;
   if (p.vad_model_path) c.vad_model_path = p.vad_model_path;
   c.batch_size = static_cast<int>(p.batch_size);

@@ -18,12 +18,13 @@ std::vector<int32_t> prefix_of(const SpecialTokens& st, const WindowRequest& req
   std::vector<int32_t> prefix;
   if (!req.prompt.empty()) {
     prefix.push_back(st.prev);
-    const size_t room = static_cast<size_t>(std::max(0, n_ctx / 2 - 1));
+    const size_t room = prompt_room(req, n_ctx);
     const size_t skip = req.prompt.size() > room ? req.prompt.size() - room : 0;
     prefix.insert(prefix.end(), req.prompt.begin() + static_cast<std::ptrdiff_t>(skip), req.prompt.end());
   }
   *sot_at = prefix.size();
   prefix.insert(prefix.end(), req.start.begin(), req.start.end());
+  prefix.insert(prefix.end(), req.forced.begin(), req.forced.end());
   HARK_CHECK(static_cast<int>(prefix.size()) < n_ctx,
              "decode batched: the prompt and start sequence fill the text context");
   return prefix;

@@ -52,7 +52,7 @@ class BeamStepper final : public WindowSearch {
     // equal beams, whose equal proposals merge into one set).
     beams_.assign(1, Beam{});
     beams_[0].slot = base_;
-    beams_[0].w.temperature = req_.temperature;
+    beams_[0].w = window_start_tokens(req_);
     pos_ = n_past;
     first_.assign(logits.begin(), logits.end());
     row_of_.assign(1, 0);
@@ -89,7 +89,7 @@ class BeamStepper final : public WindowSearch {
       }
     }
     HARK_CHECK(!finished_.empty(), "beam search: no candidate (max_tokens 0?)");
-    WindowTokens r = take_best_candidate(finished_, st_.eot, req_.length_penalty);
+    WindowTokens r = take_best_candidate(finished_, st_.eot, req_);
     r.n_sampled = n_sampled_;
     r.n_steps = 0;
     return r;

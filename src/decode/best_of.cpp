@@ -27,7 +27,7 @@ class CandidatesSearch final : public WindowSearch {
         cands_(static_cast<size_t>(sampling_ ? req.best_of : 1)) {
     for (size_t c = 0; c < cands_.size(); ++c) {
       cands_[c].rng = candidate_rng(seed, static_cast<int>(c));
-      cands_[c].w.temperature = req.temperature;
+      cands_[c].w = window_start_tokens(req);
     }
   }
 
@@ -73,7 +73,7 @@ class CandidatesSearch final : public WindowSearch {
   WindowTokens finish() override {
     std::vector<WindowTokens> all;
     for (Candidate& c : cands_) all.push_back(std::move(c.w));
-    WindowTokens r = take_best_candidate(all, st_.eot, req_.length_penalty);
+    WindowTokens r = take_best_candidate(all, st_.eot, req_);
     r.n_sampled = n_sampled_;
     r.n_steps = 0;
     return r;

@@ -17,7 +17,7 @@ namespace {
 WindowTokens run_candidate(SearchModel& model, const SpecialTokens& st, const WindowRequest& req,
                            std::vector<float> logits, int n_past, Rng* rng) {
   const int n_ctx = model.n_text_ctx();
-  WindowTokens out;
+  WindowTokens out = window_start_tokens(req);
   while (true) {
     const int32_t tok = choose_token(st, req, logits, rng, out);
     ++out.n_sampled;
@@ -35,6 +35,23 @@ WindowTokens run_candidate(SearchModel& model, const SpecialTokens& st, const Wi
 }
 
 }  // namespace
+
+size_t prompt_room(const WindowRequest& req, int n_ctx) {
+  const size_t half = static_cast<size_t>(std::max(0, n_ctx / 2 - 1));
+  // The start sequence, the forced tokens and one chosen token must fit after <|startofprev|>.
+  const size_t fixed = 1 + req.start.size() + req.forced.size() + 1;
+  return std::min(half, static_cast<size_t>(n_ctx) > fixed ? static_cast<size_t>(n_ctx) - fixed : 0);
+}
+
+WindowTokens window_start_tokens(const WindowRequest& req) {
+  WindowTokens w;
+  w.temperature = req.temperature;
+  w.tokens = req.forced;
+  w.probs.assign(req.forced.size(), 1.0f);
+  w.logprobs.assign(req.forced.size(), 0.0f);
+  w.ts_probs.assign(req.forced.size(), TimestampProb{});
+  return w;
+}
 
 void record_token(const SpecialTokens& st, WindowTokens& w, int32_t token, std::span<const float> logprobs) {
   const float lp = logprobs[static_cast<size_t>(token)];
@@ -70,24 +87,25 @@ int detect_language(const SpecialTokens& st, const std::vector<float>& sot_logit
   return best;
 }
 
-double candidate_score(double sum_logprob, int length, float length_penalty) {
+double candidate_score(double sum_logprob, int length, float length_penalty, bool power) {
   const double len = std::max(1, length);
-  const double penalty = length_penalty < 0 ? len : std::pow((5.0 + len) / 6.0, static_cast<double>(length_penalty));
+  const double alpha = static_cast<double>(length_penalty);
+  const double penalty = power ? std::pow(len, alpha) : length_penalty < 0 ? len : std::pow((5.0 + len) / 6.0, alpha);
   return sum_logprob / penalty;
 }
 
-double candidate_score(const WindowTokens& w, int32_t eot, float length_penalty) {
+double candidate_score(const WindowTokens& w, int32_t eot, const WindowRequest& req) {
   int length = static_cast<int>(w.tokens.size());
   if (length > 0 && w.tokens.back() == eot) --length;
-  return candidate_score(w.sum_logprob, length, length_penalty);
+  return candidate_score(w.sum_logprob, length, req.length_penalty, req.length_penalty_power);
 }
 
-WindowTokens take_best_candidate(std::vector<WindowTokens>& candidates, int32_t eot, float length_penalty) {
+WindowTokens take_best_candidate(std::vector<WindowTokens>& candidates, int32_t eot, const WindowRequest& req) {
   HARK_CHECK(!candidates.empty(), "decode: no candidate to choose from");
   size_t best = 0;
-  double best_score = candidate_score(candidates[0], eot, length_penalty);
+  double best_score = candidate_score(candidates[0], eot, req);
   for (size_t c = 1; c < candidates.size(); ++c) {
-    const double score = candidate_score(candidates[c], eot, length_penalty);
+    const double score = candidate_score(candidates[c], eot, req);
     if (score > best_score) {
       best_score = score;
       best = c;
@@ -118,7 +136,7 @@ WindowTokens decode_window(SearchModel& model, const SpecialTokens& st, const Wi
   if (!req.prompt.empty()) {
     first.push_back(st.prev);
     // Keep the prompt's most recent tokens when it would crowd out the window's own text.
-    const size_t room = static_cast<size_t>(std::max(0, n_ctx / 2 - 1));
+    const size_t room = prompt_room(req, n_ctx);
     const size_t skip = req.prompt.size() > room ? req.prompt.size() - room : 0;
     first.insert(first.end(), req.prompt.begin() + static_cast<std::ptrdiff_t>(skip), req.prompt.end());
   }
@@ -133,9 +151,10 @@ WindowTokens decode_window(SearchModel& model, const SpecialTokens& st, const Wi
   head.no_speech_prob = static_cast<float>(
       std::exp(static_cast<double>(logits[static_cast<size_t>(st.no_speech)]) - log_sum_exp(logits)));
 
-  // Pass 2: the rest of the start sequence (language, task, no-timestamps).
-  if (req.start.size() > 1) {
-    const std::vector<int32_t> rest(req.start.begin() + 1, req.start.end());
+  // Pass 2: the rest of the start sequence (language, task, no-timestamps) and the forced tokens.
+  if (req.start.size() > 1 || !req.forced.empty()) {
+    std::vector<int32_t> rest(req.start.begin() + 1, req.start.end());
+    rest.insert(rest.end(), req.forced.begin(), req.forced.end());
     if (model.decode(rest, n_past, &logits) != ComputeStatus::Ok) {
       head.aborted = true;
       return head;
@@ -170,7 +189,7 @@ WindowTokens decode_window(SearchModel& model, const SpecialTokens& st, const Wi
       cand.no_speech_prob = head.no_speech_prob;
       return cand;
     }
-    const double score = candidate_score(cand, st.eot, req.length_penalty);
+    const double score = candidate_score(cand, st.eot, req);
     if (c == 0 || score > best_score) {  // ties keep the earlier candidate
       best_score = score;
       best = std::move(cand);

@@ -24,15 +24,20 @@ namespace hark::decode {
 struct WindowRequest {
   std::vector<int32_t> prompt;  // earlier text (ordinary tokens), fed after <|startofprev|>; may be empty
   std::vector<int32_t> start;   // <|startoftranscript|> [language, task] [<|notimestamps|>]
+  // The text begins with these (faster-whisper's prefix): fed after `start`, every sequence
+  // holding them as chosen tokens (probability 1, nothing added to sum_logprob) that the rules
+  // see, the search choosing from their end. Counted in max_tokens. May be empty.
+  std::vector<int32_t> forced;
   RuleOptions rules;
-  int max_tokens = 224;          // sampled tokens at most (Whisper: n_text_ctx / 2)
-  float temperature = 0.0f;      // 0: greedy
-  int best_of = 1;               // candidates at temperature > 0
-  float length_penalty = -1.0f;  // < 0: score = sum_logprob / length; else / ((5 + length) / 6)^alpha
-  uint64_t seed = 0;             // of the sampling generator (temperature > 0)
-  int beam_size = 1;             // > 1: beam search at temperature 0
-  float patience = 1.0f;         // beam search: finished candidates gathered = round(beam_size * patience)
-  bool batch_candidates = true;  // best-of: candidates in lockstep (one batch step); false: one by one
+  int max_tokens = 224;               // sampled tokens at most (Whisper: n_text_ctx / 2)
+  float temperature = 0.0f;           // 0: greedy
+  int best_of = 1;                    // candidates at temperature > 0
+  float length_penalty = -1.0f;       // < 0: score = sum_logprob / length; else / ((5 + length) / 6)^alpha
+  bool length_penalty_power = false;  // score = sum_logprob / length^length_penalty (CTranslate2's)
+  uint64_t seed = 0;                  // of the sampling generator (temperature > 0)
+  int beam_size = 1;                  // > 1: beam search at temperature 0
+  float patience = 1.0f;              // beam search: finished candidates gathered = round(beam_size * patience)
+  bool batch_candidates = true;       // best-of: candidates in lockstep (one batch step); false: one by one
 };
 
 struct WindowTokens {
@@ -64,13 +69,21 @@ int32_t choose_token(const SpecialTokens& st, const WindowRequest& req, std::spa
                      WindowTokens& w);
 
 // The ranking score of a candidate: sum_logprob / penalty, where length counts the tokens before
-// end-of-text and penalty is length (length_penalty < 0) or ((5 + length) / 6)^length_penalty.
-double candidate_score(double sum_logprob, int length, float length_penalty);
-// The score of a finished candidate (length: its tokens before end-of-text).
-double candidate_score(const WindowTokens& w, int32_t eot, float length_penalty);
+// end-of-text and penalty is length (length_penalty < 0) or ((5 + length) / 6)^length_penalty
+// (OpenAI's), or with `power` length^length_penalty (CTranslate2's).
+double candidate_score(double sum_logprob, int length, float length_penalty, bool power = false);
+// The score of a finished candidate (length: its tokens before end-of-text) under req's penalty.
+double candidate_score(const WindowTokens& w, int32_t eot, const WindowRequest& req);
 // The candidate with the best score (ties: the earlier), moved out, with its avg_logprob set.
 // `candidates` must not be empty.
-WindowTokens take_best_candidate(std::vector<WindowTokens>& candidates, int32_t eot, float length_penalty);
+WindowTokens take_best_candidate(std::vector<WindowTokens>& candidates, int32_t eot, const WindowRequest& req);
+
+// The prompt tokens a window keeps at most (its most recent): half the text context (Whisper's),
+// less when the start sequence and forced tokens would leave no room for the text.
+size_t prompt_room(const WindowRequest& req, int n_ctx);
+
+// What every sequence of a window's search starts with: the request's forced tokens, chosen.
+WindowTokens window_start_tokens(const WindowRequest& req);
 
 // The language Whisper would pick: the most likely language token after <|startoftranscript|>.
 // Returns its index (0 = "en") and fills `probs` (per language) when given. -1 for English-only

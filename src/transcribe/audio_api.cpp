@@ -13,6 +13,18 @@ std::vector<float> load_audio(const std::string& path) { return audio::load_file
 
 std::vector<float> decode_audio(const void* data, size_t size) { return audio::decode_memory(data, size); }
 
+std::vector<float> load_audio_channel(const std::string& path, int channel) {
+  HARK_CHECK_AS(InvalidArgument, "channel", channel >= 0,
+                path + ": channel must be >= 0, got " + std::to_string(channel));
+  return audio::load_file(path, channel);
+}
+
+std::vector<float> decode_audio_channel(const void* data, size_t size, int channel) {
+  HARK_CHECK_AS(InvalidArgument, "channel", channel >= 0,
+                "<memory>: channel must be >= 0, got " + std::to_string(channel));
+  return audio::decode_memory(data, size, "<memory>", channel);
+}
+
 std::vector<float> decode_audio_data_uri(std::string_view uri) {
   // data:[<media type>][;base64],<data> (RFC 2397); audio is binary, so only base64 makes sense.
   // A URI that is not one, or base64 that does not decode, is data that is not what it claims.

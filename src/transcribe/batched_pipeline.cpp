@@ -65,8 +65,9 @@ Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const J
   const std::vector<AudioChunk> chunks = merge_speech_chunks(speech, n_units, frontend::kWindowFrames);
   DecodePolicy policy = decode_policy(m, req, p, n_text_ctx);
   decode::WindowRequest& wreq = policy.request;
-  // Chunks are independent: the initial prompt (if any) before every one, never earlier text.
-  wreq.prompt = req.prompt;
+  // Chunks are independent: the hotwords and the initial prompt (if any) before every one, never
+  // earlier text.
+  wreq.prompt = window_prompt(req, req.prompt, n_text_ctx);
 
   WindowPipeline pipeline(m, model, req, p, policy.thresholds, n_units);
   const int B = std::min<int>(p.batch_size, std::max<int>(1, static_cast<int>(chunks.size())));
@@ -90,6 +91,8 @@ Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const J
     int64_t chunk = -1;  // -1: free
     int pass = 0;        // the temperature it decodes at
     int64_t frames = 0;  // the chunk's mel frames (at most a window)
+    int lang = 0;        // the chunk's language (multilingual: its own) and start sequence
+    std::vector<int32_t> start;
   };
   std::vector<Lane> lanes(static_cast<size_t>(B));
   struct Result {
@@ -97,6 +100,7 @@ Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const J
     double ratio = 0.0;
     int64_t frames = 0;
     int lane = 0;
+    int lang = 0;
     bool ready = false;
   };
   std::vector<Result> results(chunks.size());
@@ -105,6 +109,7 @@ Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const J
   auto start_pass = [&](int lane) {
     Lane& ln = lanes[static_cast<size_t>(lane)];
     wreq.temperature = policy.temperatures[static_cast<size_t>(ln.pass)];
+    wreq.start = ln.start;
     dec.start(lane, lane, wreq, mix_seed(p.seed, req.offset_units + chunks[static_cast<size_t>(ln.chunk)].t0, ln.pass));
   };
   // Encodes the next chunk into `lane`'s window and starts its search. False: aborted.
@@ -120,8 +125,9 @@ Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const J
     tm.mel_ms += ms_since(t);
     if (mel.aborted) return false;
     Lane& ln = lanes[static_cast<size_t>(lane)];
-    ln = {static_cast<int64_t>(next_chunk), 0,
-          std::min<int64_t>(static_cast<int64_t>(mel.n_content_frames), frontend::kWindowFrames)};
+    ln.chunk = static_cast<int64_t>(next_chunk);
+    ln.pass = 0;
+    ln.frames = std::min<int64_t>(static_cast<int64_t>(mel.n_content_frames), frontend::kWindowFrames);
     ++next_chunk;
     t = Clock::now();
     model.select_window(lane);
@@ -129,9 +135,11 @@ Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const J
     tm.encode_ms += ms_since(t);
     ++tm.n_windows;
     t = Clock::now();
-    // The first chunk decides the language of the whole job, as the first window does.
-    if (!language.known() && !language.settle(model)) return false;
-    wreq.start = language.start();
+    // The first chunk decides the language of the whole job, as the first window does
+    // (multilingual: each chunk its own).
+    if (!language.settle(model)) return false;
+    ln.lang = language.id();
+    ln.start = language.start();
     start_pass(lane);
     tm.decode_ms += ms_since(t);
     return true;
@@ -143,8 +151,7 @@ Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const J
     const Result& res = results[k];
     // Word timestamps align the chunk against its own window.
     if (p.word_timestamps) model.select_window(res.lane);
-    WindowSegments ws =
-        pipeline.segments({&res.w, res.ratio, c.t0, res.frames, language.id(), true, c.t1}, &tm.decode_ms);
+    WindowSegments ws = pipeline.segments({&res.w, res.ratio, c.t0, res.frames, res.lang, true, c.t1}, &tm.decode_ms);
     out.windows.push_back(ws.window);
     if (ws.window.skipped_as_silence) return true;
     if (ws.speaker_turn_first && !out.segments.empty()) out.segments.back().speaker_turn_next = true;
@@ -187,7 +194,7 @@ Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const J
         start_pass(lane);
         continue;
       }
-      results[static_cast<size_t>(ln.chunk)] = {w, ratio, ln.frames, lane, true};
+      results[static_cast<size_t>(ln.chunk)] = {w, ratio, ln.frames, lane, ln.lang, true};
       if (continuous) ln.chunk = -1;
     }
     tm.decode_ms += ms_since(t);

@@ -28,6 +28,7 @@ DecodePolicy decode_policy(const LoadedModel& m, const JobRequest& req, const Tr
   wreq.max_tokens = p.max_tokens_per_window > 0 ? std::min(p.max_tokens_per_window, n_text_ctx / 2) : n_text_ctx / 2;
   wreq.best_of = p.best_of;
   wreq.length_penalty = p.length_penalty;
+  wreq.length_penalty_power = p.length_penalty_power;
   wreq.beam_size = p.beam_size;  // used at temperature 0 only (best_of at T > 0), as OpenAI
   wreq.patience = p.patience;
   d.thresholds.compression_ratio = p.compression_ratio_threshold;

@@ -14,13 +14,15 @@ JobLanguage::JobLanguage(const LoadedModel& m, const JobRequest& req, const Tran
       start_(m.start_sequence(req.lang, p.translate, p.timestamps)) {}
 
 bool JobLanguage::settle(decode::SearchModel& model) {
-  if (known_) return true;
+  if (known_ && !p_.multilingual) return true;
   const LanguageGuess g = guess_language(m_.file->vocab().special(), model);
   if (g.aborted) return false;
   ++out_.timings.n_decode_steps;
   lang_ = g.id;
-  out_.language = language_code(lang_);
-  out_.language_prob = g.probs[static_cast<size_t>(lang_)];
+  if (!known_) {  // the job's language: the one asked for, else the first window's
+    out_.language = language_code(lang_);
+    out_.language_prob = g.probs[static_cast<size_t>(lang_)];
+  }
   start_ = m_.start_sequence(lang_, p_.translate, p_.timestamps);
   known_ = true;
   return true;

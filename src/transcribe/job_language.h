@@ -1,6 +1,7 @@
 // The job's language, decided once for the whole job (as Whisper does): the one asked for, or with
-// "auto" what the first window's logits say. Keeps the transcript's language fields and the window
-// start sequence ([sot, language, task, (notimestamps)]) that follows from it.
+// "auto" what the first window's logits say; with TranscribeParams::multilingual, each window's
+// own. Keeps the transcript's language fields and the window start sequence ([sot, language,
+// task, (notimestamps)]) that follows from it.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -15,8 +16,8 @@ namespace hark {
 class JobLanguage {
  public:
   JobLanguage(const LoadedModel& m, const JobRequest& req, const TranscribeParams& p, Transcript& out);
-  // With the job's first window encoded in `model`: when still unknown, guesses it (one decoder
-  // step, counted in the transcript's timings). False when the guess was aborted.
+  // With a window encoded in `model`: when still unknown (or multilingual: each window), guesses
+  // it (one decoder step, counted in the transcript's timings). False when the guess was aborted.
   bool settle(decode::SearchModel& model);
   bool known() const { return known_; }
   int id() const { return lang_; }

@@ -9,6 +9,7 @@
 #include "decode/timestamp_rules.h"
 #include "model/hparams.h"
 #include "runtime/error.h"
+#include "runtime/text.h"
 #include "transcribe/word_timing.h"
 #include "vad/speech_segments.h"
 
@@ -192,12 +193,41 @@ JobRequest check_request(const LoadedModel& m, std::span<const float> samples, c
                    ": " + std::to_string(id) + " is not a text token (0.." + std::to_string(eot - 1) + ")");
     r.prompt = p.initial_prompt_tokens;
   }
+  // faster-whisper's hotwords and prefix: " " + the text stripped, at most half the text context.
+  const size_t room = static_cast<size_t>(std::max(0, m.file->hparams().n_text_ctx / 2 - 1));
+  auto words = [&](const std::string& text) {
+    std::vector<int32_t> t = m.tokenizer->encode(" " + std::string(trim(text)));
+    if (t.size() > room) t.resize(room);
+    return t;
+  };
+  if (!trim(p.hotwords).empty()) r.hotwords = words(p.hotwords);
+  if (!trim(p.prefix).empty()) {
+    CHECK_SUPPORTED("prefix", p.batch_size == 1,
+                    "prefix is not supported with batch_size > 1 (it begins the first window's text; every batched "
+                    "chunk is a first window): use batch_size 1");
+    r.prefix = words(p.prefix);
+  }
+  CHECK_SUPPORTED("multilingual", !p.multilingual || st.n_languages > 0,
+                  "multilingual needs a multilingual model (this one is English-only)");
   r.n_threads = p.n_threads > 0 ? p.n_threads : m.n_threads;
   return r;
 }
 
 #undef CHECK_OPTION
 #undef CHECK_SUPPORTED
+
+std::vector<int32_t> window_prompt(const JobRequest& req, std::span<const int32_t> context, int n_text_ctx,
+                                   bool has_prefix) {
+  const size_t room = static_cast<size_t>(std::max(0, n_text_ctx / 2 - 1));
+  std::vector<int32_t> prompt;
+  if (!has_prefix)  // faster-whisper leaves the hotwords out where a prefix begins the text
+    prompt.assign(req.hotwords.begin(),
+                  req.hotwords.begin() + static_cast<std::ptrdiff_t>(std::min(req.hotwords.size(), room)));
+  const size_t left = room - prompt.size();
+  const size_t skip = context.size() > left ? context.size() - left : 0;
+  prompt.insert(prompt.end(), context.begin() + static_cast<std::ptrdiff_t>(skip), context.end());
+  return prompt;
+}
 
 Transcript empty_transcript(const LoadedModel& m, const JobRequest& req, int job_id) {
   Transcript out;

@@ -200,7 +200,10 @@ Transcript run_parts_strategy(const JobSetup& s, const JobRequest& work, const V
     parts[k].samples = work.samples.subspan(bounds[k], lengths[k]);
     parts[k].offset_units = work.offset_units + static_cast<int64_t>(bounds[k] / kUnit);
     parts[k].n_threads = std::max(1, work.n_threads / static_cast<int>(n_parts));
-    if (k > 0) parts[k].prompt.clear();  // a part does not know the text before it
+    if (k > 0) {  // a part does not know the text before it, nor begins the job's text
+      parts[k].prompt.clear();
+      parts[k].prefix.clear();
+    }
   }
 
   std::vector<Transcript> results(n_parts);

@@ -75,8 +75,11 @@ Transcript run_long_form(const LoadedModel& m, decode::SearchModel& model, const
   std::vector<int32_t> all_tokens = initial;
   size_t reset_since = 0;
   const bool condition_on_previous = !p.no_context && p.max_context != 0;
-  const size_t room = static_cast<size_t>(std::max(0, n_text_ctx / 2 - 1));
-  auto window_prompt = [&] {
+  const size_t half = static_cast<size_t>(std::max(0, n_text_ctx / 2 - 1));
+  // A window's context: the carried initial prompt and earlier text in what room the hotwords
+  // leave (window_prompt() puts them in front).
+  auto context = [&](bool has_prefix) {
+    const size_t room = half - (has_prefix ? 0 : std::min(half, req.hotwords.size()));
     const size_t from = p.carry_initial_prompt ? std::max(initial.size(), reset_since) : reset_since;
     std::vector<int32_t> previous(all_tokens.begin() + static_cast<std::ptrdiff_t>(std::min(from, all_tokens.size())),
                                   all_tokens.end());
@@ -110,6 +113,13 @@ Transcript run_long_form(const LoadedModel& m, decode::SearchModel& model, const
   const std::vector<std::pair<int64_t, int64_t>> clips = seek_clips(p.clip_timestamps, content);
   size_t clip = 0;
   seek = clips.front().first;
+  // The prefix begins the first window decoded (after <|0.00|> with timestamps: the text starts
+  // at the window's start), and only that one.
+  std::vector<int32_t> prefix;
+  if (!req.prefix.empty()) {
+    if (p.timestamps) prefix.push_back(st.timestamp_begin);
+    prefix.insert(prefix.end(), req.prefix.begin(), req.prefix.end());
+  }
   while (clip < clips.size()) {
     if (ctl.should_stop()) {
       out.aborted = true;
@@ -150,7 +160,9 @@ Transcript run_long_form(const LoadedModel& m, decode::SearchModel& model, const
       break;
     }
     wreq.start = language.start();
-    wreq.prompt = window_prompt();
+    wreq.forced = std::move(prefix);
+    prefix.clear();
+    wreq.prompt = window_prompt(req, context(!wreq.forced.empty()), n_text_ctx, !wreq.forced.empty());
 
     // Temperature fallback (OpenAI's decode_with_fallback).
     decode::WindowTokens w;

@@ -12,18 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "hark/hark.hpp"
+#include "runtime/text.h"
 
 namespace hark {
 
 namespace {
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 // Cue text for SRT/VTT: a blank line would end the cue early, so runs of line breaks (and the
 // spaces around them) collapse to a single "\n".

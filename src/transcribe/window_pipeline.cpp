@@ -8,6 +8,7 @@
 #include "decode/split_window.h"
 #include "decode/token_timestamps.h"
 #include "frontend/mel.h"
+#include "model/hparams.h"
 #include "runtime/stopwatch.h"
 #include "transcribe/max_len.h"
 
@@ -123,7 +124,8 @@ WindowSegments WindowPipeline::segments(const DecodedWindow& win, double* decode
   const decode::WindowTokens& w = *win.tokens;
   const int64_t offset = req_.offset_units + win.seek;  // on the caller's timeline
   WindowSegments out;
-  out.window = {offset, offset + win.frames, false};
+  const char* code = language_code(win.lang);
+  out.window = {offset, offset + win.frames, false, code ? code : "en"};
   out.next_seek = win.seek + win.frames;
   // Silence: the model says no one speaks, and is unsure of what it would write.
   if (decode::is_silence(thresholds_, w.avg_logprob, w.no_speech_prob)) {

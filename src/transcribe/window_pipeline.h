@@ -26,7 +26,7 @@ struct DecodedWindow {
   double compression_ratio = 0.0;                // of its text (the fallback's figure)
   int64_t seek = 0;                              // where the window starts
   int64_t frames = 0;                            // frames of audio in it (at most a window)
-  int lang = 0;                                  // the job's language (word timestamps split by it)
+  int lang = 0;                                  // its language (word timestamps split by it)
   // An independent chunk (the batched pipeline): text after the last timestamp is closed at the
   // chunk's end instead of left to a next window, and the whole text is kept (no seek to move).
   bool whole = false;

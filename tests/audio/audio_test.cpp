@@ -440,5 +440,33 @@ TEST_F(AudioTest, WavWriterRoundTrips) {
   EXPECT_ERROR_HAS(WavWriter(path("no/such/dir/x.wav"), 16000, 1), "cannot create WAV file");
 }
 
+// One channel alone (faster-whisper's split_stereo): each side as it was, the default the average.
+TEST_F(AudioTest, OneChannelAlone) {
+  const std::vector<float> left = sine(16000, 1, 0.5, 440, {0.5f});
+  const std::vector<float> right = sine(16000, 1, 0.5, 660, {0.25f});
+  std::vector<float> both;
+  for (size_t i = 0; i < left.size(); ++i) both.insert(both.end(), {left[i], right[i]});
+  {
+    WavWriter w(path("lr.wav"), 16000, 2, WavWriter::Format::kFloat32);
+    w.write(both.data(), left.size());
+  }
+  EXPECT_EQ(load_file(path("lr.wav"), 0), left);
+  EXPECT_EQ(load_file(path("lr.wav"), 1), right);
+  const std::vector<float> mixed = load_file(path("lr.wav"));
+  ASSERT_EQ(mixed.size(), left.size());
+  EXPECT_NEAR(mixed[100], (left[100] + right[100]) / 2, 1e-7);
+  std::ifstream in(path("lr.wav"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(decode_memory(bytes.data(), bytes.size(), "<memory>", 1), right);
+  try {
+    load_file(path("lr.wav"), 2);
+    ADD_FAILURE() << "channel 2 of a stereo file was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_EQ(e.field(), "channel");
+    EXPECT_NE(std::string(e.what()).find("has 2 channels, no channel 2"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace hark::audio

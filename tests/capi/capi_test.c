@@ -705,6 +705,7 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
   if (r && hark_result_n_windows(r) > 0) {
     CHECK_OK(hark_result_window(r, 0, &w, sizeof w));
     CHECK(w.t0 == 200);
+    CHECK(w.language && strcmp(w.language, hark_result_language(r)) == 0);
     CHECK_OK(hark_result_window(r, hark_result_n_windows(r) - 1, &w, sizeof w));
     CHECK(w.t1 == 700);
   }
@@ -718,7 +719,24 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
         p.repetition_penalty == 1.0f && p.no_repeat_ngram_size == 0 && isinf(p.logprob_low_threshold) &&
         p.logprob_low_threshold < 0 && p.prompt_reset_temperature == 0.5f && p.temperatures == NULL &&
         p.n_temperatures == 0 && p.initial_prompt_tokens == NULL && p.n_initial_prompt_tokens == 0 &&
-        p.clip_timestamps == NULL && p.n_clip_timestamps == 0);
+        p.clip_timestamps == NULL && p.n_clip_timestamps == 0 && !p.multilingual && !p.length_penalty_power &&
+        p.hotwords == NULL && p.prefix == NULL);
+  /* faster-whisper's prompt options: the prefix begins the text; hotwords, multilingual and the
+   * CTranslate2 length penalty run. */
+  p.prefix = "  Hello hark ";
+  p.hotwords = "Kubernetes";
+  p.length_penalty = 0.5f;
+  p.length_penalty_power = true;
+  p.no_speech_threshold = 1.0f; /* never skipped as silence: the prefix must show */
+  p.duration_ms = 3000;
+  CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r));
+  if (r) {
+    CHECK(hark_result_n_segments(r) > 0);
+    CHECK(strncmp(hark_result_segment_text(r, 0), " Hello hark", 11) == 0);
+    hark_result_free(r);
+    r = NULL;
+  }
+  p = quick_params();
   /* Beam search runs; a caller whose header predates beam_size gets the default (its
    * struct ends before the field, so what lies there is not read). */
   p.beam_size = 3;

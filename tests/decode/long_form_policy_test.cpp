@@ -940,5 +940,133 @@ TEST(DecodePieces, CandidateScoreLengthPenalty) {
   EXPECT_DOUBLE_EQ(decode::candidate_score(-6.0, 7, 0.0f), -6.0);
 }
 
+TEST(DecodePieces, CandidateScoreLengthPower) {
+  // CTranslate2's (faster-whisper's length_penalty): sum / length^alpha.
+  EXPECT_DOUBLE_EQ(decode::candidate_score(-6.0, 4, 0.5f, true), -3.0);
+  EXPECT_DOUBLE_EQ(decode::candidate_score(-6.0, 3, 1.0f, true), decode::candidate_score(-6.0, 3, -1.0f));
+  EXPECT_DOUBLE_EQ(decode::candidate_score(-6.0, 7, 0.0f, true), -6.0);
+  EXPECT_DOUBLE_EQ(decode::candidate_score(-8.0, 2, 2.0f, true), -2.0);
+}
+
+// ---- faster-whisper's prompt options: hotwords, prefix, multilingual ----
+
+TEST_F(Policy, HotwordsGoBeforeEveryWindowsPrompt) {
+  const auto a = words(" one"), c = words(" three");
+  const std::vector<WindowPlan> plans = {{cat({{ts(0)}, a, {ts(100), ts(100)}, c})}, {cat({{ts(0)}, c, {ts(1400)}})}};
+  TranscribeParams p = testing::fast_params();
+  p.hotwords = "  Kubernetes Istio \n";  // stripped, then " " in front (faster-whisper's)
+  const auto h = words(" Kubernetes Istio");
+  auto r = run_plans(p, plans, 40.0);
+  EXPECT_EQ(r.model->pass_starts(0)[0].tokens, cat({{st().prev}, h, {st().sot}}));
+  EXPECT_EQ(r.model->pass_starts(1)[0].tokens, cat({{st().prev}, h, a, {st().sot}}));  // never in the text
+  ASSERT_FALSE(r.t.segments.empty());
+  EXPECT_EQ(r.t.segments[0].text, " one");
+  // In front of the initial prompt; also with no_context, where the previous text goes.
+  p.initial_prompt = "Glossary";
+  p.no_context = true;
+  r = run_plans(p, plans, 40.0);
+  EXPECT_EQ(r.model->pass_starts(0)[0].tokens, cat({{st().prev}, h, words(" Glossary"), {st().sot}}));
+  EXPECT_EQ(r.model->pass_starts(1)[0].tokens, cat({{st().prev}, h, {st().sot}}));
+  // Blank hotwords are none.
+  p = testing::fast_params();
+  p.hotwords = " \t ";
+  r = run_plans(p, plans, 40.0);
+  EXPECT_EQ(r.model->pass_starts(0)[0].tokens, (std::vector<int32_t>{st().sot}));
+}
+
+TEST_F(Policy, HotwordsStayWholeWhenThePreviousTextOverflows) {
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += " h" + std::to_string(i);
+  TranscribeParams p = testing::fast_params();
+  p.hotwords = text;
+  const auto h = words(text);  // text begins with its space
+  ASSERT_LT(h.size(), 200u);
+  std::vector<int32_t> long_text = {ts(0)};
+  for (int i = 0; i < 200; ++i) long_text.push_back(1000 + i);
+  long_text.push_back(ts(100));
+  const auto r = run_plans(p, {{long_text}, {cat({{ts(0)}, words(" one"), {ts(100)}})}}, 40.0);
+  const auto first = r.model->pass_starts(1).at(0).tokens;
+  ASSERT_EQ(first.size(), 225u);  // <|startofprev|> + 223 + <|startoftranscript|>
+  EXPECT_TRUE(std::equal(h.begin(), h.end(), first.begin() + 1)) << "the hotwords were cut";
+  EXPECT_EQ(first[first.size() - 2], 1000 + 199);  // then the most recent previous text
+}
+
+TEST_F(Policy, PrefixBeginsTheFirstWindowsText) {
+  const auto hello = words(" Hello"), world = words(" world"), c = words(" three");
+  const std::vector<WindowPlan> plans = {{cat({{ts(0)}, hello, world, {ts(100), ts(100)}, c})},
+                                         {cat({{ts(0)}, c, {ts(1400)}})}};
+  TranscribeParams p = testing::fast_params();
+  p.prefix = " Hello  ";
+  auto r = run_plans(p, plans, 40.0);
+  // Fed with the rest of the start sequence, after <|0.00|>: the search goes on from its end.
+  ASSERT_GE(r.model->calls.size(), 3u);
+  EXPECT_EQ(r.model->calls[1].tokens, cat({{st().lang_first, st().transcribe, ts(0)}, hello}));
+  EXPECT_EQ(fed_back(*r.model, 0).at(0), world[0]);
+  ASSERT_FALSE(r.t.segments.empty());
+  EXPECT_EQ(r.t.segments[0].text, " Hello world");  // part of the text, as faster-whisper's
+  EXPECT_EQ(r.t.segments[0].t0, 0);
+  EXPECT_EQ(r.t.segments[0].tokens.at(0).p, 1.0f);  // given, not chosen
+  // The first window only; the next is prompted with it as previous text.
+  EXPECT_EQ(r.model->pass_starts(1)[0].tokens, cat({{st().prev}, hello, world, {st().sot}}));
+  // Hotwords leave the prefixed window alone (faster-whisper's), and go before the next.
+  p.hotwords = "Istio";
+  r = run_plans(p, plans, 40.0);
+  EXPECT_EQ(r.model->pass_starts(0)[0].tokens, (std::vector<int32_t>{st().sot}));
+  EXPECT_EQ(r.model->pass_starts(1)[0].tokens, cat({{st().prev}, words(" Istio"), hello, world, {st().sot}}));
+  // Beam search starts its beams from the prefix too.
+  p.beam_size = 3;
+  r = run_plans(p, plans, 40.0);
+  ASSERT_FALSE(r.t.segments.empty());
+  EXPECT_EQ(r.t.segments[0].text, " Hello world");
+  // Without timestamps: no <|0.00|> before it.
+  p = testing::fast_params();
+  p.prefix = "Hello";
+  p.timestamps = false;
+  r = run_plans(p, {{cat({hello, world})}});
+  EXPECT_EQ(r.model->calls[1].tokens, cat({{st().lang_first, st().transcribe, st().no_timestamps}, hello}));
+  ASSERT_EQ(r.t.segments.size(), 1u);
+  EXPECT_EQ(r.t.segments[0].text, " Hello world");
+}
+
+TEST_F(Policy, MultilingualDetectsEachWindowsLanguage) {
+  TranscribeParams p = testing::fast_params();
+  p.language = "auto";
+  p.multilingual = true;
+  WindowPlan de{cat({{ts(0)}, words(" eins"), {ts(1400)}})};
+  de.language = language_index("de");
+  WindowPlan fr{cat({{ts(0)}, words(" un"), {ts(1400)}})};
+  fr.language = language_index("fr");
+  auto r = run_plans(p, {de, fr}, 40.0);
+  EXPECT_EQ(r.t.language, "de");  // the job's: the first window's
+  ASSERT_EQ(r.t.windows.size(), 2u);
+  EXPECT_EQ(r.t.windows[0].language, "de");
+  EXPECT_EQ(r.t.windows[1].language, "fr");
+  auto fed = [&](int w, int lang) {
+    for (const auto& c : r.model->calls)
+      if (c.window == w && c.tokens == std::vector<int32_t>{st().lang_first + lang, st().transcribe}) return true;
+    return false;
+  };
+  EXPECT_TRUE(fed(1, fr.language)) << "window 1 decoded in French";
+  // A given language is the job's; each window still decoded in its own.
+  p.language = "en";
+  r = run_plans(p, {de, fr}, 40.0);
+  EXPECT_EQ(r.t.language, "en");
+  EXPECT_EQ(r.t.windows.at(1).language, "fr");
+  // Off: the first window decides for all.
+  p.multilingual = false;
+  p.language = "auto";
+  r = run_plans(p, {de, fr}, 40.0);
+  EXPECT_EQ(r.t.windows.at(1).language, "de");
+  // English-only models have no languages to detect.
+  p.multilingual = true;
+  const std::vector<float> a = audio(5.0);
+  try {
+    check_request(en(), a, p);
+    ADD_FAILURE() << "multilingual on an English-only model was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "multilingual");
+  }
+}
+
 }  // namespace
 }  // namespace hark::testing

@@ -303,6 +303,37 @@ TEST_F(BatchedTranscribeTest, SilenceAndAbort) {
   EXPECT_EQ(begun, 3);
 }
 
+// Multilingual: each chunk is decoded in its own language, which the chunk decoded alone (a
+// batch of one) detects too; hotwords go before every chunk. The same at every batch size.
+TEST_F(BatchedTranscribeTest, MultilingualChunksAndHotwordsAtEveryBatchSize) {
+  auto ctx = load();
+  if (!ctx->info().multilingual) GTEST_SKIP() << "the micro test model is English-only";
+  const std::vector<AudioChunk> cs = chunks(batched(4));
+  Transcript first;
+  for (int B : {2, 4}) {
+    TranscribeParams p = batched(B);
+    p.language = "auto";
+    p.multilingual = true;
+    p.hotwords = "hark whisper";
+    const Transcript t = ctx->transcribe(audio_, p);
+    ASSERT_EQ(t.windows.size(), cs.size());
+    for (const Window& w : t.windows) EXPECT_FALSE(w.language.empty());
+    if (B == 2) {
+      first = t;
+      continue;
+    }
+    expect_same(t, first, "batch " + std::to_string(B) + " vs batch 2");
+    for (size_t i = 0; i < t.windows.size(); ++i) EXPECT_EQ(t.windows[i].language, first.windows[i].language);
+  }
+  // Each chunk alone detects the language its window was decoded in.
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const std::vector<float> chunk(
+        audio_.begin() + cs[i].t0 * 160,
+        audio_.begin() + std::min<int64_t>(cs[i].t1 * 160, static_cast<int64_t>(audio_.size())));
+    EXPECT_EQ(ctx->detect_language(chunk, {}).language, first.windows[i].language) << "chunk " << i;
+  }
+}
+
 TEST_F(BatchedTranscribeTest, BadSettingsFailBeforeAnyCompute) {
   auto ctx = load();
   const std::pair<std::function<void(TranscribeParams&)>, std::string> cases[] = {
@@ -317,6 +348,7 @@ TEST_F(BatchedTranscribeTest, BadSettingsFailBeforeAnyCompute) {
        },
        "hallucination_silence_threshold"},
       {[](TranscribeParams& p) { p.n_processors = 2; }, "n_processors"},
+      {[](TranscribeParams& p) { p.prefix = "Hello"; }, "prefix"},
       {[](TranscribeParams& p) { p.vad_params.threshold = 2.0f; }, "threshold"},
   };
   for (const auto& [set, what] : cases) {

@@ -20,14 +20,16 @@ def decode_audio(
 ) -> Union[np.ndarray, "tuple[np.ndarray, np.ndarray]"]:
     """Decodes a file (a path or a binary file-like object) to float32 samples at 16 kHz mono.
 
-    sampling_rate must be 16000 (the rate Whisper models listen at); split_stereo=True is not
-    offered (hark mixes channels to mono while decoding) and says so.
+    sampling_rate must be 16000 (the rate Whisper models listen at). split_stereo=True returns
+    the left and the right channel, each on its own, as (left, right); a file with one channel
+    is a ValueError.
     """
     if sampling_rate != SAMPLING_RATE:
         raise ValueError(f"sampling_rate: hark decodes to 16000 Hz (what Whisper models take), not {sampling_rate}")
+    source = _source(input_file)
     if split_stereo:
-        raise NotImplementedError("split_stereo: hark mixes the channels to mono while decoding")
-    return _hark.decode_audio(_source(input_file))
+        return _hark.decode_audio(source, 0), _hark.decode_audio(source, 1)
+    return _hark.decode_audio(source)
 
 
 def _source(input_file: Union[str, BinaryIO, bytes]) -> Union[str, bytes]:

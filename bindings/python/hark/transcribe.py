@@ -219,6 +219,9 @@ class WhisperModel:
         """Transcribes audio (a path, a binary file-like object, or 16 kHz mono samples as a NumPy
         array) with faster-whisper's options. Returns (segments, info): segments is a generator
         that runs the transcription as it is iterated."""
+        if multilingual and not self.is_multilingual:
+            logger.warning("the model is English-only: multilingual is set to False")
+            multilingual = False
         options = _options(locals())
         engine = _engine_options(options, task, chunk_length)
         samples = to_samples(audio)
@@ -294,6 +297,7 @@ class BatchedInferencePipeline:
         clip_timestamps: Optional[List[dict]] = None,
         batch_size: int = 16,
         hotwords: Optional[str] = None,
+        multilingual: bool = False,
     ) -> Tuple[Iterator[Segment], TranscriptionInfo]:
         """Transcribes audio in VAD chunks, batch_size at a time. Returns (segments, info)."""
         if not vad_filter:
@@ -302,9 +306,12 @@ class BatchedInferencePipeline:
             raise NotImplementedError("clip_timestamps is not offered by hark's batched pipeline yet")
         if not isinstance(batch_size, int) or not 1 <= batch_size <= 32:
             raise ValueError(f"batch_size must be 1..32, not {batch_size!r}")
+        if multilingual and not self.model.is_multilingual:
+            logger.warning("the model is English-only: multilingual is set to False")
+            multilingual = False
         # The options the batched pipeline fixes (faster-whisper's "static params").
         options = _options({**locals(), "condition_on_previous_text": False, "prompt_reset_on_temperature": 0.5,
-                            "max_initial_timestamp": 0.0, "multilingual": False, "output_language": None,
+                            "max_initial_timestamp": 0.0, "output_language": None,
                             "clip_timestamps": "0", "hallucination_silence_threshold": None})
         engine = _engine_options(options, task or "transcribe", chunk_length)
         vad_options = _vad_options(vad_parameters, max_speech_duration_s=float(chunk_length or 30),
@@ -343,16 +350,10 @@ def _engine_options(o: TranscriptionOptions, task: str, chunk_length: Optional[i
 
     if task not in ("transcribe", "translate"):
         raise ValueError(f"task must be 'transcribe' or 'translate', not {task!r}")
-    if o.prefix:
-        not_yet("prefix")
-    if o.hotwords:
-        not_yet("hotwords")
-    if o.multilingual or o.output_language is not None:
-        not_yet("multilingual", "the language is chosen once per transcription")
+    if o.output_language is not None:
+        not_yet("output_language", "the text is in each window's own language")
     if chunk_length not in (None, 30):
         not_yet("chunk_length", "Whisper's windows are 30 s")
-    if o.length_penalty != 1:
-        not_yet("length_penalty", "candidates are ranked by log-probability / length (1)")
     if not isinstance(o.beam_size, int) or o.beam_size < 1:
         raise ValueError(f"beam_size must be 1 or more, not {o.beam_size!r}")
     if not isinstance(o.best_of, int) or o.best_of < 1:
@@ -364,7 +365,9 @@ def _engine_options(o: TranscriptionOptions, task: str, chunk_length: Optional[i
         "patience": float(o.patience),
         "repetition_penalty": float(o.repetition_penalty),
         "no_repeat_ngram_size": int(o.no_repeat_ngram_size),
-        "length_penalty": -1.0,
+        "length_penalty": float(o.length_penalty),
+        "length_penalty_power": True,  # CTranslate2's meaning: log-probability / length^length_penalty
+        "multilingual": bool(o.multilingual),
         "suppress_blank": bool(o.suppress_blank),
         "timestamps": not o.without_timestamps,
         "max_initial_timestamp": float(o.max_initial_timestamp),
@@ -394,6 +397,10 @@ def _engine_options(o: TranscriptionOptions, task: str, chunk_length: Optional[i
     tokens = list(o.suppress_tokens or [])
     e["suppress_nst"] = -1 in tokens
     e["suppress_tokens"] = [int(t) for t in tokens if t != -1]
+    if o.prefix:
+        e["prefix"] = str(o.prefix)
+    if o.hotwords:
+        e["hotwords"] = str(o.hotwords)
     if isinstance(o.initial_prompt, str):
         e["initial_prompt"] = o.initial_prompt
     elif o.initial_prompt is not None:

@@ -7,7 +7,7 @@
 //   Model.start(samples, options) -> Job a transcription on its own thread; Job.next() waits for
 //                                        the next segments (None at the end), Job.abort() stops it
 //   Model.detect_language(samples, offset_ms) -> (code, probability, [(code, probability)...])
-//   decode_audio(path_or_bytes) -> float32 array, 16 kHz mono
+//   decode_audio(path_or_bytes, channel=-1) -> float32 array, 16 kHz mono (or one channel)
 //   speech_timestamps(samples, vad_model, options) -> [(start_sample, end_sample)...]
 //
 // Options arrive as a dict of TranscribeParams' own names (the Python layer maps faster-whisper's
@@ -99,6 +99,10 @@ hark::TranscribeParams params_from(const py::dict& given) {
   take(d, "prompt_reset_temperature", &p.prompt_reset_temperature);
   take(d, "best_of", &p.best_of);
   take(d, "length_penalty", &p.length_penalty);
+  take(d, "length_penalty_power", &p.length_penalty_power);
+  take(d, "hotwords", &p.hotwords);
+  take(d, "prefix", &p.prefix);
+  take(d, "multilingual", &p.multilingual);
   take(d, "beam_size", &p.beam_size);
   take(d, "patience", &p.patience);
   take(d, "repetition_penalty", &p.repetition_penalty);
@@ -299,16 +303,18 @@ class Model {
   std::shared_ptr<std::counting_semaphore<>> workers_;
 };
 
-py::array_t<float> decode_audio(const py::object& source) {
+// channel -1: the channels averaged; else that one alone.
+py::array_t<float> decode_audio(const py::object& source, int channel) {
   std::vector<float> v;
   if (py::isinstance<py::bytes>(source)) {
     const std::string data = source.cast<std::string>();
     py::gil_scoped_release nogil;
-    v = hark::decode_audio(data.data(), data.size());
+    v = channel < 0 ? hark::decode_audio(data.data(), data.size())
+                    : hark::decode_audio_channel(data.data(), data.size(), channel);
   } else {
     const std::string path = py::str(source).cast<std::string>();
     py::gil_scoped_release nogil;
-    v = hark::load_audio(path);
+    v = channel < 0 ? hark::load_audio(path) : hark::load_audio_channel(path, channel);
   }
   return to_array(std::move(v));
 }
@@ -347,7 +353,7 @@ PYBIND11_MODULE(_hark, m) {
       .def("info", &Model::info)
       .def("start", &Model::start, py::arg("audio"), py::arg("options"))
       .def("detect_language", &Model::detect_language, py::arg("audio"), py::arg("offset_ms") = 0);
-  m.def("decode_audio", &decode_audio, py::arg("source"));
+  m.def("decode_audio", &decode_audio, py::arg("source"), py::arg("channel") = -1);
   m.def("speech_timestamps", &speech_timestamps, py::arg("audio"), py::arg("vad_model"), py::arg("options"));
   m.def("find_model", [](const std::string& name) { return hark::find_model(name); });
   m.def("models_dir", [] { return hark::models_dir(); });

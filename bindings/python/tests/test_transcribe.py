@@ -212,10 +212,24 @@ def test_clip_timestamps_transcribe_only_the_clips(model, speech):
         list(model.transcribe(audio, language="en", clip_timestamps=[-1.0])[0])
 
 
-def test_options_hark_cannot_honour_yet_are_refused_by_name(model, speech):
-    for kwargs, name in [({"prefix": "Hello"}, "prefix"), ({"hotwords": "hark"}, "hotwords")]:
-        with pytest.raises(NotImplementedError, match=name):
-            model.transcribe(speech, **kwargs)
+def test_prefix_hotwords_multilingual_and_length_penalty(model, micro_en, speech):
+    # The prefix begins the text (faster-whisper's: part of the first segment); never a silence skip here.
+    got = list(model.transcribe(speech, language="en", beam_size=1, temperature=0.0, no_speech_threshold=None,
+                                prefix="  Hello hark ")[0])
+    assert got and got[0].text.startswith(" Hello hark") and got[0].start == 0.0
+    # Hotwords condition the decoding but are not text.
+    hot = list(model.transcribe(speech, language="en", beam_size=1, temperature=0.0, hotwords="Kubernetes Istio")[0])
+    assert all("Kubernetes Istio" not in s.text for s in hot)
+    # multilingual: each window in its own language; an English-only model warns and goes on (faster-whisper's).
+    assert list(model.transcribe(speech, beam_size=1, temperature=0.0, multilingual=True)[0]) is not None
+    english = hark.WhisperModel(micro_en)
+    assert list(english.transcribe(speech, beam_size=1, temperature=0.0, multilingual=True)[0]) is not None
+    # length_penalty: CTranslate2's exponent; 1 ranks as the default does.
+    base = list(model.transcribe(speech, language="en", beam_size=3, temperature=0.0)[0])
+    assert list(model.transcribe(speech, language="en", beam_size=3, temperature=0.0, length_penalty=1.0)[0]) == base
+    assert list(model.transcribe(speech, language="en", beam_size=3, temperature=0.0, length_penalty=0.2)[0])
+    with pytest.raises(NotImplementedError, match="output_language"):
+        model.transcribe(speech, multilingual=True, output_language="hybrid")
 
 
 def test_bad_inputs_raise_the_fitting_python_errors(micro, model, tmp_path):
@@ -280,6 +294,24 @@ def test_decode_audio_and_helpers(speech):
         assert abs(len(b) - len(a)) < 1600  # 44.1 kHz stereo resampled and mixed to 16 kHz mono
     with pytest.raises(ValueError):
         hark.decode_audio(speech, sampling_rate=8000)
+    # split_stereo: each channel on its own (a stereo WAV made here: the speech left, silence right).
+    import wave
+
+    pcm = (np.clip(a, -1, 1) * 32767).astype(np.int16)
+    stereo = np.stack([pcm, np.zeros_like(pcm)], axis=1)
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(stereo.tobytes())
+    left, right = hark.decode_audio(io.BytesIO(buf.getvalue()), split_stereo=True)
+    assert len(left) == len(right) == len(a)
+    assert np.max(np.abs(left - a)) < 1e-3 and not np.any(right)
+    mixed = hark.decode_audio(io.BytesIO(buf.getvalue()))
+    assert np.max(np.abs(mixed - left / 2)) < 1e-6
+    with pytest.raises(ValueError, match="1 channel"):
+        hark.decode_audio(speech, split_stereo=True)
     assert "tiny.en" in hark.available_models() and "large-v3" in hark.available_models()
     assert hark.format_timestamp(3725.5) == "01:02:05.500"
     assert hark.format_timestamp(5.25) == "00:05.250"
@@ -314,6 +346,10 @@ def test_batched_pipeline(model, speech, vad_model, monkeypatch):
     assert all(a.start <= b.start for a, b in zip(got, got[1:]))
     with pytest.raises(ValueError, match="batch_size"):
         pipeline.transcribe(audio, batch_size=0)
+    # Hotwords and multilingual chunks run batched; a prefix (a first window's) is refused by name.
+    assert list(pipeline.transcribe(audio, beam_size=1, batch_size=2, hotwords="hark", multilingual=True)[0])
+    with pytest.raises(NotImplementedError, match="prefix"):
+        list(pipeline.transcribe(audio, language="en", batch_size=2, prefix="Hello")[0])
 
 
 def test_ctrl_c_stops_a_running_transcription(micro, speech):
