@@ -54,6 +54,22 @@ CLI::App* add_serve_command(CLI::App& app, ServeCommandOptions& o) {
                   "Bytes per second an upload must average after --read-timeout (0: no floor)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--upload-timeout", s.upload_timeout_sec,
+                  "Seconds a request's whole body may take to arrive (408 after)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--keep-alive-timeout", s.keep_alive_timeout_sec, "Seconds an idle keep-alive connection stays open")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-uri-bytes", s.max_uri_bytes, "Longest request target (414 above)")
+      ->check(CLI::Range(size_t{64}, size_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--max-headers", s.max_headers, "Most header lines a request may have (431 above)")
+      ->check(CLI::Range(size_t{8}, size_t{10000}))
+      ->capture_default_str();
+  cmd->add_option("--max-header-bytes", s.max_header_bytes, "Most bytes a request's head may have (431 above)")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 24))
+      ->capture_default_str();
   cmd->add_option("--api-key", s.api_keys, "Require Authorization: Bearer KEY (repeat for several keys)");
   cmd->add_option("--cors", s.cors_origin, "Send CORS headers allowing this origin ('*': any)");
   cmd->add_option("--load-allow", s.load_allow,

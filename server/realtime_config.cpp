@@ -4,50 +4,15 @@
 
 #include "api_error.h"
 #include "field_values.h"
+#include "form_parser.h"
 
 namespace hark::server {
 
-namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// application/x-www-form-urlencoded: %XX and '+'; a broken escape is kept as it is.
-std::string url_decode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
-      out += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 std::multimap<std::string, std::string> query_of(std::string_view target) {
-  std::multimap<std::string, std::string> q;
+  Form f;
   const size_t at = target.find('?');
-  if (at == std::string_view::npos) return q;
-  std::string_view rest = target.substr(at + 1);
-  while (!rest.empty()) {
-    const size_t amp = rest.find('&');
-    const std::string_view pair = rest.substr(0, amp);
-    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
-    if (pair.empty()) continue;
-    const size_t eq = pair.find('=');
-    q.emplace(url_decode(pair.substr(0, eq)), eq == std::string_view::npos ? "" : url_decode(pair.substr(eq + 1)));
-  }
-  return q;
+  if (at != std::string_view::npos) parse_query(target.substr(at + 1), f);
+  return std::move(f.fields);
 }
 
 // A session.update message's keys as text, the way the query gives them.

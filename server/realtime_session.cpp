@@ -31,14 +31,20 @@ using nlohmann::json;
 
 class Session {
  public:
-  Session(Service& svc, int fd, const SessionLimits& limits) : svc_(svc), limits_(limits) {
+  Session(Service& svc, int fd, const SessionLimits& limits, std::string_view preread) : svc_(svc), limits_(limits) {
+    // What the HTTP server read of the upgrade request already is read from here first.
+    if (!preread.empty()) {
+      auto room = buffer_.prepare(preread.size());
+      std::memcpy(room.data(), preread.data(), preread.size());
+      buffer_.commit(preread.size());
+    }
     sockaddr_storage a{};
     socklen_t len = sizeof a;
     getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
     tcp::socket sock(ioc_);
     boost::system::error_code ec;
-    // The socket stays httplib's to close: asio gets a duplicate. (Should dup fail, the unopened
-    // socket fails the first read and the session ends there.)
+    // The socket stays the HTTP server's to close: asio gets a duplicate. (Should dup fail, the
+    // unopened socket fails the first read and the session ends there.)
     if (const int own = ::dup(fd); own >= 0) sock.assign(a.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), own, ec);
     ws_.emplace(std::move(sock));
   }
@@ -378,11 +384,11 @@ class Session {
 }  // namespace
 
 void serve_realtime_session(Service& svc, int fd, const SessionLimits& limits,
-                            const std::function<void(int status, double audio_s)>& on_end) {
+                            const std::function<void(int status, double audio_s)>& on_end, std::string_view preread) {
   std::pair<int, double> r{500, 0.0};
   double compute_s = 0;
   {
-    Session s(svc, fd, limits);
+    Session s(svc, fd, limits, preread);
     r = s.run();
     s.end_transcriber();
     compute_s = s.compute_s();

@@ -1,6 +1,6 @@
 // Realtime transcription over a WebSocket (GET /v1/realtime): the client streams PCM frames as
 // binary messages and gets the realtime transcriber's partial and final results back as JSON text
-// messages, on a connection the HTTP server handed over (server/connection_server.h).
+// messages, on a connection the HTTP server handed over (server/http_server.h).
 //
 // The protocol (README "Realtime over WebSocket"):
 //   upgrade   GET /v1/realtime?model=..&language=..&sample_rate=..&format=s16le|f32le&... with
@@ -17,6 +17,7 @@
 // transcription aborted.
 #pragma once
 #include <functional>
+#include <string_view>
 
 #include "service.h"
 
@@ -28,10 +29,12 @@ struct SessionLimits {
   size_t max_message_bytes = 4 << 20;
 };
 
-// Serves one session on the connected socket `fd` (nothing read from it yet) until it ends; does
-// not close fd. on_end(status, audio_s) reports it once for the access log and metrics: 101 for
-// a session that was upgraded, else the HTTP status it was refused with.
+// Serves one session on the connected socket `fd` until it ends; does not close fd. `preread`:
+// the bytes of the connection the HTTP server has read already (the upgrade request's head),
+// read before the socket. on_end(status, audio_s) reports it once for the access log and
+// metrics: 101 for a session that was upgraded, else the HTTP status it was refused with.
 void serve_realtime_session(Service& svc, int fd, const SessionLimits& limits,
-                            const std::function<void(int status, double audio_s)>& on_end);
+                            const std::function<void(int status, double audio_s)>& on_end,
+                            std::string_view preread = {});
 
 }  // namespace hark::server

@@ -705,27 +705,18 @@ TEST(Server, ServiceRefusesBadOptions) {
 }
 
 TEST(ServerProbe, SeesAConnectionClose) {
-  Running s(test_options());
-  // A request from a raw socket whose probe the test finds itself through the same lookup.
-  RawConnection raw(s.port());
-  sockaddr_in local{};
-  socklen_t len = sizeof local;
-  getsockname(raw.fd, reinterpret_cast<sockaddr*>(&local), &len);
-  ConnectionProbe probe;
-  for (int i = 0; i < 500 && !probe.found(); ++i) {  // until the server has accepted it
-    probe = ConnectionProbe::find("127.0.0.1", ntohs(local.sin_port), s.port());
-    if (!probe.found()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_TRUE(probe.found());
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  const ConnectionProbe probe(sv[0]);
   EXPECT_FALSE(probe.closed());
-  raw.close();
-  bool closed = false;
-  for (int i = 0; i < 500 && !closed; ++i) {
-    closed = probe.closed();
-    if (!closed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(closed);
-  EXPECT_FALSE(ConnectionProbe::find("127.0.0.1", 1, 1).found());
+  ASSERT_EQ(::write(sv[1], "GET", 3), 3);  // bytes sent ahead: still there
+  EXPECT_FALSE(probe.closed());
+  ::close(sv[1]);
+  char b[3];
+  ASSERT_EQ(::read(sv[0], b, 3), 3);
+  EXPECT_TRUE(probe.closed());
+  ::close(sv[0]);
+  EXPECT_FALSE(ConnectionProbe(-1).closed());
 }
 
 }  // namespace
