@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <deque>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -770,11 +771,14 @@ void HttpServer::stop() {
   s.draining = true;
   s.svc.drain(after(s.opt().shutdown_grace_sec));
   // Then every connection closes: uploads in progress are cut, idle keep-alives end.
-  asio::post(s.ioc, [&s] {
+  std::promise<void> closed;
+  asio::post(s.ioc, [&s, &closed] {
     beast::error_code ec;
     s.acceptor.close(ec);
     for (Conn* c : s.open) c->socket().close(ec);
+    closed.set_value();
   });
+  closed.get_future().wait();
   {
     // Request threads end once their jobs are aborted (drain did that) and their answers are
     // handed over; realtime sessions once they see the server stopping (they close with 1001,
