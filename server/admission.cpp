@@ -8,14 +8,15 @@ Lease::~Lease() {
   if (state_) sched_->release(*model_, std::move(state_));
 }
 
-std::unique_ptr<Lease> Admission::acquire(std::shared_ptr<ModelPool> model, Clock::time_point deadline,
-                                          const std::function<bool()>& gone) {
-  std::unique_lock lock(mu_);
+std::unique_ptr<Ticket> Admission::enter(std::shared_ptr<ModelPool> model) {
+  std::lock_guard lock(mu_);
   if (closed_) throw ApiError(503, "the server is shutting down", "server_error", "", "shutting_down");
-  if (auto it = waiting_.find(model.get()); it == waiting_.end()) {  // nobody waits for this model
+  std::unique_ptr<Ticket> t(new Ticket(this, model));
+  if (waiting_.find(model.get()) == waiting_.end()) {  // nobody waits for this model
     if (std::unique_ptr<State> s = model->try_take()) {
       ++running_;
-      return std::make_unique<Lease>(this, std::move(model), std::move(s));
+      t->lease_ = std::make_unique<Lease>(this, std::move(model), std::move(s));
+      return t;
     }
   }
   if (queued_ >= queue_size_) {
@@ -27,23 +28,46 @@ std::unique_ptr<Lease> Admission::acquire(std::shared_ptr<ModelPool> model, Cloc
     throw e;
   }
   ++queued_;
-  auto& line = waiting_[model.get()];
-  const auto ticket = line.emplace(next_ticket_++, true);
-  auto leave = [&] {
-    line.erase(ticket);
-    if (line.empty()) waiting_.erase(model.get());
-    --queued_;
-    cv_.notify_all();  // the next in line may be first now
-  };
+  t->queued_ = true;
+  t->number_ = next_ticket_++;
+  waiting_[model.get()].insert(t->number_);
+  return t;
+}
+
+std::unique_ptr<Lease> Admission::acquire(std::shared_ptr<ModelPool> model, Clock::time_point deadline,
+                                          const std::function<bool()>& gone) {
+  return enter(std::move(model))->wait(deadline, gone);
+}
+
+Ticket::~Ticket() {
+  if (!queued_) return;
+  std::lock_guard lock(sched_->mu_);
+  leave();
+}
+
+void Ticket::leave() {
+  auto& line = sched_->waiting_[model_.get()];
+  line.erase(number_);
+  if (line.empty()) sched_->waiting_.erase(model_.get());
+  --sched_->queued_;
+  queued_ = false;
+  sched_->cv_.notify_all();  // the next in line may be first now
+}
+
+std::unique_ptr<Lease> Ticket::wait(Clock::time_point deadline, const std::function<bool()>& gone) {
+  if (lease_) return std::move(lease_);
+  Admission& a = *sched_;
+  std::unique_lock lock(a.mu_);
   while (true) {
-    if (line.begin() == ticket) {  // first in line for this model
-      if (std::unique_ptr<State> s = model->try_take()) {
+    if (!queued_) throw ApiError(500, "internal error: a request's place was used twice", "server_error");
+    if (*a.waiting_[model_.get()].begin() == number_) {  // first in line for this model
+      if (std::unique_ptr<State> s = model_->try_take()) {
         leave();
-        ++running_;
-        return std::make_unique<Lease>(this, std::move(model), std::move(s));
+        ++a.running_;
+        return std::make_unique<Lease>(&a, model_, std::move(s));
       }
     }
-    if (closed_) {
+    if (a.closed_) {
       leave();
       throw ApiError(503, "the server is shutting down", "server_error", "", "shutting_down");
     }
@@ -56,7 +80,7 @@ std::unique_ptr<Lease> Admission::acquire(std::shared_ptr<ModelPool> model, Cloc
       leave();
       throw ApiError(499, "the client closed the connection", "invalid_request_error", "", "client_closed");
     }
-    cv_.wait_for(lock, std::chrono::milliseconds(20));
+    a.cv_.wait_for(lock, std::chrono::milliseconds(20));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "model_pools.h"
 
@@ -18,6 +19,30 @@ namespace hark::server {
 using Clock = std::chrono::steady_clock;
 
 class Admission;
+class Lease;
+
+// A request's place, taken before any work is spent on it: running (a state was idle) or waiting
+// in the queue. wait() turns it into the state; destroying it gives the place back.
+class Ticket {
+ public:
+  Ticket(const Ticket&) = delete;
+  Ticket& operator=(const Ticket&) = delete;
+  ~Ticket();
+  // The state: at once when the place was a running one, else when this request is first in
+  // line and a state is idle. Throws ApiError: 503 closed, 504 deadline passed, 499 client gone
+  // (`gone` polled every 20 ms while waiting). Once.
+  std::unique_ptr<Lease> wait(Clock::time_point deadline, const std::function<bool()>& gone);
+
+ private:
+  friend class Admission;
+  Ticket(Admission* a, std::shared_ptr<ModelPool> m) : sched_(a), model_(std::move(m)) {}
+  void leave();  // out of the queue (the lock held)
+  Admission* sched_;
+  std::shared_ptr<ModelPool> model_;
+  std::unique_ptr<Lease> lease_;  // the running place, taken at enter()
+  bool queued_ = false;
+  uint64_t number_ = 0;  // its place in its model's line
+};
 
 // A state borrowed from a model's pool; returned when the lease is destroyed.
 class Lease {
@@ -40,8 +65,10 @@ class Admission {
  public:
   explicit Admission(int queue_size) : queue_size_(queue_size) {}
 
-  // Throws ApiError: 503 queue full or closed, 504 deadline passed, 499 client gone (`gone`
-  // polled every 20 ms while waiting).
+  // A place for a request on `model`: a state at once when one is idle and nobody waits for it,
+  // else a place in the queue. Throws ApiError 503 when the queue is full or the server closed.
+  std::unique_ptr<Ticket> enter(std::shared_ptr<ModelPool> model);
+  // enter(model)->wait(deadline, gone).
   std::unique_ptr<Lease> acquire(std::shared_ptr<ModelPool> model, Clock::time_point deadline,
                                  const std::function<bool()>& gone);
   // A state of `model` now, without waiting: nullptr when none is idle or requests already wait
@@ -56,6 +83,7 @@ class Admission {
 
  private:
   friend class Lease;
+  friend class Ticket;
   void release(ModelPool& m, std::unique_ptr<State> s);
 
   const int queue_size_;
@@ -65,7 +93,7 @@ class Admission {
   int running_ = 0;
   int queued_ = 0;
   uint64_t next_ticket_ = 0;
-  std::map<const ModelPool*, std::multimap<uint64_t, bool>> waiting_;  // per model, tickets in order
+  std::map<const ModelPool*, std::set<uint64_t>> waiting_;  // per model, tickets in order
 };
 
 }  // namespace hark::server

@@ -61,10 +61,27 @@ Prepared Service::prepare(TranscriptionRequest r, Clock::time_point deadline, st
   if (!model)
     throw ApiError(404, "The model '" + r.model + "' does not exist here (GET /v1/models lists them)",
                    "invalid_request_error", "model", "model_not_found");
+  // A place first (running or queued; 503 at once when there is none), so a refused request
+  // costs no decoding; a queued one holds its audio while it waits.
+  std::unique_ptr<Ticket> ticket;
+  try {
+    ticket = sched_.enter(model);
+  } catch (const ApiError& e) {
+    metrics_.count_rejected(e.code);
+    throw;
+  }
   Prepared p;
   try {
-    p.samples = decode_audio(r.audio.data(), r.audio.size());
+    // Decoding stops as soon as the audio passes --max-audio-sec: never more is held.
+    p.samples = decode_audio(r.audio.data(), r.audio.size(), opt_.max_audio_sec);
   } catch (const Error& e) {
+    if (e.code() == ErrorCode::ResourceExhausted && opt_.max_audio_sec > 0) {
+      char msg[160];
+      std::snprintf(msg, sizeof msg,
+                    "file: the audio is longer than %.1f s, the most this server takes (--max-audio-sec)",
+                    opt_.max_audio_sec);
+      throw ApiError(413, msg, "invalid_request_error", "file", "audio_too_long");
+    }
     if (e.code() == ErrorCode::ResourceExhausted)  // longer than the library's limit
       throw ApiError(413, std::string("file: ") + e.what(), "invalid_request_error", "file", "audio_too_long");
     if (e.code() == ErrorCode::Internal) throw api_error_of(e);
@@ -96,7 +113,7 @@ Prepared Service::prepare(TranscriptionRequest r, Clock::time_point deadline, st
     r.params.vad_model_path = opt_.vad_model;  // never a path from the request
   p.request = std::move(r);
   try {
-    p.lease = sched_.acquire(std::move(model), deadline, gone);
+    p.lease = ticket->wait(deadline, gone);
   } catch (const ApiError& e) {
     metrics_.count_rejected(e.code);
     throw;

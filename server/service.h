@@ -45,8 +45,11 @@ class Service {
 
   const ServerOptions& options() const { return opt_; }
 
-  // Finds the model (404), decodes the audio (400), checks its length (413), then waits for a
-  // state (503 queue full, 504 deadline, 499 client gone). `gone` says whether the client left.
+  // Finds the model (404), takes a place for the request (running or queued: 503 when the queue
+  // is full, before any decoding), decodes the audio (415; 413 as soon as it passes
+  // --max-audio-sec, never holding more), then waits for a state (504 deadline, 499 client gone,
+  // 503 shutdown). `gone` says whether the client left. Per request, memory peaks at the upload
+  // plus max_audio_sec x 64 KB/s of samples, plus the decoder's buffers (under 1 MB).
   Prepared prepare(TranscriptionRequest r, Clock::time_point deadline, std::function<bool()> gone);
   // Transcribes; on_segments (may be empty) sees segments as they become final. A job stopped
   // by the deadline throws 504, by a client that left 499, by shutdown 503.

@@ -19,6 +19,10 @@ inline constexpr int kSampleRate = 16000;  // what transcribe() expects
 HARK_API std::vector<float> load_audio(const std::string& path);
 // The same from a whole encoded file in memory.
 HARK_API std::vector<float> decode_audio(const void* data, size_t size);
+// The same, refusing audio longer than max_seconds (ResourceExhausted) as soon as the decoder
+// passes it: a server's bound on what one upload may cost, whatever its header claims or its
+// compression hides (a small FLAC can hold hours of silence).
+HARK_API std::vector<float> decode_audio(const void* data, size_t size, double max_seconds);
 // One channel (from 0) alone instead of the average, e.g. the two sides of a stereo call
 // (faster-whisper's split_stereo); throws InvalidArgument when the file has no such channel.
 HARK_API std::vector<float> load_audio_channel(const std::string& path, int channel);

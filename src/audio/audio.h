@@ -30,11 +30,14 @@ inline constexpr int64_t kMaxSeconds = 8 * 3600;  // bounds memory: 8 h at 16 kH
 // for a .mp3/.mp2/.mp1/.mpga file whose MPEG frames hide behind leading junk.
 // channel -1 (the default) averages the channels; else that channel (from 0) alone, which
 // must exist (faster-whisper's split_stereo).
-std::vector<float> load_file(const std::string& path, int channel = -1);
+// max_seconds > 0: audio longer than that is refused (ResourceExhausted) as soon as the decoder
+// passes it, never holding more.
+std::vector<float> load_file(const std::string& path, int channel = -1, double max_seconds = 0);
 
 // Decodes a complete encoded file held in memory. `name` prefixes error messages and serves as
 // the name load_file would see (its extension is the same MPEG hint).
-std::vector<float> decode_memory(const void* data, size_t size, const std::string& name = "<memory>", int channel = -1);
+std::vector<float> decode_memory(const void* data, size_t size, const std::string& name = "<memory>", int channel = -1,
+                                 double max_seconds = 0);
 
 // Raw interleaved PCM: `n_samples` counts values over all channels, so it must be a multiple of
 // `channels`. 16-bit values are scaled by 1/32768, as libsndfile does for files.
@@ -59,6 +62,9 @@ class Converter {
 
   // Appends the 16 kHz samples that `n_frames` more interleaved input frames yield to *out.
   void push(const float* interleaved, size_t n_frames, std::vector<float>* out);
+  // Refuses (ResourceExhausted) input longer than `seconds` as soon as it passes them, so no more
+  // than that much audio is ever held; seconds <= 0: only the 8 hour limit.
+  void set_max_seconds(double seconds);
   // Flushes the resampler's delay line into *out. Call once after the last push.
   void finish(std::vector<float>* out);
 
@@ -70,6 +76,8 @@ class Converter {
   int channels_;
   int channel_;
   int64_t frames_in_ = 0;
+  int64_t max_frames_in_;
+  double max_seconds_ = 0;  // set_max_seconds: the caller's limit (0: none but kMaxSeconds)
   int64_t samples_out_ = 0;
   bool finished_ = false;
   std::vector<float> mono_;                        // scratch: the downmixed piece

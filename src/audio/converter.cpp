@@ -93,7 +93,11 @@ class detail::SoxrStream {
 };
 
 Converter::Converter(int sample_rate, int channels, std::string name, int channel)
-    : name_(std::move(name)), rate_(sample_rate), channels_(channels), channel_(channel) {
+    : name_(std::move(name)),
+      rate_(sample_rate),
+      channels_(channels),
+      channel_(channel),
+      max_frames_in_(kMaxSeconds * int64_t(sample_rate)) {
   check_format(name_, sample_rate, channels);
   HARK_CHECK_AS(InvalidArgument, "channel", channel >= -1 && channel < channels,
                 name_ + ": has " + std::to_string(channels) + " channel" + (channels == 1 ? "" : "s") +
@@ -103,12 +107,23 @@ Converter::Converter(int sample_rate, int channels, std::string name, int channe
 
 Converter::~Converter() = default;
 
+void Converter::set_max_seconds(double seconds) {
+  if (!(seconds > 0) || seconds >= double(kMaxSeconds)) return;
+  max_seconds_ = seconds;
+  max_frames_in_ = int64_t(std::ceil(seconds * rate_));
+}
+
 void Converter::push(const float* in, size_t n_frames, std::vector<float>* out) {
   HARK_CHECK(!finished_, name_ + ": audio pushed after finish()");
   if (n_frames == 0) return;
-  HARK_CHECK_AS(ResourceExhausted, "", frames_in_ + int64_t(n_frames) <= kMaxSeconds * rate_,
-                name_ + ": longer than the " + std::to_string(kMaxSeconds / 3600) +
-                    " hour limit hark accepts; split the audio first");
+  if (frames_in_ + int64_t(n_frames) > max_frames_in_) {
+    char limit[64];
+    std::snprintf(limit, sizeof limit, "%g s", max_seconds_);
+    const std::string why = max_seconds_ > 0 ? name_ + ": longer than " + limit + ", the most asked for"
+                                             : name_ + ": longer than the " + std::to_string(kMaxSeconds / 3600) +
+                                                   " hour limit hark accepts; split the audio first";
+    HARK_CHECK_AS(ResourceExhausted, "", false, why);
+  }
   // Validate before anything is resampled, so the index we report is the caller's own.
   check_finite(name_, in, n_frames, channels_, frames_in_, rate_);
   frames_in_ += int64_t(n_frames);

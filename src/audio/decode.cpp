@@ -164,8 +164,10 @@ SndfilePtr open_sndfile(ByteSource& src, SF_INFO* info, std::string* why, bool* 
   return SndfilePtr(f);
 }
 
-std::vector<float> decode_sndfile(SNDFILE* f, const SF_INFO& info, const std::string& name, int channel) {
+std::vector<float> decode_sndfile(SNDFILE* f, const SF_INFO& info, const std::string& name, int channel,
+                                  double max_seconds) {
   Converter conv(info.samplerate, info.channels, name, channel);
+  conv.set_max_seconds(max_seconds);
   // A header's frame count is a claim, not a fact, but refusing early spares hours of decoding.
   if (info.frames > 0 && info.frames != SF_COUNT_MAX) {
     HARK_CHECK_AS(ResourceExhausted, name, info.frames / info.samplerate <= kMaxSeconds,
@@ -175,7 +177,10 @@ std::vector<float> decode_sndfile(SNDFILE* f, const SF_INFO& info, const std::st
   }
   std::vector<float> out;
   if (info.frames > 0 && info.frames != SF_COUNT_MAX) {
-    out.reserve(size_t(double(info.frames) * kSampleRate / info.samplerate) + 64);
+    // (A claim: never more room than the limit allows.)
+    double seconds = double(info.frames) / info.samplerate;
+    if (max_seconds > 0) seconds = std::min(seconds, max_seconds);
+    out.reserve(size_t(seconds * kSampleRate) + 64);
   }
   std::vector<float> buf(kChunkFrames * size_t(info.channels));
   for (;;) {
@@ -211,7 +216,7 @@ struct Mpg123Closer {
 // Decodes MPEG audio (layer I/II/III). Feed mode: we hand it bytes, so files and memory share
 // one path. Returns false (nothing thrown) when not a single frame could be found, so the caller
 // can say "not a recognised audio format" rather than an mpg123 internal message.
-bool decode_mpg123(ByteSource& src, const std::string& name, int channel, std::vector<float>* out) {
+bool decode_mpg123(ByteSource& src, const std::string& name, int channel, double max_seconds, std::vector<float>* out) {
   init_mpg123();
   int err = MPG123_OK;
   std::unique_ptr<mpg123_handle, Mpg123Closer> mh(mpg123_new(nullptr, &err));
@@ -266,6 +271,7 @@ bool decode_mpg123(ByteSource& src, const std::string& name, int channel, std::v
                        std::to_string(new_channels) + " ch); convert it first");
       } else {
         conv = std::make_unique<Converter>(int(new_rate), new_channels, name, channel);
+        conv->set_max_seconds(max_seconds);
       }
       rate = new_rate;
       channels = new_channels;
@@ -299,13 +305,13 @@ bool decode_mpg123(ByteSource& src, const std::string& name, int channel, std::v
 
 // Every failure to decode is the data's (CorruptData), but for formats no decoder knows
 // (Unsupported) and lengths past the limit (ResourceExhausted).
-std::vector<float> decode_classified(ByteSource& src, const std::string& name, int channel);
+std::vector<float> decode_classified(ByteSource& src, const std::string& name, int channel, double max_seconds);
 
-std::vector<float> decode(ByteSource& src, const std::string& name, int channel) {
-  return classified(ErrorCode::CorruptData, name, [&] { return decode_classified(src, name, channel); });
+std::vector<float> decode(ByteSource& src, const std::string& name, int channel, double max_seconds) {
+  return classified(ErrorCode::CorruptData, name, [&] { return decode_classified(src, name, channel, max_seconds); });
 }
 
-std::vector<float> decode_classified(ByteSource& src, const std::string& name, int channel) {
+std::vector<float> decode_classified(ByteSource& src, const std::string& name, int channel, double max_seconds) {
   HARK_CHECK_AS(CorruptData, name, src.size() > 0, name + ": file is empty (0 bytes)");
   std::vector<float> out;
   const std::string ext = lower_extension(name);
@@ -315,20 +321,20 @@ std::vector<float> decode_classified(ByteSource& src, const std::string& name, i
   std::string why;
 
   if (looks_like_mpeg(src)) {
-    decoded = decode_mpg123(src, name, channel, &out);
+    decoded = decode_mpg123(src, name, channel, max_seconds, &out);
     why = "no MPEG audio frames found";
   } else {
     SF_INFO info;
     SndfilePtr f = open_sndfile(src, &info, &why, &unknown);
     if (f && (info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_MPEG) {
       f.reset();  // libsndfile recognised MPEG our sniffing missed: still use libmpg123
-      decoded = decode_mpg123(src, name, channel, &out);
+      decoded = decode_mpg123(src, name, channel, max_seconds, &out);
     } else if (f) {
-      out = decode_sndfile(f.get(), info, name, channel);
+      out = decode_sndfile(f.get(), info, name, channel, max_seconds);
       decoded = true;
     } else if (unknown && mpeg_name) {
       // MP3 files may begin with junk libmpg123 can skip; the name is our only hint then.
-      decoded = decode_mpg123(src, name, channel, &out);
+      decoded = decode_mpg123(src, name, channel, max_seconds, &out);
     }
   }
   HARK_CHECK_AS(Unsupported, name, decoded || !unknown, name + ": not a recognised audio format (" + why + ")");
@@ -372,15 +378,16 @@ std::vector<float> from_interleaved(const T* samples, size_t n_samples, int samp
 
 }  // namespace
 
-std::vector<float> load_file(const std::string& path, int channel) {
+std::vector<float> load_file(const std::string& path, int channel, double max_seconds) {
   FileSource src(path);
-  return decode(src, path, channel);
+  return decode(src, path, channel, max_seconds);
 }
 
-std::vector<float> decode_memory(const void* data, size_t size, const std::string& name, int channel) {
+std::vector<float> decode_memory(const void* data, size_t size, const std::string& name, int channel,
+                                 double max_seconds) {
   HARK_CHECK(data != nullptr || size == 0, name + ": null data pointer");
   MemorySource src(data, size);
-  return decode(src, name, channel);
+  return decode(src, name, channel, max_seconds);
 }
 
 std::vector<float> from_f32(const float* samples, size_t n_samples, int sample_rate, int channels) {

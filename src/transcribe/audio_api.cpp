@@ -13,6 +13,10 @@ std::vector<float> load_audio(const std::string& path) { return audio::load_file
 
 std::vector<float> decode_audio(const void* data, size_t size) { return audio::decode_memory(data, size); }
 
+std::vector<float> decode_audio(const void* data, size_t size, double max_seconds) {
+  return audio::decode_memory(data, size, "<memory>", -1, max_seconds);
+}
+
 std::vector<float> load_audio_channel(const std::string& path, int channel) {
   HARK_CHECK_AS(InvalidArgument, "channel", channel >= 0,
                 path + ": channel must be >= 0, got " + std::to_string(channel));

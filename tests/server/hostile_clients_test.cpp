@@ -6,6 +6,7 @@
 // connections that starve no one, a port in use, and a stop bounded by the grace.
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sndfile.h>
 
 #include <chrono>
 #include <fstream>
@@ -30,6 +31,33 @@ size_t rss_bytes() {
   size_t pages = 0, resident = 0;
   f >> pages >> resident;
   return resident * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// The process's peak resident memory so far (VmHWM), bytes.
+size_t peak_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+// A decompression bomb: `seconds` of constant samples at 8 kHz as FLAC (a few hundred KB for an
+// hour), encoded here with libsndfile.
+std::string flac_bomb(double seconds) {
+  const fs::path p = scratch() / "bomb.flac";
+  if (!fs::exists(p)) {
+    SF_INFO info{};
+    info.samplerate = 8000;
+    info.channels = 1;
+    info.format = SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
+    SNDFILE* f = sf_open(p.c_str(), SFM_WRITE, &info);
+    if (!f) return {};
+    std::vector<short> block(8000 * 60, 1000);
+    for (double done = 0; done < seconds; done += 60) sf_write_short(f, block.data(), sf_count_t(block.size()));
+    sf_close(f);
+  }
+  return read_bytes(p);
 }
 
 // The head of a multipart POST with this Content-Length (or chunked when cl < 0).
@@ -98,8 +126,9 @@ TEST(HostileClients, UploadLimitsAsTheBytesArrive) {
   EXPECT_LT(rss_bytes(), before + (40u << 20));
   // A chunked upload within the limit is transcribed.
   const std::string wav = tones_wav(1.5);
-  const std::string body = "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\n\r\n" + wav +
-                           "\r\n--b\r\nContent-Disposition: form-data; name=\"response_format\"\r\n\r\ntext\r\n--b--\r\n";
+  const std::string body =
+      "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\n\r\n" + wav +
+      "\r\n--b\r\nContent-Disposition: form-data; name=\"response_format\"\r\n\r\ntext\r\n--b--\r\n";
   RawConnection ok(s.port());
   std::string chunked = post_head("/v1/audio/transcriptions", -1, "Connection: close\r\n");
   for (size_t at = 0; at < body.size(); at += 10000) {
@@ -112,6 +141,31 @@ TEST(HostileClients, UploadLimitsAsTheBytesArrive) {
   ok.send_all(chunked);
   a = ok.read_all();
   EXPECT_EQ(status_line(a), "HTTP/1.1 200 OK") << a.substr(0, 300);
+}
+
+TEST(HostileClients, ADecompressionBombIsCutAtMaxAudioSec) {
+  ServerOptions o = test_options();
+  o.max_audio_sec = 30;
+  o.queue_size = 1;
+  Running s(o);
+  const std::string bomb = flac_bomb(3600);  // an hour: 230 MB of samples at 16 kHz, were it decoded whole
+  ASSERT_FALSE(bomb.empty());
+  ASSERT_LT(bomb.size(), 5u << 20);
+  const size_t before = peak_bytes();
+  std::vector<std::thread> clients;
+  std::vector<int> status(3, 0);
+  for (int i = 0; i < 3; ++i)
+    clients.emplace_back([&, i] {
+      auto r = s.client().Post("/v1/audio/transcriptions", form(bomb));
+      status[static_cast<size_t>(i)] = r ? r->status : -1;
+    });
+  for (auto& t : clients) t.join();
+  for (int st : status) EXPECT_TRUE(st == 413 || st == 503) << st;  // 503: no place, so never decoded
+  // Per request at most the upload, 30 s of samples (2 MB) and the decoder's buffers.
+  EXPECT_LT(peak_bytes(), before + (48u << 20)) << "peak " << (peak_bytes() >> 20) << " MB";
+  auto r = s.client().Post("/v1/audio/transcriptions", form(tones_wav(1.5)));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
 }
 
 TEST(HostileClients, HeadLimitsAre431And414) {
@@ -143,12 +197,14 @@ TEST(HostileClients, HeadLimitsAre431And414) {
 TEST(HostileClients, SmugglingShapesAre400AndClose) {
   Running s(test_options());
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"CL and TE", "POST /load HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"},
+      {"CL and TE",
+       "POST /load HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"},
       {"two CLs", "POST /load HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"},
       {"two equal CLs", "POST /load HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello"},
       {"obs-fold", "GET /health HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n  folded\r\n\r\n"},
       {"TE not chunked", "POST /load HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"},
-      {"bad chunk size", "POST /load HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"},
+      {"bad chunk size",
+       "POST /load HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"},
       {"no Host", "GET /health HTTP/1.1\r\n\r\n"},
   };
   for (const auto& [what, bytes] : cases) {
@@ -182,7 +238,8 @@ TEST(HostileClients, PipelinedRequestsAreAnsweredInOrderAndBodiesAreNeverRequest
   body += hidden;
   RawConnection d(s.port());
   d.send_all("POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: " +
-             std::to_string(body.size()) + "\r\n\r\n" + body + "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+             std::to_string(body.size()) + "\r\n\r\n" + body +
+             "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   const std::string b = d.read_all();
   EXPECT_EQ(status_line(b), "HTTP/1.1 400 Bad Request") << b.substr(0, 300);  // no file
   EXPECT_EQ(b.find("no such route"), std::string::npos) << b;
