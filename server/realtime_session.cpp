@@ -201,6 +201,8 @@ class Session {
         text ? on_text(bytes) : on_audio(bytes);
       } catch (const ApiError& e) {
         send(error_event(e));
+      } catch (const std::exception& e) {  // a message no check foresaw: still an error event
+        send(error_event(ApiError(400, std::string("the message could not be used: ") + e.what())));
       }
       // Backpressure: while the transcriber is far behind, stop reading (TCP holds the client).
       const auto backlog = static_cast<size_t>(kMaxBacklogSec * config_.sample_rate * config_.channels);
@@ -216,7 +218,11 @@ class Session {
     if (msg.is_discarded() || !msg.is_object())
       throw ApiError(400, "a text message must be a JSON object with a \"type\"", "invalid_request_error", "",
                      "invalid_json");
-    const std::string type = msg.value("type", "");
+    const auto it = msg.find("type");
+    if (it == msg.end() || !it->is_string())
+      throw bad_field("type", "type: must be a string (session.update or stop), got " +
+                                  (it == msg.end() ? std::string("none") : it->dump()));
+    const std::string type = it->get<std::string>();
     if (type == "session.update") {
       if (rt_) throw bad_field("type", "session.update: the session is configured before its first audio frame");
       RealtimeConfig c = config_;
@@ -226,7 +232,7 @@ class Session {
     } else if (type == "stop") {
       begin_stop();
     } else {
-      throw bad_field("type", "type: " + msg.value("type", std::string("(none)")) + " is not session.update or stop");
+      throw bad_field("type", "type: " + type + " is not session.update or stop");
     }
   }
 

@@ -1,5 +1,7 @@
 #include "backend/buffer.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -28,12 +30,21 @@ void Buffer::check_range(const Tensor& t, size_t offset, size_t size, const char
 
 namespace {
 
+// Buffers from this size up are mapped from the system directly and unmapped when freed: the
+// C library's allocator keeps large freed blocks in its heap once its dynamic mmap threshold has
+// risen (glibc's does after the first large free), so a process that loads and drops models (a
+// server's /load) would grow by a model each time.
+constexpr size_t kMapFrom = size_t(1) << 20;
+
 class HostBuffer : public Buffer {
  public:
-  HostBuffer(BufferType* type, void* mem, size_t size, bool owned, std::shared_ptr<void> keepalive)
-      : Buffer(type, size), mem_(mem), owned_(owned), keepalive_(std::move(keepalive)) {}
+  HostBuffer(BufferType* type, void* mem, size_t size, bool owned, std::shared_ptr<void> keepalive, size_t mapped = 0)
+      : Buffer(type, size), mem_(mem), owned_(owned), mapped_(mapped), keepalive_(std::move(keepalive)) {}
   ~HostBuffer() override {
-    if (owned_) std::free(mem_);
+    if (mapped_)
+      ::munmap(mem_, mapped_);
+    else if (owned_)
+      std::free(mem_);
   }
   void* base() override { return mem_; }
   void set_tensor(Tensor& t, const void* data, size_t offset, size_t size) override {
@@ -60,6 +71,7 @@ class HostBuffer : public Buffer {
  private:
   void* mem_;
   bool owned_;
+  size_t mapped_;  // > 0: mmap'ed, this many bytes
   std::shared_ptr<void> keepalive_;
 };
 
@@ -70,6 +82,12 @@ std::unique_ptr<Buffer> HostBufferType::alloc(size_t size) {
                 std::string("buffer '") + name_ + "': " + std::to_string(size) + " bytes is more than the maximum " +
                     std::to_string(max_size()));
   const size_t rounded = (std::max<size_t>(size, 1) + alignment_ - 1) / alignment_ * alignment_;
+  if (rounded >= kMapFrom && alignment_ <= 4096) {  // (pages are aligned to at least 4 KB)
+    void* mem = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    HARK_CHECK_AS(ResourceExhausted, "", mem != MAP_FAILED,
+                  std::string("buffer '") + name_ + "': out of memory mapping " + std::to_string(size) + " bytes");
+    return std::make_unique<HostBuffer>(this, mem, size, true, nullptr, rounded);
+  }
   void* mem = std::aligned_alloc(alignment_, rounded);
   HARK_CHECK_AS(ResourceExhausted, "", mem != nullptr,
                 std::string("buffer '") + name_ + "': out of memory allocating " + std::to_string(size) + " bytes");

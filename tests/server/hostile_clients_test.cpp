@@ -301,6 +301,34 @@ TEST(HostileClients, IdleAndSlowConnectionsStarveNoOne) {
   EXPECT_EQ(open, idle.size());
 }
 
+TEST(HostileClients, LoadingAModelAHundredTimesKeepsMemoryFlat) {
+  ServerOptions o = test_options();
+  // The tiny preset's size (75 MB of f16 weights), as the reproduction: the small micro
+  // model's buffers stay under the allocator's thresholds and would show nothing.
+  const fs::path path_p = scratch() / "reload-tiny.bin";
+  if (!fs::exists(path_p)) {
+    TestModelOptions t;
+    test_model_preset("tiny", &t.hparams);
+    t.weight_type = DType::F16;
+    write_test_model(t, path_p.string());
+  }
+  const std::string path = path_p.string();
+  o.load_allow = {path};
+  Running s(o);
+  auto c = s.client();
+  auto load = [&] {
+    auto r = c.Post("/load", "model=" + path, "application/x-www-form-urlencoded");
+    return r ? r->status : -1;
+  };
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(load(), 200);  // warm: the allocator's own pools settle
+  const size_t before = rss_bytes();
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(load(), 200);
+  EXPECT_LT(rss_bytes(), before + (50u << 20)) << "RSS " << (before >> 20) << " -> " << (rss_bytes() >> 20) << " MB";
+  auto r = c.Post("/v1/audio/transcriptions", form(tones_wav(1.5)));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
 TEST(HostileClients, ASecondServerOnAPortInUseFailsToStart) {
   Running first(test_options());
   ServerOptions o = test_options();

@@ -270,6 +270,12 @@ TEST(Realtime, GarbageGetsErrorEventsAndTheSessionGoesOn) {
   expect_error("invalid_json");
   ws.send_text(R"({"type":"dance"})");
   expect_error("", "type");
+  ws.send_text(R"({"type":5})");  // not a string: an error event too, never a dropped session
+  expect_error("", "type");
+  ws.send_text(R"({"type":null})");
+  expect_error("", "type");
+  ws.send_text(R"({"no_type":1})");
+  expect_error("", "type");
   ws.send_text(R"({"type":"session.update","sample_rate":"fast"})");
   expect_error("invalid_value", "sample_rate");
   ws.send_text(R"({"type":"session.update","model":"other"})");
