@@ -248,8 +248,13 @@ std::string Service::load(const std::string& model) {
                                        threads_of(opt_), context_params(opt_));
   } catch (const Error& e) {
     // The operator allowed the file: one that is no model is the request's choice of it (400).
-    if (e.code() == ErrorCode::Internal || e.code() == ErrorCode::ResourceExhausted) throw api_error_of(e);
-    throw ApiError(400, std::string("model: ") + e.what(), "invalid_request_error", "model", "invalid_model");
+    // The message names the file as the client did: never the server's absolute path for it.
+    std::string msg = e.what();
+    for (size_t at = msg.find(want.string()); at != std::string::npos; at = msg.find(want.string(), at + model.size()))
+      msg.replace(at, want.string().size(), model);
+    if (e.code() == ErrorCode::Internal || e.code() == ErrorCode::ResourceExhausted)
+      throw api_error_of(Error(e.code(), msg, e.field()));
+    throw ApiError(400, "model: " + msg, "invalid_request_error", "model", "invalid_model");
   }
   const std::string name = pool->name();
   models_.replace_default(std::move(pool));

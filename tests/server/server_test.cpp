@@ -491,6 +491,13 @@ TEST(Server, ModelsListAndLoad) {
   // A file in the allowed folder that is not a model: 400, the server keeps its models.
   std::ofstream(scratch() / "junk.bin") << "not a model";
   EXPECT_EQ(load((scratch() / "junk.bin").string())->status, 400);
+  // Named by a relative path: the error says it that way, never with the server's absolute path.
+  const std::string rel = fs::relative(scratch() / "junk.bin").string();
+  auto lr = load(rel);
+  ASSERT_TRUE(lr);
+  EXPECT_EQ(lr->status, 400) << lr->body;
+  EXPECT_NE(lr->body.find(rel), std::string::npos) << lr->body;
+  EXPECT_EQ(lr->body.find(" " + scratch().string()), std::string::npos) << lr->body;  // (rel may end in it)
   EXPECT_EQ(json::parse(c.Get("/health")->body)["default_model"], "second");
 }
 
