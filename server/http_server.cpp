@@ -254,8 +254,8 @@ std::optional<ApiError> HttpServer::Impl::unauthorized(const http::request<http:
 }
 
 // Without API keys, a page from another site could make a visitor's browser change this server's
-// state (a form POST needs no CORS preflight): such requests must come from the server's own
-// origin or the one --cors allows. Clients that are not browsers send no Origin.
+// state or spend its compute (a form POST needs no CORS preflight): POSTs must come from the
+// server's own origin or the one --cors allows. Clients that are not browsers send no Origin.
 std::optional<ApiError> HttpServer::Impl::foreign_origin(const http::request<http::string_body>& req) const {
   if (!opt().api_keys.empty()) return std::nullopt;
   const std::string origin(req[http::field::origin]);
@@ -455,7 +455,7 @@ asio::awaitable<void> HttpServer::Impl::serve(tcp::socket socket) {
         co_return;
       }
     }
-    if (req.method() == http::verb::post && path == "/load") {
+    if (req.method() == http::verb::post) {  // every route that changes state or spends compute
       if (auto e = foreign_origin(req)) {
         co_await refuse(*e);
         co_return;

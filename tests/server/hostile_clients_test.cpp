@@ -260,7 +260,7 @@ TEST(HostileClients, APostWithoutABodyIsAnsweredAtOnce) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5)) << "the server waited for a body";
 }
 
-TEST(HostileClients, LoadRefusesForeignOriginsWithoutKeys) {
+TEST(HostileClients, PostsFromForeignOriginsAreRefusedWithoutKeys) {
   Running s(test_options());
   auto c = s.client();
   httplib::Headers evil = {{"Origin", "http://evil.example"}};
@@ -269,6 +269,13 @@ TEST(HostileClients, LoadRefusesForeignOriginsWithoutKeys) {
   EXPECT_EQ(r->status, 403) << r->body;
   httplib::Headers own = {{"Origin", "http://127.0.0.1:" + std::to_string(s.port())}};
   r = c.Post("/load", own, "model=micro", "application/x-www-form-urlencoded");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  // The transcription routes too (they spend the server's compute); --cors allows its origin.
+  r = c.Post("/v1/audio/transcriptions", evil, form(tones_wav(1.5)));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403) << r->body;
+  r = c.Post("/v1/audio/transcriptions", own, form(tones_wav(1.5)));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
 }
