@@ -10,6 +10,10 @@
 // - overhead: one client, one request at a time, against State::transcribe of the same samples
 //   with the same options (medians): the HTTP layer's cost (upload, form parsing, audio decoding,
 //   admission, the answer).
+// - hostile: /health latency (p50/p95 of 20) and the process's RSS with --idle idle connections
+//   and --slow slow uploads (a head and a few body bytes) open; and a decompression bomb (an
+//   hour of constant samples as FLAC, three at once) against --max-audio-sec 30: the peak RSS it
+//   adds (VmHWM, measured first).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -20,6 +24,13 @@
 #include <thread>
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sndfile.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "bench_util.h"
@@ -30,6 +41,42 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+size_t status_kb(const char* key) {  // a field of /proc/self/status, kB
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) return std::stoull(line.substr(std::strlen(key)));
+  return 0;
+}
+
+int raw_connect(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// An hour of constant samples at 8 kHz as FLAC bytes (a few hundred KB).
+std::string flac_bomb(const std::string& path) {
+  SF_INFO info{};
+  info.samplerate = 8000;
+  info.channels = 1;
+  info.format = SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
+  SNDFILE* f = sf_open(path.c_str(), SFM_WRITE, &info);
+  if (!f) return {};
+  std::vector<short> block(8000 * 60, 1000);
+  for (int m = 0; m < 60; ++m) sf_write_short(f, block.data(), sf_count_t(block.size()));
+  sf_close(f);
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 double ms_since(Clock::time_point a) { return std::chrono::duration<double, std::milli>(Clock::now() - a).count(); }
 
 double percentile(std::vector<double> v, double q) {
@@ -60,6 +107,7 @@ int main(int argc, char** argv) {
   double clip_sec = 5;
   int parallel = 4, threads = 1, requests = 0;
   std::vector<int> levels = {1, 4, 16, 50};
+  int idle = 1000, slow = 100;
   app.add_option("-m,--model", model, "Whisper model (default: a seeded --preset model)");
   app.add_option("--preset", preset, "Size of the seeded model")->capture_default_str();
   app.add_option("--type", type, "Weight type of the seeded model")->capture_default_str();
@@ -68,12 +116,43 @@ int main(int argc, char** argv) {
   app.add_option("-t,--threads", threads, "Threads per state")->capture_default_str();
   app.add_option("--concurrency", levels, "Client counts")->delimiter(',');
   app.add_option("--requests", requests, "Requests per level (0: 2 x concurrency, at least 8)");
+  app.add_option("--idle", idle, "Idle connections held open for the hostile figures")->capture_default_str();
+  app.add_option("--slow", slow, "Slow uploads held open for the hostile figures")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     bench::TempModel temp;
     if (model.empty()) {
       bench::write_preset_model(temp, preset, type);
       model = temp.path;
+    }
+    nlohmann::json hostile;
+    {  // The bomb first: VmHWM only rises, so later work would hide what it adds.
+      hark::server::ServerOptions b;
+      b.models = {{"bench", model}};
+      b.port = 0;
+      b.max_audio_sec = 30;
+      b.queue_size = 4;
+      hark::server::Service bsvc(b);
+      hark::server::HttpServer bhttp(bsvc);
+      bhttp.start();
+      const std::string bomb = flac_bomb(temp.path + ".bomb.flac");
+      std::remove((temp.path + ".bomb.flac").c_str());
+      const size_t hwm0 = status_kb("VmHWM:");
+      std::vector<std::thread> ts;
+      std::vector<int> st(3, 0);
+      for (int i = 0; i < 3; ++i)
+        ts.emplace_back([&, i] {
+          httplib::Client c("127.0.0.1", bhttp.port());
+          c.set_read_timeout(600, 0);
+          auto r = c.Post("/v1/audio/transcriptions",
+                          httplib::MultipartFormDataItems{{"file", bomb, "bomb.flac", "audio/flac"}});
+          st[static_cast<size_t>(i)] = r ? r->status : 0;
+        });
+      for (auto& t : ts) t.join();
+      hostile["bomb_flac_bytes"] = bomb.size();
+      hostile["bomb_statuses"] = st;
+      hostile["bomb_peak_rss_added_mb"] = static_cast<double>(status_kb("VmHWM:") - hwm0) / 1024.0;
+      bhttp.stop();
     }
     hark::server::ServerOptions o;
     o.models = {{"bench", model}};
@@ -149,6 +228,47 @@ int main(int argc, char** argv) {
                       {"p95_ms", percentile(lat, 0.95)}});
     }
     out["levels"] = rows;
+
+    // Hostile: idle connections and slow uploads held open while /health is asked.
+    auto health_ms = [&] {
+      std::vector<double> v;
+      httplib::Client c("127.0.0.1", http.port());
+      for (int i = 0; i < 20; ++i) {
+        const auto t0 = Clock::now();
+        auto r = c.Get("/health");
+        v.push_back(r && r->status == 200 ? ms_since(t0) : -1);
+      }
+      return std::make_pair(percentile(v, 0.5), percentile(v, 0.95));
+    };
+    const auto [h50_quiet, h95_quiet] = health_ms();
+    const size_t rss0 = status_kb("VmRSS:");
+    std::vector<int> fds;
+    for (int i = 0; i < idle; ++i) fds.push_back(raw_connect(http.port()));
+    const std::string slow_head =
+        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+        "Content-Length: 5000000\r\n\r\n--b\r\n";
+    for (int i = 0; i < slow; ++i) {
+      const int fd = raw_connect(http.port());
+      if (fd >= 0) (void)!::send(fd, slow_head.data(), slow_head.size(), MSG_NOSIGNAL);
+      fds.push_back(fd);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const auto [h50, h95] = health_ms();
+    const size_t rss1 = status_kb("VmRSS:");
+    int open = 0;
+    for (int fd : fds) open += fd >= 0;
+    hostile["idle_connections"] = idle;
+    hostile["slow_uploads"] = slow;
+    hostile["connections_open"] = open;
+    hostile["health_ms_p50_quiet"] = h50_quiet;
+    hostile["health_ms_p95_quiet"] = h95_quiet;
+    hostile["health_ms_p50"] = h50;
+    hostile["health_ms_p95"] = h95;
+    hostile["rss_mb_before"] = static_cast<double>(rss0) / 1024.0;
+    hostile["rss_mb_with_them"] = static_cast<double>(rss1) / 1024.0;
+    for (int fd : fds)
+      if (fd >= 0) ::close(fd);
+    out["hostile"] = hostile;
     http.stop();
     std::printf("%s\n", out.dump(2).c_str());
     return 0;

@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const hark::server::Form f = hark::server::parse_form(type, body);
     // What a route then reads: views must stay inside the body.
-    if (f.has_file && !f.file.empty() && (f.file.data() < body.data() || f.file.data() + f.file.size() > body.data() + body.size()))
+    if (f.has_file && !f.file.empty() &&
+        (f.file.data() < body.data() || f.file.data() + f.file.size() > body.data() + body.size()))
       __builtin_trap();
   } catch (const ApiError&) {
   }
