@@ -154,6 +154,39 @@ TEST_F(ServeCli, ServesWithAQuantizedCrossCache) {
   EXPECT_EQ(p.wait(), 0);
 }
 
+// SIGTERM while clients hold connections (a slow upload, an idle keep-alive, a stalled head): the
+// process exits 0 within the grace and a second, whatever they do.
+TEST_F(ServeCli, SigtermEndsWithinTheGraceWhateverClientsDo) {
+  ServeProcess p({"-m", micro_model(), "--port", "0", "-t", "1", "--shutdown-grace", "1"});
+  const std::string first = p.line();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(first, m, std::regex("listening on http://127\\.0\\.0\\.1:(\\d+)"))) << first;
+  const int port = std::stoi(m[1]);
+  RawConnection slow(port), idle(port), stalled(port);
+  slow.send_all(
+      "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; "
+      "boundary=b\r\nContent-Length: 5000000\r\n\r\n--b\r\n");
+  stalled.send_all("GET /heal");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto t0 = std::chrono::steady_clock::now();
+  kill(p.pid, SIGTERM);
+  EXPECT_EQ(p.wait(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2500));
+}
+
+// Two servers on one port: the second fails at start, naming the port (never shares it).
+TEST_F(ServeCli, APortInUseIsAnErrorAtStart) {
+  ServeProcess p({"-m", micro_model(), "--port", "0", "-t", "1"});
+  const std::string first = p.line();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(first, m, std::regex("listening on http://127\\.0\\.0\\.1:(\\d+)"))) << first;
+  ServeProcess second({"-m", micro_model(), "--port", m[1].str(), "-t", "1"});
+  EXPECT_EQ(second.line(), "");
+  EXPECT_EQ(second.wait(), 1);
+  kill(p.pid, SIGTERM);
+  EXPECT_EQ(p.wait(), 0);
+}
+
 TEST_F(ServeCli, BadFlagsAreUsageErrors) {
   ServeProcess p({"-m", micro_model(), "--port", "70000"});
   EXPECT_EQ(p.wait(), 2);
