@@ -167,7 +167,9 @@ Transcript Service::run(Prepared& p, Clock::time_point deadline, std::function<b
   {
     std::lock_guard lock(run_mu_);
     running_.push_back(&me);
-    if (shutting_down_) me.why = 3, me.job->abort();
+    // A request that holds a state runs, also while draining; only once the grace is over is it
+    // aborted (drain aborts those already running then).
+    if (shutting_down_abort_) me.why = 3, me.job->abort();
   }
   struct Unlist {
     Service* s;

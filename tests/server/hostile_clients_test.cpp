@@ -350,6 +350,37 @@ TEST(HostileClients, ASecondServerOnAPortInUseFailsToStart) {
   }
 }
 
+// While stopping, /health answers 503 (not a refused connection) and new requests 503, and the
+// running job finishes within the grace.
+TEST(HostileClients, HealthIs503WhileDraining) {
+  ServerOptions o = test_options();
+  o.shutdown_grace_sec = 60;
+  auto s = std::make_unique<Running>(o);
+  int job_status = 0;
+  std::thread job([&] {
+    auto r = s->client().Post("/v1/audio/transcriptions", form(tones_wav(600), {{"response_format", "text"}}));
+    job_status = r ? r->status : -1;
+  });
+  // Wait until it runs, then stop on another thread.
+  for (int i = 0; i < 500 && s->service->health().running == 0; ++i) std::this_thread::sleep_for(Ms(10));
+  ASSERT_EQ(s->service->health().running, 1);
+  std::thread stopper([&] { s->http->stop(); });
+  bool saw_503 = false, saw_refused_post = false;
+  for (int i = 0; i < 500 && !(saw_503 && saw_refused_post); ++i) {
+    auto c = s->client();
+    auto h = c.Get("/health");
+    if (h && h->status == 503) saw_503 = true;
+    auto r = c.Get("/v1/models");
+    if (r && r->status == 503) saw_refused_post = true;
+    std::this_thread::sleep_for(Ms(10));
+  }
+  stopper.join();
+  job.join();
+  EXPECT_TRUE(saw_503) << "/health never answered 503 while draining";
+  EXPECT_TRUE(saw_refused_post) << "a new request was not answered 503 while draining";
+  EXPECT_EQ(job_status, 200) << "the running job did not finish within the grace";
+}
+
 TEST(HostileClients, StopIsBoundedWhateverClientsDo) {
   ServerOptions o = test_options();
   o.shutdown_grace_sec = 1;
