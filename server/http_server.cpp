@@ -149,6 +149,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
   asio::steady_timer timer;
   uint64_t generation = 0;
   bool timed_out = false;
+  bool answering = false;  // a whole request is in, its answer not yet written (stop waits for it)
 
   tcp::socket& socket() { return sock; }
   // From now, operations still pending after `d` are cancelled (and timed_out set).
@@ -181,6 +182,8 @@ struct HttpServer::Impl {
   // (Declared before the io_context: the connections' coroutine frames it destroys last use them.)
   // The open connections' sockets, to close them all at stop (I/O thread only).
   std::set<Conn*> open;
+  std::atomic<int> n_open{0};
+  std::atomic<bool> closing{false};  // stopping: connections end after the answer they owe
   // Threads working for a request or a realtime session (waited for at stop).
   std::mutex work_mu;
   std::condition_variable work_cv;
@@ -190,6 +193,8 @@ struct HttpServer::Impl {
   int port = -1;
   bool stopped = false;
   asio::io_context ioc{1};
+  // Keeps the I/O thread running until stop() ends it, also once no connection is left.
+  asio::executor_work_guard<asio::io_context::executor_type> keep_running{ioc.get_executor()};
   tcp::acceptor acceptor{ioc};
   std::thread io_thread;
 
@@ -320,10 +325,14 @@ asio::awaitable<void> HttpServer::Impl::serve(tcp::socket socket) {
   const auto conn = std::make_shared<Conn>(std::move(socket));
   Conn& stream = *conn;
   open.insert(&stream);
+  ++n_open;
   struct Forget {
     Impl* self;
     Conn* s;
-    ~Forget() { self->open.erase(s); }
+    ~Forget() {
+      self->open.erase(s);
+      --self->n_open;
+    }
   } forget{this, &stream};
   beast::flat_buffer buf;
   const ServerOptions& o = opt();
@@ -534,7 +543,8 @@ asio::awaitable<void> HttpServer::Impl::serve(tcp::socket socket) {
     }
 
     // ---- the answer ----
-    const bool keep_alive = req.keep_alive();
+    const bool keep_alive = req.keep_alive() && !closing;
+    stream.answering = true;
     const auto exchange = std::make_shared<Exchange>(stream.socket().get_executor());
     Exchange& ex = *exchange;
     const bool heavy =
@@ -595,7 +605,8 @@ asio::awaitable<void> HttpServer::Impl::serve(tcp::socket socket) {
           alive = !ec;
         }
         log(id, method, path, 200, ex.audio_s, start);
-        if (!alive || !keep_alive) co_return;
+        stream.answering = false;
+        if (!alive || !keep_alive || closing) co_return;
         continue;
       }
     }
@@ -603,7 +614,8 @@ asio::awaitable<void> HttpServer::Impl::serve(tcp::socket socket) {
     const int status = r.status;
     const bool ok = co_await write(stream, r, req.version(), keep_alive);
     log(id, method, path, status, ex.audio_s, start);
-    if (!ok || !keep_alive || r.close) co_return;
+    stream.answering = false;
+    if (!ok || !keep_alive || r.close || closing) co_return;
   }
 }
 
@@ -770,22 +782,31 @@ void HttpServer::stop() {
   // Draining: /health and new requests answer 503 while running jobs finish.
   s.draining = true;
   s.svc.drain(after(s.opt().shutdown_grace_sec));
-  // Then every connection closes: uploads in progress are cut, idle keep-alives end.
-  std::promise<void> closed;
-  asio::post(s.ioc, [&s, &closed] {
-    beast::error_code ec;
-    s.acceptor.close(ec);
-    for (Conn* c : s.open) c->socket().close(ec);
-    closed.set_value();
-  });
-  closed.get_future().wait();
   {
-    // Request threads end once their jobs are aborted (drain did that) and their answers are
-    // handed over; realtime sessions once they see the server stopping (they close with 1001,
-    // and abort their job when the grace is over). Both are bounded by their own deadlines.
+    // Request threads end once their jobs ended or were aborted (drain did that) and their
+    // answers are handed over; realtime sessions once they see the server stopping (they close
+    // with 1001, their job aborted when the grace is over). Both are bounded by their deadlines.
     std::unique_lock<std::mutex> lock(s.work_mu);
     s.work_cv.wait(lock, [&s] { return s.working == 0; });
   }
+  // Then the connections close: at once those reading (uploads in progress are cut, idle
+  // keep-alives end), after their answer those writing one, for at most a second more.
+  auto close_all = [&s](bool only_idle) {
+    std::promise<void> done;
+    asio::post(s.ioc, [&s, &done, only_idle] {
+      beast::error_code ec;
+      s.acceptor.close(ec);
+      for (Conn* c : s.open)
+        if (!only_idle || !c->answering) c->socket().close(ec);
+      done.set_value();
+    });
+    done.get_future().wait();
+  };
+  s.closing = true;
+  close_all(true);
+  for (int i = 0; i < 100 && s.n_open > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  close_all(false);
+  s.keep_running.reset();
   s.ioc.stop();
   s.io_thread.join();
 }

@@ -358,7 +358,7 @@ TEST(HostileClients, HealthIs503WhileDraining) {
   auto s = std::make_unique<Running>(o);
   int job_status = 0;
   std::thread job([&] {
-    auto r = s->client().Post("/v1/audio/transcriptions", form(tones_wav(600), {{"response_format", "text"}}));
+    auto r = s->client().Post("/v1/audio/transcriptions", form(tones_wav(120), {{"response_format", "text"}}));
     job_status = r ? r->status : -1;
   });
   // Wait until it runs, then stop on another thread.
