@@ -308,6 +308,32 @@ TEST(HostileClients, IdleAndSlowConnectionsStarveNoOne) {
   EXPECT_EQ(open, idle.size());
 }
 
+// A body that keeps above --min-body-rate still ends at --upload-timeout (408); an idle
+// keep-alive connection is closed after --keep-alive-timeout.
+TEST(HostileClients, UploadAndKeepAliveDeadlines) {
+  ServerOptions o = test_options();
+  o.upload_timeout_sec = 1;
+  o.min_body_rate = 0;
+  o.keep_alive_timeout_sec = 0.5;
+  Running s(o);
+  RawConnection slow(s.port());
+  slow.send_all(post_head("/v1/audio/transcriptions", 1 << 20));
+  std::string answer;
+  for (int i = 0; i < 100 && answer.empty(); ++i) {  // a byte every 50 ms: 20 B/s, never idle long
+    pollfd p{slow.fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0) break;
+    slow.send_all("x");
+  }
+  answer = slow.read_all();
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 408 Request Timeout") << answer.substr(0, 300);
+  RawConnection idle(s.port());
+  idle.send_all("GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string a = idle.read_all();  // the answer, then the close when the keep-alive ends
+  EXPECT_EQ(status_line(a), "HTTP/1.1 200 OK");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
 TEST(HostileClients, LoadingAModelAHundredTimesKeepsMemoryFlat) {
   ServerOptions o = test_options();
   // The tiny preset's size (75 MB of f16 weights), as the reproduction: the small micro
