@@ -314,7 +314,10 @@ asio::awaitable<void> HttpServer::Impl::accept_loop() {
     tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-      continue;  // e.g. out of descriptors for a moment: the next one may work
+      // E.g. out of descriptors for a moment: wait a little rather than spin, then go on.
+      asio::steady_timer pause(ioc, std::chrono::milliseconds(50));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
     }
     asio::co_spawn(ioc, serve(std::move(socket)), asio::detached);
   }
