@@ -282,8 +282,10 @@ constexpr int64_t kCachedTiles = 8;
 
 int64_t tiles_of(int64_t nk) { return (nk + kTile - 1) / kTile; }
 int64_t kv_slots(int64_t nk) { return std::clamp<int64_t>(tiles_of(nk), 1, kCachedTiles); }
-// A packed tile (BlockScratch::kv_slot_floats): K as B panels [kTile x D] (keys as rows), then V
-// as B panels [D + pad, kTile] (depth-major: values as columns, keys as depth).
+// A packed tile (BlockScratch::kv_slot_floats): K as B panels [kTile + pad, D] (keys as rows), then
+// V as B panels [D + pad, kTile] (depth-major: values as columns, keys as depth). Both pads: a
+// last panel is written whole, gemm_nr rows, and kTile need not be a multiple of gemm_nr (NEON's
+// 12: without the pad, V's panels overwrote the last K panel's keys).
 
 // Scratch of one thread for the block path. Every part starts on a cache line (the packed panels
 // must: the micro-kernels load them with aligned vector loads).
@@ -298,7 +300,8 @@ struct BlockScratch {
   float* kv;    // kv_slots packed tiles, kv_slot_floats apart
 
   static int64_t lines(int64_t n) { return (n + 15) / 16 * 16; }  // floats in whole 64-byte lines
-  static int64_t kv_slot_floats(int64_t D) { return lines(kTile * D) + lines((D + kMaxGemmPanel) * kTile); }
+  static int64_t k_panel_floats(int64_t D) { return lines((kTile + kMaxGemmPanel) * D); }
+  static int64_t kv_slot_floats(int64_t D) { return k_panel_floats(D) + lines((D + kMaxGemmPanel) * kTile); }
   // The parts in order, each rounded to whole lines; kv last.
   static void sizes(int64_t D, int64_t out[7]) {
     const int64_t panels = kQBlock + kMaxGemmPanel;
@@ -363,7 +366,7 @@ const float* packed_tile(const Kernels& kern, const Attn& a, const uint8_t* kb, 
   if (kb != ph.kb || vb != ph.vb) ph = {kb, vb, 0};
   float* slot = w.kv + (cached ? ti : 0) * BlockScratch::kv_slot_floats(D);
   float* kp = slot;
-  float* vpk = slot + BlockScratch::lines(kTile * D);
+  float* vpk = slot + BlockScratch::k_panel_floats(D);
   *vp = vpk;
   if (cached && ti < ph.n_packed) return kp;
   const int64_t j0 = ti * kTile;
