@@ -96,7 +96,7 @@ Form parse_multipart(std::string_view content_type, std::string_view body, const
     std::string_view head = no_headers ? std::string_view() : body.substr(at, head_len);
     at = no_headers ? at + 2 : head_end + 4;
     std::string name, filename;
-    bool has_filename = false, disposition = false;
+    bool disposition = false;
     while (!head.empty()) {
       const size_t eol = head.find("\r\n");
       const std::string_view line = head.substr(0, eol);
@@ -110,7 +110,7 @@ Form parse_multipart(std::string_view content_type, std::string_view body, const
         throw bad_body("a part's Content-Disposition is not form-data");
       disposition = true;
       if (!header_param(value, "name", &name)) throw bad_body("a part without a name");
-      has_filename = header_param(value, "filename", &filename);
+      header_param(value, "filename", &filename);
     }
     if (!disposition) throw bad_body("a part without Content-Disposition: form-data");
     // Its content runs to the next delimiter.
@@ -122,10 +122,9 @@ Form parse_multipart(std::string_view content_type, std::string_view body, const
       form.has_file = true;
       form.file = content;
       form.filename = filename;
-    } else {
+    } else {  // another file part is a field like any other
       if (content.size() > limits.max_field_bytes)
         throw bad_body("field '" + name + "' is longer than " + std::to_string(limits.max_field_bytes) + " bytes");
-      (void)has_filename;  // another file part is a field like any other
       add_field(form, name, std::string(content), limits);
     }
   }
