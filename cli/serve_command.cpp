@@ -72,6 +72,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeCommandOptions& o) {
       ->capture_default_str();
   cmd->add_option("--api-key", s.api_keys, "Require Authorization: Bearer KEY (repeat for several keys)");
   cmd->add_option("--cors", s.cors_origin, "Send CORS headers allowing this origin ('*': any)");
+  cmd->add_flag(
+      "--no-ui", [&s](int64_t) { s.ui = false; }, "Serve no web page at / (the API only)");
   cmd->add_option("--load-allow", s.load_allow,
                   "POST /load may load a model file at this path, or any directly in this folder (repeat); "
                   "without it /load only switches between the models given with -m");

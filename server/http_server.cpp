@@ -27,6 +27,7 @@
 #include "form_parser.h"
 #include "realtime_session.h"
 #include "responses.h"
+#include "ui_assets.h"
 
 namespace hark::server {
 
@@ -44,8 +45,20 @@ Clock::duration after(double s) { return std::chrono::duration_cast<Clock::durat
 bool whisper_cpp_route(std::string_view path) { return path == "/inference" || path == "/load"; }
 bool realtime_route(std::string_view path) { return path == "/v1/realtime" || path == "/realtime"; }
 
-json model_json(const std::string& name) {
-  return {{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "hark"}};
+// OpenAI's model object, and what a client (the page at /) needs to offer the model's options:
+// its languages (none but English for an .en model, so no translation) and whether the server
+// can skip silence (vad).
+json model_json(const ModelPool& m, bool vad) {
+  json languages = json::array();
+  const int n = m.info().multilingual ? language_count() : 1;
+  for (int i = 0; i < n; ++i) languages.push_back({{"code", language_code_at(i)}, {"name", language_name_at(i)}});
+  return {{"id", m.name()},
+          {"object", "model"},
+          {"created", 0},
+          {"owned_by", "hark"},
+          {"multilingual", m.info().multilingual},
+          {"languages", languages},
+          {"vad", vad}};
 }
 
 // An answer before it is written: status, headers, body.
@@ -200,6 +213,8 @@ struct HttpServer::Impl {
 
   explicit Impl(Service& s) : svc(s) {}
   const ServerOptions& opt() const { return svc.options(); }
+  // A file of the page at / (nullptr with --no-ui).
+  const UiAsset* ui_asset(std::string_view path) const { return opt().ui ? find_ui_asset(path) : nullptr; }
 
   // A thread for work off the I/O thread, counted so stop() waits for it.
   template <typename F>
@@ -450,7 +465,9 @@ asio::awaitable<void> HttpServer::Impl::serve(tcp::socket socket) {
     buf.consume(head_len);
 
     // ---- before the body: the key, the origin, the size ----
+    // The health check and the page (which asks for the key itself) need no key.
     const bool health = path == "/health";
+    const bool open_route = health || (req.method() == http::verb::get && ui_asset(path));
     if (req.method() == http::verb::options) {
       Reply r;
       r.status = o.cors_origin.empty() ? 405 : 204;
@@ -461,7 +478,7 @@ asio::awaitable<void> HttpServer::Impl::serve(tcp::socket socket) {
       if (!parser.is_done()) co_return;
       continue;
     }
-    if (!health) {
+    if (!open_route) {
       if (auto e = unauthorized(req)) {
         co_await refuse(*e);
         co_return;
@@ -596,6 +613,12 @@ asio::awaitable<void> HttpServer::Impl::serve(tcp::socket socket) {
           }
         }
         if (finished) break;
+        {
+          // A notify() while the events above were being written ran its wake-up with no wait
+          // pending: what it announced is here, so look again instead of waiting for the next.
+          std::lock_guard<std::mutex> lock(ex.mu);
+          if (!ex.chunks.empty() || ex.finished || ex.head_ready != head_ready || ex.streaming != streaming) continue;
+        }
         ex.wake.expires_at(Clock::time_point::max());
         co_await ex.wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       }
@@ -625,12 +648,17 @@ asio::awaitable<void> HttpServer::Impl::serve(tcp::socket socket) {
 void HttpServer::Impl::handle(const http::request<http::string_body>& req, const std::string& path,
                               std::string_view query, int fd, Exchange& ex) {
   const bool whisper_cpp = whisper_cpp_route(path);
+  const ServerOptions& o = opt();
   Reply r;
   try {
     if (draining && path != "/health")
       throw ApiError(503, "the server is shutting down", "server_error", "", "shutting_down");
     const http::verb m = req.method();
-    if (path == "/health" && m == http::verb::get) {
+    if (const UiAsset* page = m == http::verb::get ? ui_asset(path) : nullptr) {
+      r.content_type = std::string(page->content_type);
+      r.body = std::string(page->bytes);
+      for (const auto& [k, v] : ui_headers()) r.headers.emplace_back(k, v);
+    } else if (path == "/health" && m == http::verb::get) {
       const Health h = svc.health();
       const auto def = svc.models().default_model();
       const bool ready = h.ready && !draining;
@@ -647,14 +675,14 @@ void HttpServer::Impl::handle(const http::request<http::string_body>& req, const
       r.body = svc.metrics_text();
     } else if (path == "/v1/models" && m == http::verb::get) {
       json data = json::array();
-      for (const auto& mp : svc.models().all()) data.push_back(model_json(mp->name()));
+      for (const auto& mp : svc.models().all()) data.push_back(model_json(*mp, !o.vad_model.empty()));
       r.body = json{{"object", "list"}, {"data", data}}.dump();
     } else if (path.rfind("/v1/models/", 0) == 0 && path.size() > 11 && m == http::verb::get) {
       const std::string id = percent_decode(path.substr(11), false);
       bool found = false;
       for (const auto& mp : svc.models().all())
         if (mp->name() == id) {
-          r.body = model_json(id).dump();
+          r.body = model_json(*mp, !o.vad_model.empty()).dump();
           found = true;
         }
       if (!found)
@@ -730,18 +758,21 @@ Reply HttpServer::Impl::transcribe(const http::request<http::string_body>& req, 
     ex.notify();
   }
   std::string sent;
+  const bool verbose = p->request.format == Format::VerboseJson;
+  size_t next_id = 0;  // the segment's index in the transcript (verbose_json's id)
   try {
     const Transcript t = svc.run(*p, deadline, gone, [&](const NewSegments& ns) {
       for (const Segment& seg : ns.segments) {
         // The first delta without its leading space, so the deltas add up to the text.
         std::string d =
             sent.empty() ? seg.text.substr(std::min(seg.text.find_first_not_of(' '), seg.text.size())) : seg.text;
-        if (d.empty()) continue;
+        const size_t id = next_id++;
+        if (d.empty() && !verbose) continue;
         sent += d;
-        send(sse_delta(d));
+        send(verbose ? sse_segment_delta(p->request, d, id, seg) : sse_delta(d));
       }
     });
-    send(sse_done(plain_text(t)));
+    send(verbose ? sse_done_verbose(p->request, t, p->audio_s) : sse_done(plain_text(t)));
   } catch (const ApiError& e) {
     send(sse_error(e));
   }

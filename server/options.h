@@ -54,6 +54,7 @@ struct ServerOptions {
     return p;
   }();
   bool access_log = false;  // one JSON line per request on stderr
+  bool ui = true;           // the web page at / (server/ui/); false (--no-ui): 404
   bool flash_attn = true;
   KvCacheType cross_kv_type = KvCacheType::F16;  // ContextParams::cross_kv_type of every model
   bool use_gpu = true;

@@ -52,6 +52,9 @@ TranscriptionRequest common(const Form& form, const TranscribeParams& defaults) 
   // server's limit (--max-batch-size) and VAD model are checked when the request is admitted.
   if (const auto* v = form.get("batch_size"); v && !v->empty())
     r.params.batch_size = integer("batch_size", *v, kIntMin, kIntMax);
+  // VAD: the model is the server's (--vad-model); a request only switches it on (and, on
+  // whisper.cpp's route, tunes it).
+  if (const auto* v = form.get("vad")) r.params.vad = boolean("vad", *v);
   return r;
 }
 
@@ -62,8 +65,9 @@ TranscriptionRequest parse_openai_form(const Form& form, bool translate, const T
   r.api = Api::OpenAI;
   r.params.translate = translate;
   if (const auto* v = form.get("stream")) r.stream = boolean("stream", *v);
-  if (r.stream && r.format != Format::Json && r.format != Format::Text)
-    throw bad_field("stream", "stream: server-sent events are sent for response_format json or text only");
+  if (r.stream && r.format != Format::Json && r.format != Format::Text && r.format != Format::VerboseJson)
+    throw bad_field("stream",
+                    "stream: server-sent events are sent for response_format json, text or verbose_json only");
   // OpenAI's SDKs send "timestamp_granularities[]"; a plain form may drop the brackets.
   bool any = false, segment = false, word = false;
   for (const char* name : {"timestamp_granularities[]", "timestamp_granularities"}) {
@@ -126,8 +130,6 @@ TranscriptionRequest parse_inference_form(const Form& form, const TranscribePara
   flag("no_context", [&](bool b) { p.no_context = b; });
   flag("suppress_non_speech", [&](bool b) { p.suppress_nst = b; });
   flag("suppress_nst", [&](bool b) { p.suppress_nst = b; });
-  // VAD: the model is the server's (--vad-model); a request only switches it on and tunes it.
-  flag("vad", [&](bool b) { p.vad = b; });
   num("vad_threshold", [&](double x) { p.vad_params.threshold = static_cast<float>(x); });
   whole("vad_min_speech_duration_ms", [&](int x) { p.vad_params.min_speech_duration_ms = x; });
   whole("vad_min_silence_duration_ms", [&](int x) { p.vad_params.min_silence_duration_ms = x; });

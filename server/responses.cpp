@@ -32,6 +32,26 @@ int64_t seek_of(const Transcript& t, const Segment& s) {
   return seek;
 }
 
+// One segment of verbose_json (its "seek" comes from the transcript's windows, added by the caller).
+json segment_json(size_t id, const Segment& s) {
+  json tokens = json::array();
+  for (const TokenData& tok : s.tokens) tokens.push_back(tok.id);
+  return {{"id", id},
+          {"start", seconds(s.t0)},
+          {"end", seconds(s.t1)},
+          {"text", s.text},
+          {"tokens", tokens},
+          {"temperature", s.temperature},
+          {"avg_logprob", s.avg_logprob},
+          {"compression_ratio", s.compression_ratio},
+          {"no_speech_prob", s.no_speech_prob}};
+}
+
+void add_words(const Segment& s, json& words) {
+  for (const Word& w : s.words)
+    words.push_back({{"word", trimmed(w.text)}, {"start", seconds(w.t0)}, {"end", seconds(w.t1)}});
+}
+
 json verbose_json(const TranscriptionRequest& r, const Transcript& t, double duration_s) {
   json j;
   j["task"] = r.params.translate ? "translate" : "transcribe";
@@ -41,27 +61,15 @@ json verbose_json(const TranscriptionRequest& r, const Transcript& t, double dur
   if (r.segments) {
     json segs = json::array();
     for (size_t i = 0; i < t.segments.size(); ++i) {
-      const Segment& s = t.segments[i];
-      json tokens = json::array();
-      for (const TokenData& tok : s.tokens) tokens.push_back(tok.id);
-      segs.push_back({{"id", i},
-                      {"seek", seek_of(t, s)},
-                      {"start", seconds(s.t0)},
-                      {"end", seconds(s.t1)},
-                      {"text", s.text},
-                      {"tokens", tokens},
-                      {"temperature", s.temperature},
-                      {"avg_logprob", s.avg_logprob},
-                      {"compression_ratio", s.compression_ratio},
-                      {"no_speech_prob", s.no_speech_prob}});
+      json seg = segment_json(i, t.segments[i]);
+      seg["seek"] = seek_of(t, t.segments[i]);
+      segs.push_back(std::move(seg));
     }
     j["segments"] = segs;
   }
   if (r.words) {
     json words = json::array();
-    for (const Segment& s : t.segments)
-      for (const Word& w : s.words)
-        words.push_back({{"word", trimmed(w.text)}, {"start", seconds(w.t0)}, {"end", seconds(w.t1)}});
+    for (const Segment& s : t.segments) add_words(s, words);
     j["words"] = words;
   }
   j["usage"] = {{"type", "duration"}, {"seconds", static_cast<int64_t>(std::ceil(duration_s))}};
@@ -112,6 +120,22 @@ std::string sse_delta(const std::string& delta) {
 
 std::string sse_done(const std::string& text) {
   return event("transcript.text.done", {{"type", "transcript.text.done"}, {"text", text}});
+}
+
+std::string sse_segment_delta(const TranscriptionRequest& r, const std::string& delta, size_t id, const Segment& s) {
+  json seg = segment_json(id, s);
+  if (r.words) {
+    json words = json::array();
+    add_words(s, words);
+    seg["words"] = words;
+  }
+  return event("transcript.text.delta", {{"type", "transcript.text.delta"}, {"delta", delta}, {"segment", seg}});
+}
+
+std::string sse_done_verbose(const TranscriptionRequest& r, const Transcript& t, double duration_s) {
+  json j = verbose_json(r, t, duration_s);
+  j["type"] = "transcript.text.done";
+  return event("transcript.text.done", j);
 }
 
 std::string sse_error(const ApiError& e) { return event("error", json::parse(openai_error_json(e))); }

@@ -213,6 +213,85 @@ TEST(Server, StreamSendsDeltasThenDone) {
   EXPECT_EQ(deltas.substr(0, text.size()), text);
 }
 
+// hark's addition: with response_format verbose_json each delta carries its segment and the done
+// event is the whole verbose_json (the page at / shows segments with times as they come). 70 s
+// of audio: three windows, so several events are written while the next ones are announced
+// (a wake-up that came during a write was once lost, and the stream never ended). Five times.
+TEST(Server, StreamVerboseJsonCarriesEachSegment) {
+  Running s(test_options());
+  auto c = s.client();
+  c.set_read_timeout(60, 0);
+  const std::string wav = tones_wav(70);
+  auto plain = c.Post("/v1/audio/transcriptions", form(wav, {{"response_format", "verbose_json"}}));
+  ASSERT_TRUE(plain);
+  ASSERT_EQ(plain->status, 200) << plain->body;
+  const json want = json::parse(plain->body)["segments"];
+  ASSERT_GE(want.size(), 2u) << plain->body;
+  for (int round = 0; round < 5; ++round) {
+    auto r = c.Post("/v1/audio/transcriptions", form(wav, {{"stream", "true"}, {"response_format", "verbose_json"}}));
+    ASSERT_TRUE(r) << "round " << round << ": the stream did not end";
+    ASSERT_EQ(r->status, 200) << r->body;
+    const std::vector<SseEvent> events = parse_sse(r->body);
+    ASSERT_EQ(events.size(), want.size() + 1) << r->body;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const json& seg = events[i].data["segment"];
+      EXPECT_EQ(seg["id"], i);
+      EXPECT_EQ(seg["start"], want[i]["start"]);
+      EXPECT_EQ(seg["end"], want[i]["end"]);
+      EXPECT_EQ(seg["text"], want[i]["text"]);
+    }
+    const json& done = events.back().data;
+    EXPECT_EQ(done["type"], "transcript.text.done");
+    EXPECT_EQ(done["segments"], want);
+    EXPECT_EQ(done["text"], json::parse(plain->body)["text"]);
+  }
+}
+
+// The page at / and its files: no key needed (the page asks for it), a strict CSP; --no-ui: 404.
+TEST(Server, ServesThePageWithoutAKeyUnlessNoUi) {
+  ServerOptions o = test_options();
+  o.api_keys = {"secret"};
+  {
+    Running s(o);
+    auto c = s.client();
+    auto page = c.Get("/");
+    ASSERT_TRUE(page);
+    EXPECT_EQ(page->status, 200);
+    EXPECT_TRUE(contains(page->get_header_value("Content-Type"), "text/html"));
+    const std::string csp = page->get_header_value("Content-Security-Policy");
+    EXPECT_TRUE(contains(csp, "script-src 'self'")) << csp;
+    EXPECT_FALSE(contains(csp, "unsafe-inline")) << csp;
+    EXPECT_TRUE(contains(page->body, "/ui/app.js"));
+    auto js = c.Get("/ui/app.js");
+    ASSERT_TRUE(js);
+    EXPECT_EQ(js->status, 200);
+    EXPECT_TRUE(contains(js->get_header_value("Content-Type"), "text/javascript"));
+    EXPECT_EQ(c.Get("/ui/nothing.js")->status, 401);  // not a file of the page: an API route, keyed
+    EXPECT_EQ(c.Post("/", "x", "text/plain")->status, 401);
+    EXPECT_EQ(c.Get("/v1/models")->status, 401);
+  }
+  o.ui = false;
+  Running s(o);
+  auto c = s.client();
+  c.set_bearer_token_auth("secret");
+  EXPECT_EQ(c.Get("/")->status, 404);
+  EXPECT_EQ(c.Get("/ui/app.js")->status, 404);
+}
+
+// What a client needs to offer a model's options: its languages, translation, VAD.
+TEST(Server, ModelsSayTheirLanguagesAndVad) {
+  Running s(test_options());
+  auto c = s.client();
+  const json m = json::parse(c.Get("/v1/models/micro")->body);
+  EXPECT_EQ(m["id"], "micro");
+  EXPECT_EQ(m["multilingual"], true);
+  ASSERT_GT(m["languages"].size(), 50u);
+  EXPECT_EQ(m["languages"][0], (json{{"code", "en"}, {"name", "english"}}));
+  EXPECT_EQ(m["vad"], false);
+  // OpenAI's route takes vad as whisper.cpp's does; this server has no VAD model.
+  expect_openai_error(c.Post("/v1/audio/transcriptions", form(tones_wav(), {{"vad", "true"}})), 400, "vad", "");
+}
+
 TEST(Server, BadFieldsAre400NamingTheField) {
   Running s(test_options());
   auto c = s.client();

@@ -1,0 +1,273 @@
+// The page `hark serve` answers at /, in a real browser: Debian's Chromium, headless, driven by
+// puppeteer-core over the DevTools protocol, against a server this test starts on a loopback
+// port with a seeded micro model and an API key. Chromium's fake capture device plays a WAV file
+// as the microphone. Screenshots of each state go to HARK_SCREENSHOT_DIR for a person to look at.
+// Started by run.sh (ctest browser.ui).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import puppeteer from 'puppeteer-core';
+
+const HARK = process.env.HARK_CLI;
+const MAKE_MODEL = process.env.HARK_MAKE_TEST_MODEL;
+const CHROMIUM = process.env.HARK_CHROMIUM || '/usr/bin/chromium';
+const SHOTS = process.env.HARK_SCREENSHOT_DIR;
+const SHARED = process.env.HARK_SHARED_DIR || path.resolve(import.meta.dirname, '../../../shared');
+const KEY = 'sk-hark-ui-test';
+
+// 6 s of gliding tones with pauses, 16 kHz mono 16-bit WAV: the clip when ../shared has no speech.
+function tonesWav(seconds = 6) {
+  const rate = 16000, n = seconds * rate;
+  const buf = Buffer.alloc(44 + 2 * n);
+  buf.write('RIFF', 0); buf.writeUInt32LE(36 + 2 * n, 4); buf.write('WAVE', 8);
+  buf.write('fmt ', 12); buf.writeUInt32LE(16, 16); buf.writeUInt16LE(1, 20); buf.writeUInt16LE(1, 22);
+  buf.writeUInt32LE(rate, 24); buf.writeUInt32LE(2 * rate, 28); buf.writeUInt16LE(2, 32); buf.writeUInt16LE(16, 34);
+  buf.write('data', 36); buf.writeUInt32LE(2 * n, 40);
+  for (let i = 0; i < n; i++) {
+    const t = i / rate;
+    const a = (t % 2 < 1.5 ? 0.3 : 0) * Math.sin(2 * Math.PI * (200 + 30 * t) * t);
+    buf.writeInt16LE(Math.round(a * 32767), 44 + 2 * i);
+  }
+  return buf;
+}
+
+let dir, server, port, browser, page, cdp, clip;
+const downloads = () => path.join(dir, 'downloads');
+const problems = [];  // page errors and CSP violations: none may happen
+
+async function shot(name) {
+  if (!SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+const text = (sel) => page.$eval(sel, (e) => e.textContent);
+
+// What the page shows, for a failure's message.
+const pageState = () => page.evaluate(() => ['status', 'notice', 'progress-label', 'partial']
+  .map((id) => `#${id}: ${JSON.stringify(document.getElementById(id).textContent)}`).join(', '));
+
+async function withState(wait) {
+  try {
+    return await wait;
+  } catch (e) {
+    e.message += ` (the page: ${await pageState()}; problems: ${JSON.stringify(problems)})`;
+    throw e;
+  }
+}
+const visible = (sel) => withState(page.waitForSelector(sel, { visible: true, timeout: 60000 }));
+const until = (fn, timeout = 60000) => withState(page.waitForFunction(fn, { timeout }));
+
+// Clicks a download link and returns the file's contents once the browser has written it.
+async function download(sel, name) {
+  const file = path.join(downloads(), name);
+  rmSync(file, { force: true });
+  await page.click(sel);
+  for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(existsSync(file), `${name} was downloaded`);
+  return readFileSync(file);
+}
+
+before(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'hark-ui-'));
+  const model = path.join(dir, 'micro.bin');
+  execFileSync(MAKE_MODEL, ['-o', model, '--preset', 'micro', '--type', 'f16'], { stdio: 'ignore' });
+  const speech = path.join(SHARED, 'audio', 'sense_and_sensibility_01_austen_64kb-0870.wav');
+  if (existsSync(speech)) {
+    clip = speech;
+  } else {
+    clip = path.join(dir, 'tones.wav');
+    writeFileSync(clip, tonesWav());
+  }
+  server = spawn(HARK, ['serve', '-m', `micro=${model}`, '--port', '0', '-t', '1', '--no-fallback', '--api-key', KEY,
+                        '--max-upload-mb', '2'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = readline.createInterface({ input: server.stdout });
+  port = await new Promise((resolve, reject) => {
+    lines.once('line', (l) => {
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(l);
+      m ? resolve(Number(m[1])) : reject(new Error(`unexpected first line: ${l}`));
+    });
+    server.once('exit', (code) => reject(new Error(`hark serve exited with ${code}`)));
+  });
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    userDataDir: path.join(dir, 'profile'),
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync', '--use-fake-ui-for-media-stream',
+           '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${clip}`,
+           '--autoplay-policy=no-user-gesture-required'],
+  });
+  page = await browser.newPage();
+  await page.setViewport({ width: 1100, height: 900 });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  await page.evaluateOnNewDocument(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
+    });
+  });
+  cdp = await browser.target().createCDPSession();
+  mkdirSync(downloads(), { recursive: true });
+  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads() });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+// Console errors the page causes on purpose: the server's refusals show in the console as failed
+// requests; anything else (a script error, a CSP violation) is a failure.
+function unexpectedProblems() {
+  return problems.filter((p) => !/Failed to load resource: the server responded with a status of (401|415)/.test(p));
+}
+
+test('the page asks for the key; a wrong key gets a sentence, the right one the options', async () => {
+  const res = await page.goto(`http://127.0.0.1:${port}/`);
+  const csp = res.headers()['content-security-policy'];
+  assert.match(csp, /script-src 'self'/);
+  assert.doesNotMatch(csp, /unsafe-inline/);
+  await visible('#key-input');
+  await shot('0-key');
+  await page.type('#key-input', 'sk-wrong');
+  await page.keyboard.press('Enter');
+  await until(() => /did not accept/.test(document.getElementById('notice').textContent));
+  assert.ok(await page.$eval('#app', (e) => e.hidden), 'the options stay hidden with a wrong key');
+  await page.type('#key-input', KEY);
+  await page.keyboard.press('Enter');
+  await visible('#app');
+  assert.ok(await page.$eval('#notice', (e) => e.hidden), 'the notice goes once the key is right');
+  const models = await page.$$eval('#model option', (os) => os.map((o) => o.value));
+  assert.deepEqual(models, ['micro']);
+  const languages = await page.$$eval('#language option', (os) => os.map((o) => o.value));
+  assert.equal(languages[0], 'auto');
+  assert.ok(languages.includes('en') && languages.length > 50, 'the model\'s languages');
+  assert.ok(await page.$eval('#vad', (e) => e.disabled), 'no VAD without --vad-model');
+  await shot('1-empty');
+});
+
+test('a clip: upload progress, segments with times, and an srt equal to the server\'s', async () => {
+  // A slow upload (about 1.5 s), so the transcribing state can be seen and photographed.
+  const net = await page.createCDPSession();
+  await net.send('Network.enable');
+  await net.send('Network.emulateNetworkConditions',
+                 { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 150 * 1024 });
+  const input = await page.$('#file-input');
+  await input.uploadFile(clip);
+  await visible('#file-progress');
+  await until(() => document.getElementById('progress-bar').value > 0);
+  await shot('2-transcribing');
+  await net.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+  await visible('#downloads');
+  const times = await page.$$eval('#segments time', (ts) => ts.map((t) => t.textContent));
+  assert.ok(times.length >= 1, 'at least one segment');
+  for (const t of times) assert.match(t, /^\d+:\d\d\.\d\d–\d+:\d\d\.\d\d$/);
+  assert.ok(await page.$eval('#file-progress', (e) => e.hidden), 'the progress goes when done');
+  assert.match(await text('#status'), /^Done: /);
+  await shot('3-result');
+
+  // Clicking a segment plays the file from its start.
+  await page.click('#segments li:last-child button');
+  const at = await page.$eval('#player', (p) => p.currentTime);
+  assert.ok(at > 0 || times.length === 1, 'the player moved to the segment');
+
+  const srt = (await download('#dl-srt', 'transcript.srt')).toString();
+  const form = new FormData();
+  form.append('file', new Blob([readFileSync(clip)]), 'clip.wav');
+  form.append('model', 'micro');
+  form.append('language', 'auto');
+  form.append('response_format', 'srt');
+  const r = await fetch(`http://127.0.0.1:${port}/v1/audio/transcriptions`,
+                        { method: 'POST', body: form, headers: { Authorization: `Bearer ${KEY}` } });
+  assert.equal(r.status, 200);
+  assert.equal(srt, await r.text(), 'the page\'s srt is the server\'s');
+  for (const [sel, name, re] of [['#dl-vtt', 'transcript.vtt', /^WEBVTT\n\n/], ['#dl-txt', 'transcript.txt', /\n$/],
+                                 ['#dl-json', 'transcript.json', /"segments"/]])
+    assert.match((await download(sel, name)).toString(), re);
+});
+
+test('a file that is not audio shows the server\'s error, and the page goes on', async () => {
+  const junk = path.join(dir, 'notes.txt');
+  writeFileSync(junk, 'these are words, not sound\n'.repeat(50));
+  await (await page.$('#file-input')).uploadFile(junk);
+  await until(() => !document.getElementById('notice').hidden);
+  assert.match(await text('#notice'), /could not read this file as audio/);
+  await until(() => document.getElementById('file-progress').hidden);
+  assert.equal(await page.$eval('#record', (b) => b.disabled), false);
+  await shot('4-error');
+  // The next file works without a reload.
+  await (await page.$('#file-input')).uploadFile(clip);
+  await until(() => /^Done: /.test(document.getElementById('status').textContent));
+  assert.ok(await page.$eval('#notice', (e) => e.hidden), 'the notice goes with the next file');
+});
+
+test('keyboard only: choose a file, play a segment, reach the downloads', async () => {
+  await page.reload();  // the key stays: sessionStorage lives as long as the tab
+  await visible('#app');
+  let focused = '';
+  for (let i = 0; i < 25 && focused !== 'file-input'; i++) {
+    await page.keyboard.press('Tab');
+    focused = await page.evaluate(() => document.activeElement.id);
+  }
+  assert.equal(focused, 'file-input', 'Tab reaches the file chooser');
+  const [chooser] = await Promise.all([page.waitForFileChooser(), page.keyboard.press('Space')]);
+  await chooser.accept([clip]);
+  await until(() => /^Done: /.test(document.getElementById('status').textContent));
+  focused = '';
+  for (let i = 0; i < 25 && focused !== 'segment'; i++) {
+    await page.keyboard.press('Tab');
+    focused = await page.evaluate(() => (document.activeElement.closest('#segments') ? 'segment' : document.activeElement.id));
+  }
+  assert.equal(focused, 'segment', 'Tab reaches the segments');
+  await page.keyboard.press('Enter');
+  for (let i = 0; i < 25 && focused !== 'dl-txt'; i++) {
+    await page.keyboard.press('Tab');
+    focused = await page.evaluate(() => document.activeElement.id);
+  }
+  assert.equal(focused, 'dl-txt', 'Tab reaches the downloads');
+});
+
+test('the microphone: partial results in grey, then finals; stop ends the session', async () => {
+  await page.click('#record');
+  await until(() => document.getElementById('record').textContent === 'Stop', 30000);
+  // Partial results come every second of audio while the slice is open.
+  await until(() => document.getElementById('partial').textContent.trim().length > 0);
+  const color = await page.$eval('#partial', (e) => getComputedStyle(e).color);
+  assert.notEqual(color, 'rgb(27, 27, 31)', 'a partial result is not in the finals\' colour');
+  await shot('5-recording');
+  await new Promise((r) => setTimeout(r, 1500));
+  await page.click('#record');
+  await until(() => /^Recording finished/.test(document.getElementById('status').textContent), 120000);
+  const finals = await page.$$eval('#segments li', (ls) => ls.length);
+  assert.ok(finals >= 1, 'stop finishes the last slice: a final result');
+  assert.equal(await text('#partial'), '');
+  assert.equal(await text('#record'), 'Record');
+  const wav = await download('#rec-download', 'recording.wav');
+  assert.equal(wav.subarray(0, 4).toString(), 'RIFF');
+  assert.equal(wav.readUInt32LE(24), 16000, 'the recording is 16 kHz');
+  assert.ok(wav.length > 44 + 2 * 16000, 'more than a second was recorded');
+  await shot('6-recorded');
+});
+
+test('a phone\'s width: nothing wider than the screen', async () => {
+  await page.setViewport({ width: 390, height: 844, isMobile: true, hasTouch: true });
+  await page.reload();
+  await visible('#app');
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(wide <= 390, `the page is ${wide} px wide on a 390 px screen`);
+  await shot('7-phone');
+});
+
+test('no script error and no CSP violation on the way', () => {
+  assert.deepEqual(unexpectedProblems(), []);
+});
