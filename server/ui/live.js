@@ -58,16 +58,20 @@ export class LiveSession {
   }
 
   async start() {
+    // The context is made now, in the click's turn: one made after an await may start suspended
+    // (the browsers' autoplay rules; Firefox's does), and then no audio would flow.
+    this.ctx = new AudioContext();
+    this.ctx.resume().catch(() => {});
     try {
       this.stream = await navigator.mediaDevices.getUserMedia({
         audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true },
       });
     } catch (e) {
+      this.release();
       throw micError(e);
     }
     try {
       await this.open();
-      this.ctx = new AudioContext();
       await this.ctx.audioWorklet.addModule('/ui/pcm-worklet.js');
       const source = this.ctx.createMediaStreamSource(this.stream);
       this.node = new AudioWorkletNode(this.ctx, 'pcm16k', { numberOfInputs: 1, numberOfOutputs: 1 });
@@ -151,7 +155,11 @@ export class LiveSession {
 
   release() {
     if (this.stream) for (const t of this.stream.getTracks()) t.stop();
-    if (this.ctx && this.ctx.state !== 'closed') this.ctx.close();
+    // Once: a second close() while the first is under way throws (Firefox).
+    if (this.ctx && !this.ctxClosing) {
+      this.ctxClosing = true;
+      this.ctx.close().catch(() => {});
+    }
   }
 
   recording() { return wavBlob(this.pieces); }
