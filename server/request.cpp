@@ -55,6 +55,25 @@ TranscriptionRequest common(const Form& form, const TranscribeParams& defaults) 
   // VAD: the model is the server's (--vad-model); a request only switches it on (and, on
   // whisper.cpp's route, tunes it).
   if (const auto* v = form.get("vad")) r.params.vad = boolean("vad", *v);
+  // faster-whisper's decoding options, hark's own fields on both routes (the library checks
+  // their ranges and how they combine).
+  TranscribeParams& p = r.params;
+  if (const auto* v = form.get("hotwords")) p.hotwords = *v;
+  if (const auto* v = form.get("prefix")) p.prefix = *v;
+  if (const auto* v = form.get("multilingual")) p.multilingual = boolean("multilingual", *v);
+  if (const auto* v = form.get("repetition_penalty"); v && !v->empty())
+    p.repetition_penalty = static_cast<float>(number("repetition_penalty", *v, -kHuge, kHuge));
+  if (const auto* v = form.get("no_repeat_ngram_size"); v && !v->empty())
+    p.no_repeat_ngram_size = integer("no_repeat_ngram_size", *v, kIntMin, kIntMax);
+  if (const auto* v = form.get("clip_timestamps"); v && !v->empty() && *v != "0") {
+    // "start,end,start,..." in seconds, as faster-whisper takes them ("0": the whole audio).
+    size_t at = 0;
+    while (at <= v->size()) {
+      const size_t comma = std::min(v->find(',', at), v->size());
+      p.clip_timestamps.push_back(static_cast<float>(number("clip_timestamps", v->substr(at, comma - at), 0, kHuge)));
+      at = comma + 1;
+    }
+  }
   return r;
 }
 

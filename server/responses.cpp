@@ -24,19 +24,12 @@ std::string language_name(const std::string& code) {
   return name ? name : code;
 }
 
-// The mel frame (10 ms) the window a segment came from started at: OpenAI's "seek".
-int64_t seek_of(const Transcript& t, const Segment& s) {
-  int64_t seek = 0;
-  for (const Window& w : t.windows)
-    if (w.t0 <= s.t0) seek = w.t0;
-  return seek;
-}
-
-// One segment of verbose_json (its "seek" comes from the transcript's windows, added by the caller).
+// One segment of verbose_json.
 json segment_json(size_t id, const Segment& s) {
   json tokens = json::array();
   for (const TokenData& tok : s.tokens) tokens.push_back(tok.id);
   return {{"id", id},
+          {"seek", s.seek},
           {"start", seconds(s.t0)},
           {"end", seconds(s.t1)},
           {"text", s.text},
@@ -60,11 +53,7 @@ json verbose_json(const TranscriptionRequest& r, const Transcript& t, double dur
   j["text"] = plain_text(t);
   if (r.segments) {
     json segs = json::array();
-    for (size_t i = 0; i < t.segments.size(); ++i) {
-      json seg = segment_json(i, t.segments[i]);
-      seg["seek"] = seek_of(t, t.segments[i]);
-      segs.push_back(std::move(seg));
-    }
+    for (size_t i = 0; i < t.segments.size(); ++i) segs.push_back(segment_json(i, t.segments[i]));
     j["segments"] = segs;
   }
   if (r.words) {

@@ -28,7 +28,7 @@ std::string sse_delta(const std::string& delta);  // transcript.text.delta
 std::string sse_done(const std::string& text);    // transcript.text.done
 std::string sse_error(const ApiError& e);         // error (the SDKs raise it)
 // hark's addition for response_format verbose_json: each delta also carries its segment (as in
-// verbose_json, without "seek"; its words when asked), and the done event is the whole
+// verbose_json; its words when asked), and the done event is the whole
 // verbose_json. OpenAI's clients read delta and text as ever and pass the rest by.
 std::string sse_segment_delta(const TranscriptionRequest& r, const std::string& delta, size_t id, const Segment& s);
 std::string sse_done_verbose(const TranscriptionRequest& r, const Transcript& t, double duration_s);

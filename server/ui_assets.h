@@ -10,7 +10,7 @@
 namespace hark::server {
 
 struct EmbeddedFile {
-  std::string_view path;   // relative to server/ui/: "index.html", "app.js", ...
+  std::string_view path;  // relative to server/ui/: "index.html", "app.js", ...
   std::string_view bytes;
 };
 const std::vector<EmbeddedFile>& embedded_files();  // generated

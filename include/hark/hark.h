@@ -461,6 +461,9 @@ typedef struct hark_segment_decoding {
   double avg_logprob;       /* of the window's tokens, end-of-text included */
   double compression_ratio; /* gzip compression ratio of the window's text */
   float no_speech_prob;     /* P(no speech) at the window's start */
+  /* Added later (a caller built against an older hark.h passes the smaller size and gets the
+   * fields above): the start of the window it was decoded in (OpenAI's "seek"), 10 ms units. */
+  int64_t seek;
 } hark_segment_decoding;
 
 HARK_API hark_status hark_result_segment_decoding(const hark_result* result, int i, hark_segment_decoding* out,

@@ -58,7 +58,9 @@ struct TranscribeParams {
   std::string prefix;
   // The language is detected in every window, and the window decoded in it (faster-whisper's
   // multilingual: for audio that changes language); the transcript's language is the first
-  // window's, each window record says its own. Multilingual models only.
+  // window's, each window record says its own. With translate, the windows not in English are
+  // translated and the English ones transcribed (faster-whisper's output_language "en"; without
+  // translate, its "hybrid"). Multilingual models only.
   bool multilingual = false;
 
   // ---- decoding policy: OpenAI's transcribe()/decode() and whisper.cpp's whisper_full meanings ----
@@ -155,6 +157,11 @@ struct TranscribeParams {
   bool vad = false;
   std::string vad_model_path;  // the Silero model in whisper.cpp's format (ggml-silero-*.bin)
   VadOptions vad_params;       // its threshold, durations, padding and samples_overlap
+  // With vad: the speech as the caller already found it (the same model and vad_params, e.g. to
+  // report its length before transcribing, as faster-whisper's API does), used instead of running
+  // the VAD a second time. In order, not overlapping, within the samples transcribed (10 ms
+  // units). Empty: the VAD runs. Not used by the batched pipeline, which cuts its own chunks.
+  std::vector<VadSegment> vad_speech;
 
   // ---- batched long-audio pipeline (faster-whisper's BatchedInferencePipeline) ----
   // > 1: the Silero VAD (vad_model_path, required; `vad` need not be set; vad_params apply,

@@ -29,8 +29,11 @@ struct Word {
 };
 
 struct Segment {
-  int64_t t0 = 0;    // start, 10 ms units from the start of the audio
-  int64_t t1 = 0;    // end
+  int64_t t0 = 0;  // start, 10 ms units from the start of the audio
+  int64_t t1 = 0;  // end
+  // The start of the window it was decoded in (OpenAI's and faster-whisper's "seek"), 10 ms units
+  // from the start of the audio: segments of one window share it.
+  int64_t seek = 0;
   std::string text;  // valid UTF-8
   std::vector<TokenData> tokens;
   // How the window this segment came from was decoded (OpenAI's segment fields): the temperature

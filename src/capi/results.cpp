@@ -137,6 +137,7 @@ hark_status hark_result_segment_decoding(const hark_result* result, int i, hark_
     d.avg_logprob = s.avg_logprob;
     d.compression_ratio = s.compression_ratio;
     d.no_speech_prob = s.no_speech_prob;
+    d.seek = s.seek;
     write_out(out, out_size, kSegmentDecodingV1, d);
   });
 }

@@ -5,13 +5,15 @@
 
 namespace hark {
 
+bool window_translates(const TranscribeParams& p, int lang) { return p.translate && !(p.multilingual && lang == 0); }
+
 JobLanguage::JobLanguage(const LoadedModel& m, const JobRequest& req, const TranscribeParams& p, Transcript& out)
     : m_(m),
       p_(p),
       out_(out),
       lang_(req.lang),
       known_(!req.auto_language),
-      start_(m.start_sequence(req.lang, p.translate, p.timestamps)) {}
+      start_(m.start_sequence(req.lang, window_translates(p, req.lang), p.timestamps)) {}
 
 bool JobLanguage::settle(decode::SearchModel& model) {
   if (known_ && !p_.multilingual) return true;
@@ -23,7 +25,7 @@ bool JobLanguage::settle(decode::SearchModel& model) {
     out_.language = language_code(lang_);
     out_.language_prob = g.probs[static_cast<size_t>(lang_)];
   }
-  start_ = m_.start_sequence(lang_, p_.translate, p_.timestamps);
+  start_ = m_.start_sequence(lang_, window_translates(p_, lang_), p_.timestamps);
   known_ = true;
   return true;
 }

@@ -13,6 +13,11 @@
 
 namespace hark {
 
+// Whether a window in language `lang` is translated: with translate, except, when each window has
+// its own language (multilingual), the English ones, which are transcribed (faster-whisper's
+// output_language "en": English out, whatever each window spoke).
+bool window_translates(const TranscribeParams& p, int lang);
+
 class JobLanguage {
  public:
   JobLanguage(const LoadedModel& m, const JobRequest& req, const TranscribeParams& p, Transcript& out);

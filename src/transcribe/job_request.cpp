@@ -167,6 +167,16 @@ JobRequest check_request(const LoadedModel& m, std::span<const float> samples, c
     check_vad_params(p.vad_params);
     HARK_CHECK_AS(InvalidArgument, "vad_params.samples_overlap", std::isfinite(p.vad_params.samples_overlap),
                   "transcribe: vad samples_overlap must be finite, got " + num(p.vad_params.samples_overlap));
+    const int64_t end = static_cast<int64_t>((r.samples.size() + 159) / 160);
+    int64_t after = 0;
+    for (size_t i = 0; i < p.vad_speech.size(); ++i) {
+      const VadSegment& v = p.vad_speech[i];
+      CHECK_OPTION("vad_speech", v.t0 >= after && v.t0 < v.t1 && v.t1 <= end,
+                   "[" + std::to_string(i) + "] = [" + std::to_string(v.t0) + ", " + std::to_string(v.t1) +
+                       "] is not a stretch after the one before and inside the audio (0 to " + std::to_string(end) +
+                       ", 10 ms units)");
+      after = v.t1;
+    }
   }
   CHECK_OPTION(
       "batch_size", p.batch_size >= 1 && p.batch_size <= kMaxBatchSize,

@@ -253,8 +253,10 @@ Transcript run_speech_only_strategy(const JobSetup& s) {
   const std::shared_ptr<VadModel> vad_model = m.vad_models->get(p.vad_model_path);
   VadAudio speech;
   if (!s.ctl.should_stop()) {
-    const VadResult found = vad_model->detect_speech(s.req.samples, p.vad_params);
-    speech = cut_speech(s.req.samples, found.segments, p.vad_params.samples_overlap, s.req.offset_units);
+    // The caller's own finding (params.hpp: vad_speech), or the VAD's.
+    const std::vector<VadSegment> found =
+        p.vad_speech.empty() ? vad_model->detect_speech(s.req.samples, p.vad_params).segments : p.vad_speech;
+    speech = cut_speech(s.req.samples, found, p.vad_params.samples_overlap, s.req.offset_units);
   }
   const double vad_ms = ms_since(t_vad);
   if (s.ctl.should_stop() || speech.samples.empty()) {

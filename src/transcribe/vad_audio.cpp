@@ -45,6 +45,7 @@ int64_t VadTimeMap::to_original(int64_t t) const {
 void VadTimeMap::map(Segment& s) const {
   s.t0 = to_original(s.t0);
   s.t1 = to_original(s.t1);
+  s.seek = to_original(s.seek);  // as its window's t0 (below)
   for (TokenData& tok : s.tokens) {
     // -1: no token timestamps.
     if (tok.t0 >= 0) tok.t0 = to_original(tok.t0);

@@ -10,6 +10,7 @@
 #include "frontend/mel.h"
 #include "model/hparams.h"
 #include "runtime/stopwatch.h"
+#include "transcribe/job_language.h"
 #include "transcribe/max_len.h"
 
 namespace hark {
@@ -150,14 +151,16 @@ WindowSegments WindowPipeline::segments(const DecodedWindow& win, double* decode
   if (p_.single_segment) r.consumed_frames = win.frames;
   out.speaker_turn_first = r.speaker_turn_first;
   out.segments = window_segments(m_, w, r.segments, win.compression_ratio, offset, p_, token_timestamps_);
+  for (Segment& s : out.segments) s.seek = offset;
   // A chunk's text is kept whole (as a window that ends on a single timestamp: no seek to move).
   out.next_seek = win.whole ? win.end : win.seek + std::max<int64_t>(r.consumed_frames, 1);
   if (p_.word_timestamps) {
     // Words, refined segment bounds and the next seek from the last word (word_timing.h).
     const auto t = std::chrono::steady_clock::now();
-    const WordOutcome wo = words_.run({win.seek, win.frames, content_frames_, out.next_seek,
-                                       win.whole || single_timestamp_ending(st, w.tokens), win.lang, p_.translate},
-                                      out.segments);
+    const WordOutcome wo =
+        words_.run({win.seek, win.frames, content_frames_, out.next_seek,
+                    win.whole || single_timestamp_ending(st, w.tokens), win.lang, window_translates(p_, win.lang)},
+                   out.segments);
     *decode_ms += ms_since(t);
     if (wo.aborted) {
       out.aborted = true;

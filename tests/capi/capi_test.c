@@ -783,6 +783,7 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
         CHECK(d.temperature >= 0.5f && d.temperature <= 1.0f);
         CHECK(d.no_speech_prob >= 0.0f && d.no_speech_prob <= 1.0f);
         CHECK(d.avg_logprob <= 0.0);
+        CHECK(d.seek >= 0 && d.seek <= hark_result_segment_t0(r, i)); /* its window's start */
         for (int j = 0; j < hark_result_segment_n_tokens(r, i); ++j) {
           hark_token_data td;
           CHECK_OK(hark_result_token(r, i, j, &td, sizeof td));

@@ -1068,5 +1068,31 @@ TEST_F(Policy, MultilingualDetectsEachWindowsLanguage) {
   }
 }
 
+// With translate too, English comes out whatever each window spoke: the windows in another
+// language are translated, the English ones transcribed (faster-whisper's output_language "en").
+TEST_F(Policy, MultilingualTranslateTranscribesOnlyTheEnglishWindows) {
+  TranscribeParams p = testing::fast_params();
+  p.language = "auto";
+  p.multilingual = true;
+  p.translate = true;
+  WindowPlan en_w{cat({{ts(0)}, words(" one"), {ts(1400)}})};
+  en_w.language = language_index("en");
+  WindowPlan fr{cat({{ts(0)}, words(" one"), {ts(1400)}})};
+  fr.language = language_index("fr");
+  auto r = run_plans(p, {en_w, fr}, 40.0);
+  ASSERT_EQ(r.t.windows.size(), 2u);
+  auto fed = [&](int w, int lang, int32_t task) {
+    for (const auto& c : r.model->calls)
+      if (c.window == w && c.tokens == std::vector<int32_t>{st().lang_first + lang, task}) return true;
+    return false;
+  };
+  EXPECT_TRUE(fed(0, en_w.language, st().transcribe)) << "the English window is transcribed";
+  EXPECT_TRUE(fed(1, fr.language, st().translate)) << "the French window is translated";
+  // Without multilingual, translate is the job's task for every window.
+  p.multilingual = false;
+  r = run_plans(p, {fr, fr}, 40.0);
+  EXPECT_TRUE(fed(1, fr.language, st().translate));
+}
+
 }  // namespace
 }  // namespace hark::testing

@@ -292,6 +292,39 @@ TEST(Server, ModelsSayTheirLanguagesAndVad) {
   expect_openai_error(c.Post("/v1/audio/transcriptions", form(tones_wav(), {{"vad", "true"}})), 400, "vad", "");
 }
 
+// faster-whisper's decoding options as hark's fields, on both routes.
+TEST(Server, FasterWhisperOptionsAsFields) {
+  Running s(test_options());
+  auto c = s.client();
+  auto r = c.Post("/v1/audio/transcriptions",
+                  form(tones_wav(), {{"language", "en"}, {"prefix", "Hello hark"}, {"hotwords", "Kubernetes"}}));
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const std::string text = json::parse(r->body)["text"];
+  EXPECT_EQ(text.rfind("Hello hark", 0), 0u) << text;
+  EXPECT_EQ(text.find("Kubernetes"), std::string::npos) << text;
+  // Only the clip [1, 2] s is transcribed.
+  r = c.Post("/inference", form(tones_wav(), {{"response_format", "verbose_json"},
+                                              {"clip_timestamps", "1,2"},
+                                              {"repetition_penalty", "1.2"},
+                                              {"no_repeat_ngram_size", "3"},
+                                              {"multilingual", "true"}}));
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  for (const json& seg : json::parse(r->body)["segments"]) {
+    EXPECT_GE(seg["start"].get<double>(), 1.0 - 1e-6) << seg;
+    EXPECT_LE(seg["end"].get<double>(), 2.0 + 1e-6) << seg;
+  }
+  expect_openai_error(c.Post("/v1/audio/transcriptions", form(tones_wav(), {{"repetition_penalty", "lots"}})), 400,
+                      "repetition_penalty", "");
+  expect_openai_error(c.Post("/v1/audio/transcriptions", form(tones_wav(), {{"repetition_penalty", "0"}})), 400,
+                      "repetition_penalty", "");
+  expect_openai_error(c.Post("/v1/audio/transcriptions", form(tones_wav(), {{"clip_timestamps", "1,x"}})), 400,
+                      "clip_timestamps", "");
+  expect_openai_error(c.Post("/v1/audio/transcriptions", form(tones_wav(), {{"multilingual", "maybe"}})), 400,
+                      "multilingual", "");
+}
+
 TEST(Server, BadFieldsAre400NamingTheField) {
   Running s(test_options());
   auto c = s.client();

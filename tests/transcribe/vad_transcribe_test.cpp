@@ -133,6 +133,25 @@ TEST_F(VadTranscribeTest, FewerWindowsAndTimesInsideTheSpeech) {
     EXPECT_EQ(again.segments[i].t1, t.segments[i].t1);
     EXPECT_EQ(again.segments[i].text, t.segments[i].text);
   }
+
+  // The speech given (vad_speech, as the VAD found it): the same transcript without a second VAD
+  // run; each segment's seek is its window's start.
+  TranscribeParams given = vad_params();
+  given.vad_speech = VadModel::load(model_)->detect_speech(audio_, given.vad_params).segments;
+  ASSERT_FALSE(given.vad_speech.empty());
+  const Transcript g = ctx->transcribe(audio_, given);
+  ASSERT_EQ(g.segments.size(), t.segments.size());
+  for (size_t i = 0; i < t.segments.size(); ++i) {
+    EXPECT_EQ(g.segments[i].t0, t.segments[i].t0);
+    EXPECT_EQ(g.segments[i].text, t.segments[i].text);
+    EXPECT_EQ(g.segments[i].seek, t.segments[i].seek);
+  }
+  for (const Segment& s : t.segments) {
+    bool a_window_start = false;
+    for (const Window& w : t.windows) a_window_start = a_window_start || w.t0 == s.seek;
+    EXPECT_TRUE(a_window_start) << "seek " << s.seek;
+    EXPECT_LE(s.seek, s.t0);
+  }
 }
 
 TEST_F(VadTranscribeTest, OffsetAndProcessors) {
@@ -204,6 +223,23 @@ TEST_F(VadTranscribeTest, BadSettingsFailBeforeAnyCompute) {
       {[](TranscribeParams& p) { p.vad_model_path = "/nonexistent/silero.bin"; }, "/nonexistent/silero.bin"},
       // A file that is not a VAD model (the Whisper model itself).
       {[&](TranscribeParams& p) { p.vad_model_path = whisper_model; }, whisper_model},
+      // Given speech: in order, not overlapping, inside the audio.
+      {[](TranscribeParams& p) {
+         p.vad_speech = {{50, 40}};
+       },
+       "vad_speech[0]"},
+      {[](TranscribeParams& p) {
+         p.vad_speech = {{0, 100}, {90, 200}};
+       },
+       "vad_speech[1]"},
+      {[](TranscribeParams& p) {
+         p.vad_speech = {{-5, 10}};
+       },
+       "vad_speech[0]"},
+      {[](TranscribeParams& p) {
+         p.vad_speech = {{0, 1000000}};
+       },
+       "vad_speech[0]"},
   };
   for (const auto& [set, what] : cases) {
     TranscribeParams p = vad_params();

@@ -230,9 +230,12 @@ class WhisperModel:
         vad_options = None
         if vad_filter and clip_timestamps in ("0", "", None, []):
             vad_options = _vad_options(vad_parameters)
-            engine.update(vad=True, vad_model_path=vad_model_path(), vad_params=vad_options._engine())
+            # The VAD runs once: info needs the speech's length now, and the engine takes the
+            # stretches found (10 ms units) instead of finding them again.
             speech = get_speech_timestamps(samples, vad_options)
             duration_after_vad = sum(s["end"] - s["start"] for s in speech) / SAMPLING_RATE
+            engine.update(vad=True, vad_model_path=vad_model_path(), vad_params=vad_options._engine(),
+                          vad_speech=[(s["start"] // 160, -(-s["end"] // 160)) for s in speech])
         language, probability, all_probs = self._language(samples, language, language_detection_segments,
                                                           language_detection_threshold)
         engine["language"] = language
@@ -350,8 +353,12 @@ def _engine_options(o: TranscriptionOptions, task: str, chunk_length: Optional[i
 
     if task not in ("transcribe", "translate"):
         raise ValueError(f"task must be 'transcribe' or 'translate', not {task!r}")
-    if o.output_language is not None:
-        not_yet("output_language", "the text is in each window's own language")
+    if o.output_language not in (None, "en", "hybrid"):
+        raise ValueError(f"output_language must be 'en' or 'hybrid', not {o.output_language!r}")
+    # With multilingual each window's task follows output_language: "en" translates the windows
+    # not in English (hark's multilingual + translate), "hybrid" (or none) transcribes each in its
+    # own language. Without multilingual the task is the task.
+    translate = o.output_language == "en" if o.multilingual else task == "translate"
     if chunk_length not in (None, 30):
         not_yet("chunk_length", "Whisper's windows are 30 s")
     if not isinstance(o.beam_size, int) or o.beam_size < 1:
@@ -359,7 +366,7 @@ def _engine_options(o: TranscriptionOptions, task: str, chunk_length: Optional[i
     if not isinstance(o.best_of, int) or o.best_of < 1:
         raise ValueError(f"best_of must be 1 or more, not {o.best_of!r}")
     e: dict = {
-        "translate": task == "translate",
+        "translate": translate,
         "beam_size": o.beam_size,
         "best_of": o.best_of,
         "patience": float(o.patience),
@@ -476,7 +483,7 @@ def _segments(engine, samples: np.ndarray, options: dict, with_words: bool, dura
                 n += 1
                 words = [Word(w["start"], w["end"], w["word"], w["probability"]) for w in s["words"]] if with_words else None
                 seg = Segment(
-                    id=n, seek=int(s["t0"]), start=s["t0"] / 100.0, end=s["t1"] / 100.0, text=s["text"],
+                    id=n, seek=int(s["seek"]), start=s["t0"] / 100.0, end=s["t1"] / 100.0, text=s["text"],
                     tokens=list(s["tokens"]), avg_logprob=s["avg_logprob"], compression_ratio=s["compression_ratio"],
                     no_speech_prob=s["no_speech_prob"], words=words, temperature=s["temperature"],
                 )

@@ -127,6 +127,11 @@ hark::TranscribeParams params_from(const py::dict& given) {
     p.vad_params = vad_options_from(d["vad_params"].cast<py::dict>());
     PyDict_DelItemString(d.ptr(), "vad_params");
   }
+  if (d.contains("vad_speech")) {  // [(t0, t1), ...] in 10 ms units: the speech already found
+    for (const auto& [t0, t1] : d["vad_speech"].cast<std::vector<std::pair<int64_t, int64_t>>>())
+      p.vad_speech.push_back({t0, t1});
+    PyDict_DelItemString(d.ptr(), "vad_speech");
+  }
   refuse_unknown(d, "option");
   return p;
 }
@@ -153,7 +158,7 @@ py::dict segment_dict(const hark::Segment& s) {
     words.append(py::dict(py::arg("start") = w.t0 / 100.0, py::arg("end") = w.t1 / 100.0,
                           py::arg("word") = py::bytes(w.text).attr("decode")("utf-8", "replace"),
                           py::arg("probability") = w.p));
-  return py::dict(py::arg("t0") = s.t0, py::arg("t1") = s.t1,
+  return py::dict(py::arg("t0") = s.t0, py::arg("t1") = s.t1, py::arg("seek") = s.seek,
                   py::arg("text") = py::bytes(s.text).attr("decode")("utf-8", "replace"), py::arg("tokens") = tokens,
                   py::arg("avg_logprob") = s.avg_logprob, py::arg("compression_ratio") = s.compression_ratio,
                   py::arg("no_speech_prob") = s.no_speech_prob, py::arg("temperature") = s.temperature,

@@ -228,8 +228,14 @@ def test_prefix_hotwords_multilingual_and_length_penalty(model, micro_en, speech
     base = list(model.transcribe(speech, language="en", beam_size=3, temperature=0.0)[0])
     assert list(model.transcribe(speech, language="en", beam_size=3, temperature=0.0, length_penalty=1.0)[0]) == base
     assert list(model.transcribe(speech, language="en", beam_size=3, temperature=0.0, length_penalty=0.2)[0])
-    with pytest.raises(NotImplementedError, match="output_language"):
-        model.transcribe(speech, multilingual=True, output_language="hybrid")
+    # output_language: "hybrid" is multilingual's own behaviour; "en" translates what is not English.
+    own = list(model.transcribe(speech, beam_size=1, temperature=0.0, multilingual=True)[0])
+    assert list(model.transcribe(speech, beam_size=1, temperature=0.0, multilingual=True,
+                                 output_language="hybrid")[0]) == own
+    segments, info = model.transcribe(speech, beam_size=1, temperature=0.0, multilingual=True, output_language="en")
+    assert list(segments) is not None and info.transcription_options.output_language == "en"
+    with pytest.raises(ValueError, match="output_language"):
+        model.transcribe(speech, multilingual=True, output_language="fr")
 
 
 def test_bad_inputs_raise_the_fitting_python_errors(micro, model, tmp_path):
