@@ -557,6 +557,13 @@ HARK_API hark_status hark_bench(hark_context* ctx, int n_threads, hark_bench_res
  * thread; runs on a state from the context's pool. */
 HARK_API hark_status hark_detect_language(hark_context* ctx, const float* samples, size_t n_samples, int64_t offset_ms,
                                           int n_threads, int* lang_id, float* probability, float* probs, int n_probs);
+/* The same from a log-mel spectrogram instead of audio (faster-whisper's features, whisper.cpp's
+ * whisper_set_mel): n_mels rows (the model's: hark_model_info) of n_frames values, row-major,
+ * normalised as Whisper's log_mel_spectrogram; the first 3000 frames (30 s) are used, fewer padded
+ * with zeros. */
+HARK_API hark_status hark_detect_language_mel(hark_context* ctx, const float* mel, int n_mels, size_t n_frames,
+                                              int n_threads, int* lang_id, float* probability, float* probs,
+                                              int n_probs);
 
 /* ---- voice activity detection ------------------------------------------------------------ */
 /* The Silero VAD (hark/vad.hpp): one speech probability per 512-sample frame (32 ms at 16 kHz)

@@ -20,6 +20,11 @@ struct DetectLanguageParams {
   int64_t offset_ms = 0;               // the 30 s of audio from here are listened to
   int n_threads = 0;                   // 0: the context's
   std::function<bool()> should_abort;  // returns true to stop; polled as in transcribe
+  // A log-mel spectrogram to listen to instead of the samples (faster-whisper's features=): the
+  // model's n_mels rows of frames, row-major, normalised as Whisper's log_mel_spectrogram is; its
+  // first 3000 frames (30 s) are used, fewer padded with zeros as Whisper's pad_or_trim pads them.
+  // Empty: the log-mel of the samples (offset_ms applies to the samples only).
+  std::vector<float> mel;
 };
 
 // ---- one transcription ----

@@ -297,6 +297,26 @@ hark_status transcribe_on_context(const char* fn, hark_context* ctx, const hark_
 
 }  // namespace
 
+namespace {
+
+// hark_detect_language's and hark_detect_language_mel's shared part: the checks of the outputs,
+// the call, the answer written out.
+void detect_language(hark_context& ctx, std::span<const float> samples, hark::DetectLanguageParams& dp, int n_threads,
+                     int* lang_id, float* probability, float* probs, int n_probs) {
+  require(lang_id != nullptr, "lang_id is NULL");
+  require(n_threads >= 0, "n_threads must be >= 0 (0: the context's), got " + std::to_string(n_threads));
+  require(probs != nullptr || n_probs == 0, "probs is NULL but n_probs is " + std::to_string(n_probs));
+  require(n_probs >= 0, "n_probs must be >= 0, got " + std::to_string(n_probs));
+  dp.n_threads = n_threads;
+  const hark::LanguageDetection d = ctx.impl->detect_language(samples, dp);
+  *lang_id = hark::language_id(d.language);
+  if (probability) *probability = d.probability;
+  for (int i = 0; i < n_probs; ++i)
+    probs[i] = static_cast<size_t>(i) < d.probs.size() ? d.probs[static_cast<size_t>(i)] : 0.0f;
+}
+
+}  // namespace
+
 extern "C" {
 
 // ---- transcription ----
@@ -357,19 +377,26 @@ hark_status hark_detect_language(hark_context* ctx, const float* samples, size_t
   return guarded("hark_detect_language", HARK_ERR_FAILED, [&] {
     std::optional<Lease> l;
     lease(ctx, Kind::Context, "ctx", l);
-    require(lang_id != nullptr, "lang_id is NULL");
-    require(n_threads >= 0, "n_threads must be >= 0 (0: the context's), got " + std::to_string(n_threads));
-    require(probs != nullptr || n_probs == 0, "probs is NULL but n_probs is " + std::to_string(n_probs));
-    require(n_probs >= 0, "n_probs must be >= 0, got " + std::to_string(n_probs));
     check_samples(samples, n_samples);
     hark::DetectLanguageParams dp;
     dp.offset_ms = offset_ms;
-    dp.n_threads = n_threads;
-    const hark::LanguageDetection d = ctx->impl->detect_language(std::span<const float>(samples, n_samples), dp);
-    *lang_id = hark::language_id(d.language);
-    if (probability) *probability = d.probability;
-    for (int i = 0; i < n_probs; ++i)
-      probs[i] = static_cast<size_t>(i) < d.probs.size() ? d.probs[static_cast<size_t>(i)] : 0.0f;
+    detect_language(*ctx, std::span<const float>(samples, n_samples), dp, n_threads, lang_id, probability, probs,
+                    n_probs);
+  });
+}
+
+hark_status hark_detect_language_mel(hark_context* ctx, const float* mel, int n_mels, size_t n_frames, int n_threads,
+                                     int* lang_id, float* probability, float* probs, int n_probs) {
+  return guarded("hark_detect_language_mel", HARK_ERR_FAILED, [&] {
+    std::optional<Lease> l;
+    lease(ctx, Kind::Context, "ctx", l);
+    const int want = ctx->impl->info().n_mels;
+    require(n_mels == want, "n_mels is " + std::to_string(n_mels) + " but this model's spectrogram has " +
+                                std::to_string(want) + " bands");
+    require(mel != nullptr && n_frames > 0, "mel is NULL or n_frames is 0");
+    hark::DetectLanguageParams dp;
+    dp.mel.assign(mel, mel + static_cast<size_t>(n_mels) * n_frames);
+    detect_language(*ctx, {}, dp, n_threads, lang_id, probability, probs, n_probs);
   });
 }
 

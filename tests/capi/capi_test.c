@@ -1158,6 +1158,20 @@ static void test_detect_language(hark_context* ctx, const float* audio, size_t n
             "past the end");
   CHECK_ERR(hark_detect_language(ctx, audio, n, -1, 0, &id, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "offset_ms");
   CHECK_ERR(hark_detect_language(ctx, NULL, n, 0, 0, &id, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT, "samples");
+  /* From a log-mel (here a flat one: the value of padding): an answer summing to 1; n_mels must be
+   * the model's. */
+  hark_model_info info;
+  CHECK_OK(hark_context_info(ctx, &info, sizeof info));
+  float* mel = calloc((size_t)info.n_mels * 200, sizeof *mel);
+  CHECK_OK(hark_detect_language_mel(ctx, mel, info.n_mels, 200, 0, &id, &top, probs, 128));
+  sum = 0.0;
+  for (int i = 0; i < 128; ++i) sum += probs[i];
+  CHECK(fabs(sum - 1.0) < 1e-3 && top == probs[id]);
+  CHECK_ERR(hark_detect_language_mel(ctx, mel, info.n_mels + 1, 100, 0, &id, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT,
+            "n_mels");
+  CHECK_ERR(hark_detect_language_mel(ctx, NULL, info.n_mels, 100, 0, &id, NULL, NULL, 0), HARK_ERR_INVALID_ARGUMENT,
+            "mel");
+  free(mel);
 }
 
 /* The shared Silero model and speech clip (../shared/vad, or $HARK_SHARED_DIR/vad) into model and

@@ -6,12 +6,22 @@
 #include <cmath>
 #include <numeric>
 
+#include "frontend/mel.h"
 #include "transcribe/micro_model.h"
 
 namespace hark::testing {
 namespace {
 
 class LanguageDetect : public MicroModelTest {};
+
+void expect_error(const std::function<void()>& f, const std::string& part) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one naming '" << part << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
 
 TEST_F(LanguageDetect, GivesEveryLanguagesProbabilityAndNamesTheTopOne) {
   auto ctx = load();
@@ -50,6 +60,32 @@ TEST_F(LanguageDetect, AgreesWithAutoTranscriptionAtTheSameOffset) {
   EXPECT_EQ(ctx->detect_language(audio, at).probs, ctx->detect_language(cut).probs);
 }
 
+// A log-mel given instead of audio (faster-whisper's features=): the audio's own log-mel gives the
+// audio's answer; a shorter one is padded with zeros, a longer one cut at 3000 frames.
+TEST_F(LanguageDetect, ListensToAGivenLogMel) {
+  auto ctx = load();
+  const std::vector<float> audio = speech_like_tones(8.0);
+  const frontend::LogMel mel =
+      frontend::log_mel_spectrogram(audio.data(), audio.size(), frontend::slaney_mel_filters(ctx->info().n_mels), 1);
+  // The content frames only, row-major [n_mels][frames], as a caller holds them.
+  DetectLanguageParams dp;
+  for (int m = 0; m < mel.n_mels; ++m)
+    for (size_t t = 0; t < mel.n_content_frames; ++t) dp.mel.push_back(mel.at(m, t));
+  const std::vector<float> none;
+  const LanguageDetection d = ctx->detect_language(none, dp);
+  ASSERT_FALSE(d.aborted);
+  const LanguageDetection from_audio = ctx->detect_language(audio);
+  ASSERT_EQ(d.probs.size(), from_audio.probs.size());
+  for (size_t i = 0; i < d.probs.size(); ++i) EXPECT_NEAR(d.probs[i], from_audio.probs[i], 1e-4) << i;
+  DetectLanguageParams odd;
+  odd.mel.assign(static_cast<size_t>(ctx->info().n_mels) * 10 + 3, 0.0f);
+  expect_error([&] { ctx->detect_language(none, odd); }, "n_mels");
+  DetectLanguageParams nan;
+  nan.mel.assign(static_cast<size_t>(ctx->info().n_mels) * 10, 0.0f);
+  nan.mel[7] = std::nanf("");
+  expect_error([&] { ctx->detect_language(none, nan); }, "mel value 7");
+}
+
 TEST_F(LanguageDetect, StopsWhenAsked) {
   auto ctx = load();
   DetectLanguageParams dp;
@@ -58,15 +94,6 @@ TEST_F(LanguageDetect, StopsWhenAsked) {
   EXPECT_TRUE(d.aborted);
   EXPECT_TRUE(d.language.empty());
   EXPECT_TRUE(d.probs.empty());
-}
-
-void expect_error(const std::function<void()>& f, const std::string& part) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one naming '" << part << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
 }
 
 TEST_F(LanguageDetect, BadInputIsAClearError) {

@@ -129,6 +129,7 @@ class WhisperModel:
         info = self._engine.info()
         self.model_info = info
         self.is_multilingual = bool(info["multilingual"])
+        self._n_mels = int(info["n_mels"])
         self.num_workers = num_workers
 
     @property
@@ -146,27 +147,38 @@ class WhisperModel:
     ) -> Tuple[str, float, List[Tuple[str, float]]]:
         """The spoken language of the audio's first 30 s (of speech, with vad_filter):
         (code, probability, [(code, probability), ...] most likely first)."""
-        if features is not None:
-            raise NotImplementedError("detect_language(features=...): hark computes its own log-mel; pass the audio")
-        if audio is None:
-            raise ValueError("detect_language: no audio given")
         if not self.is_multilingual:
             raise ValueError("detect_language: this model is English-only")
+        if features is not None:
+            return self._detect_features(np.asarray(features, dtype=np.float32), language_detection_segments,
+                                         language_detection_threshold)
+        if audio is None:
+            raise ValueError("detect_language: no audio given")
         samples = to_samples(audio)
         if vad_filter:
             samples = _speech_only(samples, _vad_options(vad_parameters))
         return self._detect(samples, language_detection_segments, language_detection_threshold)
 
+    def _detect_features(self, features: np.ndarray, segments: int, threshold: Optional[float]):
+        """faster-whisper's features: a log-mel [n_mels, frames], listened to 3000 frames (30 s) at a time."""
+        if features.ndim != 2 or features.shape[0] != self._n_mels:
+            raise ValueError(f"features: expected shape ({self._n_mels}, frames), got {features.shape}")
+        empty = np.zeros(0, dtype=np.float32)
+        windows = [np.ascontiguousarray(features[:, i:i + 3000]) for i in range(0, max(features.shape[1], 1), 3000)]
+        return self._vote(lambda i: self._engine.detect_language(empty, 0, windows[i]),
+                          min(max(segments or 1, 1), len(windows)), threshold)
+
     def _detect(self, samples: np.ndarray, segments: int, threshold: Optional[float]):
-        if segments is None or segments < 1:
-            segments = 1
+        n = 1 + max(0, (len(samples) * 1000 // SAMPLING_RATE - 1) // 30_000)
+        return self._vote(lambda i: self._engine.detect_language(samples, i * 30_000),
+                          min(max(segments or 1, 1), n), threshold)
+
+    @staticmethod
+    def _vote(detect, segments: int, threshold: Optional[float]):
         votes: dict = {}
         first = None
         for i in range(segments):
-            offset_ms = i * 30_000
-            if i > 0 and offset_ms >= len(samples) * 1000 // SAMPLING_RATE:
-                break
-            language, probability, all_probs = self._engine.detect_language(samples, offset_ms)
+            language, probability, all_probs = detect(i)
             if first is None:
                 first = all_probs
             if threshold is None or probability > threshold:

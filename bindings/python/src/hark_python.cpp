@@ -6,7 +6,7 @@
 //   Model(path, n_threads, num_workers)  a loaded model; num_workers transcriptions at once
 //   Model.start(samples, options) -> Job a transcription on its own thread; Job.next() waits for
 //                                        the next segments (None at the end), Job.abort() stops it
-//   Model.detect_language(samples, offset_ms) -> (code, probability, [(code, probability)...])
+//   Model.detect_language(samples, offset_ms, mel=None) -> (code, probability, [(code, probability)...])
 //   decode_audio(path_or_bytes, channel=-1) -> float32 array, 16 kHz mono (or one channel)
 //   speech_timestamps(samples, vad_model, options) -> [(start_sample, end_sample)...]
 //
@@ -279,9 +279,18 @@ class Model {
     return std::make_unique<Job>(ctx_, workers_, samples_of(audio), std::move(p));
   }
 
+  // mel (optional): a log-mel spectrogram [n_mels, frames] listened to instead of the audio.
   py::tuple detect_language(const py::array_t<float, py::array::c_style | py::array::forcecast>& audio,
-                            int64_t offset_ms) {
+                            int64_t offset_ms,
+                            const std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>>& mel) {
     const std::vector<float> samples = samples_of(audio);
+    hark::DetectLanguageParams p;
+    p.offset_ms = offset_ms;
+    if (mel) {
+      if (mel->ndim() != 2)
+        throw py::value_error("features: a 2-D array (n_mels, frames), not " + std::to_string(mel->ndim()) + "-D");
+      p.mel.assign(mel->data(), mel->data() + mel->size());
+    }
     hark::LanguageDetection d;
     {
       py::gil_scoped_release nogil;
@@ -290,8 +299,6 @@ class Model {
         std::counting_semaphore<>* s;
         ~Release() { s->release(); }
       } release{workers_.get()};
-      hark::DetectLanguageParams p;
-      p.offset_ms = offset_ms;
       d = ctx_->detect_language(samples, p);
     }
     py::list all;
@@ -357,7 +364,8 @@ PYBIND11_MODULE(_hark, m) {
            py::arg("num_workers") = 1)
       .def("info", &Model::info)
       .def("start", &Model::start, py::arg("audio"), py::arg("options"))
-      .def("detect_language", &Model::detect_language, py::arg("audio"), py::arg("offset_ms") = 0);
+      .def("detect_language", &Model::detect_language, py::arg("audio"), py::arg("offset_ms") = 0,
+           py::arg("mel") = py::none());
   m.def("decode_audio", &decode_audio, py::arg("source"), py::arg("channel") = -1);
   m.def("speech_timestamps", &speech_timestamps, py::arg("audio"), py::arg("vad_model"), py::arg("options"));
   m.def("find_model", [](const std::string& name) { return hark::find_model(name); });

@@ -130,6 +130,23 @@ def test_language_detection(model, speech):
     assert info.all_language_probs[0][0] == language
 
 
+def test_language_detection_from_features(model):
+    # faster-whisper's features: a log-mel [n_mels, frames], 30 s at a time (the core's test holds
+    # the audio's own log-mel to the audio's answer).
+    n_mels = model.model_info["n_mels"]
+    quiet = np.zeros((n_mels, 100), dtype=np.float32)
+    language, probability, all_probs = model.detect_language(features=quiet)
+    assert all_probs[0] == (language, probability)
+    assert sum(p for _, p in all_probs) == pytest.approx(1.0, abs=1e-3)
+    # Two windows' worth, the first not sure enough at threshold 1: the vote of both.
+    two = np.zeros((n_mels, 6000), dtype=np.float32)
+    assert model.detect_language(features=two, language_detection_segments=2, language_detection_threshold=1.0)
+    with pytest.raises(ValueError, match="features"):
+        model.detect_language(features=np.zeros((n_mels + 1, 10), dtype=np.float32))
+    with pytest.raises(ValueError, match="features"):
+        model.detect_language(features=np.zeros(10, dtype=np.float32))
+
+
 def test_an_english_only_model_is_english(micro_en, speech):
     m = hark.WhisperModel(micro_en)
     _, info = m.transcribe(speech)
