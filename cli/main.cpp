@@ -39,6 +39,7 @@
 #include "quantize_command.h"
 #include "serve_command.h"
 #include "stream_command.h"
+#include "suggest.h"
 #include "vad_command.h"
 
 namespace {
@@ -209,17 +210,27 @@ int run_transcribe(const TranscribeOptions& o) {
   if (o.output_lrc) asked.emplace_back("lrc");
   for (const std::string& f : asked)
     if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
+  // --output-file names a file to write: alone, a text file.
+  if (!o.output_file.empty() && formats.empty()) formats.emplace_back("txt");
 
   int status = 0;
   for (const std::string& file : o.files) {
     try {
-      const std::string base = o.output_file.empty() ? file : o.output_file;
-      // A folder that is not there fails now, not after minutes of transcribing.
-      if (!formats.empty()) {
-        const std::string folder = std::filesystem::path(base).parent_path().string();
+      std::string base = o.output_file.empty() ? file : o.output_file;
+      if (!o.output_file.empty()) {
+        // "res.srt" with -o srt is res.srt, not res.srt.srt: an extension of a format asked for
+        // is the one the file gets anyway.
+        const std::string ext = std::filesystem::path(base).extension().string();
+        for (const std::string& f : formats)
+          if (!ext.empty() && ext.substr(1) == (f == "json-compact" ? std::string("json") : f))
+            base.resize(base.size() - ext.size());
+        // Its folder is made now (as `mkdir -p`), not after minutes of transcribing.
+        const std::filesystem::path folder = std::filesystem::path(base).parent_path();
         std::error_code ec;
-        if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
-          throw hark::Error("cannot write " + base + "." + formats[0] + ": folder " + folder + " does not exist");
+        if (!folder.empty() && !std::filesystem::is_directory(folder, ec) &&
+            !std::filesystem::create_directories(folder, ec))
+          throw hark::Error("cannot make folder " + folder.string() + " for " + base + "." + formats[0] + ": " +
+                            ec.message());
       }
       const std::vector<float> audio = hark::load_audio(file);
       if (o.detect_language) {
@@ -281,6 +292,12 @@ int run_transcribe(const TranscribeOptions& o) {
         std::fprintf(stderr, "hark: interrupted; no files written for %s\n", file.c_str());
         return kExitInterrupted;
       }
+      if (!o.quiet && p.language == "auto" && ctx->info().multilingual && !t.language.empty()) {
+        const int id = hark::language_id(t.language);
+        const char* name = id >= 0 ? hark::language_name_at(id) : nullptr;
+        std::fprintf(stderr, "hark: %s: detected language: %s%s%s%s (p = %.2f)\n", file.c_str(), t.language.c_str(),
+                     name ? " (" : "", name ? name : "", name ? ")" : "", t.language_prob);
+      }
 
       for (const std::string& f : formats) {
         const std::string path = base + "." + (f == "json-compact" ? std::string("json") : f);
@@ -335,6 +352,32 @@ int run_info(const std::string& model) {
 }
 
 }  // namespace
+
+static std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// After "The following arguments were not expected": for each unknown --option of the command
+// given, the option it was probably meant to be.
+static void suggest_options(const CLI::App& app, const std::vector<std::string>& args) {
+  const CLI::App* cmd = &app;
+  for (const CLI::App* c : app.get_subcommands({}))
+    if (c->parsed()) cmd = c;
+  std::vector<std::string> names;
+  for (const CLI::Option* o : cmd->get_options())
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  for (const std::string& a : args) {
+    if (a.rfind("--", 0) != 0) continue;
+    const std::string name = a.substr(0, a.find('='));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    const std::string hint = hark::cli::nearest(name, names);
+    if (!hint.empty())
+      std::fprintf(stderr, "hark: %s is no option of %s; did you mean %s?\n", name.c_str(),
+                   cmd == &app ? "hark" : ("hark " + cmd->get_name()).c_str(), hint.c_str());
+  }
+}
 
 // whisper.cpp's CLI spells some flags as multi-letter short options (-ng); CLI11 takes one letter
 // after a single dash, so those are renamed to their long forms before parsing.
@@ -407,7 +450,7 @@ int main(int argc, char** argv) {
   transcribe->add_flag("--output-csv", topt.output_csv, "Also write a CSV file (-ocsv; as -o csv)");
   transcribe->add_flag("--output-lrc", topt.output_lrc, "Also write an LRC lyrics file (-olrc; as -o lrc)");
   transcribe->add_option("--output-file", topt.output_file,
-                         "Output path without extension (default: the input path; '.srt' etc. is appended)");
+                         "Output path (its folder is made; '.srt' etc. is appended unless given; alone: a .txt)");
   transcribe->add_option("--offset-ms", topt.offset_ms, "Start this far into the audio");
   transcribe->add_option("--duration-ms", topt.duration_ms, "Transcribe only this much (0: to the end)");
   transcribe->add_flag("--no-timestamps", topt.no_timestamps, "Plain text, no timestamps");
@@ -600,17 +643,48 @@ int main(int argc, char** argv) {
   ServeCommandOptions serve_opt;
   CLI::App* serve = add_serve_command(app, serve_opt);
 
+  std::vector<std::string> args = whisper_cpp_spellings(argc, argv);  // last first
+  // `hark help [COMMAND]` is `hark [COMMAND] --help`.
+  if (!args.empty() && args.back() == "help") {
+    args.pop_back();
+    args = args.empty() ? std::vector<std::string>{"--help"} : std::vector<std::string>{"--help", args.back()};
+  }
+  // A first word that is no command: name it, and the command it was probably meant to be.
+  if (!args.empty() && !args.back().empty() && args.back()[0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* c : app.get_subcommands({})) names.push_back(c->get_name());
+    if (std::find(names.begin(), names.end(), args.back()) == names.end()) {
+      const std::string hint = hark::cli::nearest(args.back(), names);
+      std::fprintf(stderr, "hark: '%s' is not a hark command%s\nThe commands: %s (hark help COMMAND tells more)\n",
+                   args.back().c_str(), hint.empty() ? "" : ("; did you mean '" + hint + "'?").c_str(),
+                   join(names, ", ").c_str());
+      return kExitUsage;
+    }
+  }
   try {
-    std::vector<std::string> args = whisper_cpp_spellings(argc, argv);
     app.parse(args);
     if (transcribe->parsed() && !topt.output_file.empty() && topt.files.size() > 1)
       throw CLI::ValidationError(
           "--output-file", "names one output, but " + std::to_string(topt.files.size()) + " input files were given");
     if (download->parsed()) check_download_options(dopt);
+    // stream needs a model unless it only lists the capture devices: a usage error, said before
+    // anything is opened.
+    if (stream->parsed() && sopt.model.empty() && !sopt.list_devices)
+      throw CLI::RequiredError("--model (-m): the Whisper model to transcribe with");
+    if (transcribe->parsed()) {
+      hark::TranscribeParams& dp = topt.decoding;
+      // A VAD model given is a VAD asked for (batch_size > 1 uses it for its chunks anyway).
+      if (!dp.vad_model_path.empty() && dp.batch_size <= 1) dp.vad = true;
+      if (dp.vad && dp.vad_model_path.empty())
+        throw CLI::ValidationError("--vad",
+                                   "needs --vad-model (-vm): a Silero VAD model file in whisper.cpp's format "
+                                   "(ggml-silero-v6.2.0.bin)");
+    }
   } catch (const CLI::ParseError& e) {
     // --help and --version are "errors" with exit code 0; CLI11 prints them. Any other is a usage
     // error: CLI11 prints its message, and the exit code is the conventional 2 (not CLI11's own).
     const int code = app.exit(e);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) suggest_options(app, args);
     return code == 0 ? 0 : kExitUsage;
   }
 

@@ -72,7 +72,11 @@ CLI::App* add_vad_command(CLI::App& app, VadCommandOptions& o) {
   vad->add_option("--vad-model", o.model, "Silero VAD model in whisper.cpp's format (-vm)")->required();
   vad->add_option("files", o.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3")->required();
   add_vad_options(vad, o.vad,
-                  {"--threshold", "--min-speech-ms", "--min-silence-ms", "--max-speech-s", "--pad-ms", "--overlap",
+                  // transcribe's (whisper.cpp's) spellings first, so one spelling works in both; the
+                  // short ones stay.
+                  {"--vad-threshold,--threshold", "--vad-min-speech-duration-ms,--min-speech-ms",
+                   "--vad-min-silence-duration-ms,--min-silence-ms", "--vad-max-speech-duration-s,--max-speech-s",
+                   "--vad-speech-pad-ms,--pad-ms", "--vad-samples-overlap,--overlap",
                    "Seconds kept around segments when speech is cut out for transcription (not used here)"});
   vad->add_option("-t,--threads", o.threads, "Compute threads")->check(CLI::Range(1, 1024))->capture_default_str();
   vad->add_flag("--json", o.json, "One JSON object per file: {file, frame_samples, segments: [{t0, t1, start, end}]}");

@@ -26,7 +26,8 @@ CLI::App* add_vad_command(CLI::App& app, VadCommandOptions& o);
 
 // The flags of the segment options (VadOptions, with its checks and defaults), under the names a
 // command gives them, in VadOptions' order: threshold, min speech, min silence, max speech, pad,
-// overlap. `hark vad` and `hark transcribe --vad` spell them differently.
+// overlap (CLI11 names: "--long,--other" gives one option two spellings). `hark vad` takes
+// `hark transcribe`'s --vad-* spellings and its own shorter ones.
 struct VadOptionNames {
   const char* threshold;
   const char* min_speech;

@@ -38,6 +38,17 @@ ModelHeader parse_model_header(const uint8_t* data, size_t size, const std::stri
     std::snprintf(buf, sizeof buf, "expected 0x%08x (ggml), found 0x%08x", kModelMagic, magic);
     throw Error(at(label, "magic", 0) + buf + " — not a whisper.cpp ggml model file");
   }
+  // whisper.cpp's Silero VAD files share the magic: after it, a model type string ("silero-16k")
+  // where a Whisper file has n_vocab. Said as what it is, not as a bad hyper-parameter.
+  if (size >= 14) {
+    int32_t len = 0;
+    std::memcpy(&len, data + 4, sizeof len);
+    if (len >= 6 && len <= 64 && size >= 8 + static_cast<size_t>(len) && std::memcmp(data + 8, "silero", 6) == 0)
+      throw Error(label + ": this is a Silero VAD model (\"" +
+                  std::string(reinterpret_cast<const char*>(data + 8), static_cast<size_t>(len)) +
+                  "\"), not a Whisper model: give it as the VAD model (--vad-model, -vm) and a Whisper model "
+                  "(ggml-base.en.bin, ...) as the model (-m)");
+  }
   for (int i = 0; i < HParams::kCount; ++i)
     h.hparams.field(i) = r.i32(std::string("hyper-parameter ") + HParams::field_name(i));
   validate_hparams(h.hparams, label);

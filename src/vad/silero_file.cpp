@@ -89,6 +89,12 @@ SileroHParams parse_silero_header(const uint8_t* data, size_t size, const std::s
   }
   const size_t type_at = r.pos();
   const int32_t type_len = r.i32("model type length");
+  // A Whisper model file (the same magic, then n_vocab where this one has its type's length):
+  // said as what it is.
+  if (type_len >= 51864 && type_len <= 51866)
+    throw Error(label + ": this is a Whisper model (n_vocab " + std::to_string(type_len) +
+                "), not a Silero VAD model: give it as the model (-m) and a Silero VAD model in whisper.cpp's "
+                "format (ggml-silero-v6.2.0.bin) as the VAD model (--vad-model, -vm)");
   if (type_len < 1 || type_len > kMaxTypeBytes)
     throw Error(at(label, "model type length", type_at) + "expected 1.." + std::to_string(kMaxTypeBytes) + ", found " +
                 std::to_string(type_len));

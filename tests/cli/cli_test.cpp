@@ -211,12 +211,14 @@ TEST_F(Cli, QuietOutputFileAndNoTimestamps) {
 }
 
 TEST_F(Cli, FailedWritesLeaveNoFile) {
-  const fs::path base = dir() / "missing-folder" / "talk";
+  // A folder that cannot be made (a file is where it would go): said before any transcribing.
+  std::ofstream(dir() / "a-file") << "in the way\n";
+  const fs::path base = dir() / "a-file" / "talk";
   const CliRun r = hark("transcribe -nf -m " + shell_quote(model()) + " " + shell_quote(wav()) +
                         " -q -o srt --output-file " + shell_quote(base.string()));
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, base.string() + ".srt")) << r.err;
-  EXPECT_FALSE(fs::exists(base.parent_path()));
+  EXPECT_TRUE(fs::is_regular_file(dir() / "a-file"));
 
   // The rename into place fails (a folder is in the way): the temporary file is removed, and a
   // file from an earlier run is left as it was.
@@ -467,7 +469,7 @@ TEST_F(Cli, VadPrintsWhisperCppsSegmentsAsTextAndJson) {
   // errors: a Whisper model as the VAD model, a bad option value, no model
   const CliRun wrong = hark("vad -vm " + shell_quote(this->model()) + " " + shell_quote(clip));
   EXPECT_EQ(wrong.code, 1);
-  EXPECT_TRUE(contains(wrong.err, "model type length")) << wrong.err;
+  EXPECT_TRUE(contains(wrong.err, "this is a Whisper model")) << wrong.err;
   EXPECT_EQ(hark("vad --threshold 1.5" + args).code, 2);
   EXPECT_EQ(hark("vad " + shell_quote(clip)).code, 2);
 }
@@ -505,8 +507,8 @@ TEST_F(Cli, TranscribeWithVadUsesWhisperCppsFlags) {
                 .code,
             0);
   const CliRun nomodel = hark("transcribe -nf -q --vad" + m);
-  EXPECT_NE(nomodel.code, 0);
-  EXPECT_TRUE(contains(nomodel.err, "vad_model_path")) << nomodel.err;
+  EXPECT_EQ(nomodel.code, 2);  // a usage error, before anything is loaded
+  EXPECT_TRUE(contains(nomodel.err, "--vad-model")) << nomodel.err;
   EXPECT_EQ(hark("transcribe -nf --vad -vm " + shell_quote(vad) + " -vt 1.5" + m).code, 2);
 
   // The batched pipeline: --batch-size with the VAD model; the same speech, times after the silence.
@@ -551,6 +553,88 @@ TEST_F(Cli, QuantizeRefusesABadTypeOrInputAndWritesNothing) {
   EXPECT_TRUE(contains(bad_in.err, missing)) << bad_in.err;
   EXPECT_FALSE(fs::exists(out));
   EXPECT_FALSE(fs::exists(out + ".tmp"));
+}
+
+// ---- what a new user trips over (issue 38) ---------------------------------------------------------
+
+TEST_F(Cli, TyposNameTheWordAndSuggestTheCommandOrOption) {
+  const CliRun typo = hark("transcibe -m " + shell_quote(model()) + " " + shell_quote(wav()));
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_TRUE(contains(typo.err, "'transcibe' is not a hark command; did you mean 'transcribe'?")) << typo.err;
+  const CliRun far = hark("frobnicate");
+  EXPECT_EQ(far.code, 2);
+  EXPECT_TRUE(contains(far.err, "'frobnicate' is not a hark command")) << far.err;
+  EXPECT_FALSE(contains(far.err, "did you mean")) << far.err;
+  const CliRun option = hark("transcribe -m " + shell_quote(model()) + " --treads 2 " + shell_quote(wav()));
+  EXPECT_EQ(option.code, 2);
+  EXPECT_TRUE(contains(option.err, "did you mean --threads?")) << option.err;
+  // hark help [COMMAND]
+  const CliRun help = hark("help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_TRUE(contains(help.out, "transcribe")) << help.out;
+  const CliRun help_cmd = hark("help transcribe");
+  EXPECT_EQ(help_cmd.code, 0);
+  EXPECT_TRUE(contains(help_cmd.out, "--output-format")) << help_cmd.out;
+}
+
+TEST_F(Cli, VadOptionsAreUsageErrorsAndOneSpelling) {
+  // --vad without a VAD model: exit 2 before any model is loaded (the model path is not even read).
+  const CliRun no_model = hark("transcribe -m /nonexistent.bin --vad " + shell_quote(wav()));
+  EXPECT_EQ(no_model.code, 2);
+  EXPECT_TRUE(contains(no_model.err, "--vad-model")) << no_model.err;
+  EXPECT_FALSE(contains(no_model.err, "nonexistent")) << no_model.err;
+  EXPECT_FALSE(contains(no_model.err, "vad_model_path")) << no_model.err;
+  const CliRun stream = hark("stream");
+  EXPECT_EQ(stream.code, 2);
+  EXPECT_TRUE(contains(stream.err, "--model")) << stream.err;
+  const std::string shared = testing::shared_dir();
+  const std::string vad = shared + "/vad/silero-v6.2.0-ggml.bin", clip = shared + "/vad/vad-three-clips.wav";
+  if (shared.empty() || !fs::exists(vad) || !fs::exists(clip)) GTEST_SKIP() << "../shared/vad not found";
+  // -vm alone is a VAD asked for: the same transcript as with --vad.
+  const std::string base = "transcribe -q -nf -m " + shell_quote(model()) + " -vm " + shell_quote(vad) + " ";
+  const CliRun implied = hark(base + shell_quote(clip));
+  const CliRun both = hark(base + "--vad " + shell_quote(clip));
+  ASSERT_EQ(implied.code, 0) << implied.err;
+  EXPECT_EQ(implied.out, both.out);
+  // hark vad takes transcribe's spellings (and its own short ones).
+  const CliRun a = hark("vad -vm " + shell_quote(vad) + " --vad-threshold 0.6 " + shell_quote(clip));
+  const CliRun b = hark("vad -vm " + shell_quote(vad) + " --threshold 0.6 " + shell_quote(clip));
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST_F(Cli, AModelOfTheWrongKindIsSaidAsSuch) {
+  const std::string shared = testing::shared_dir();
+  const std::string vad = shared + "/vad/silero-v6.2.0-ggml.bin";
+  if (shared.empty() || !fs::exists(vad)) GTEST_SKIP() << "../shared/vad not found";
+  const CliRun as_whisper = hark("transcribe -m " + shell_quote(vad) + " " + shell_quote(wav()));
+  EXPECT_EQ(as_whisper.code, 1);
+  EXPECT_TRUE(contains(as_whisper.err, "this is a Silero VAD model")) << as_whisper.err;
+  EXPECT_FALSE(contains(as_whisper.err, "hyper-parameter")) << as_whisper.err;
+  const CliRun as_vad = hark("vad -vm " + shell_quote(model()) + " " + shell_quote(wav()));
+  EXPECT_EQ(as_vad.code, 1);
+  EXPECT_TRUE(contains(as_vad.err, "this is a Whisper model")) << as_vad.err;
+}
+
+TEST_F(Cli, OutputFileAloneItsExtensionAndItsFolder) {
+  const std::string base = "transcribe -q -nf -m " + shell_quote(model()) + " " + shell_quote(wav());
+  // Alone: a text file, said.
+  const fs::path alone = dir() / "res2";
+  const CliRun r = hark(base + " --output-file " + shell_quote(alone.string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(alone.string() + ".txt"));
+  // res.srt with -o srt is res.srt, in a folder made for it.
+  const fs::path named = dir() / "out" / "deeper" / "res.srt";
+  const CliRun s = hark(base + " --output-file " + shell_quote(named.string()) + " -o srt");
+  ASSERT_EQ(s.code, 0) << s.err;
+  EXPECT_TRUE(fs::exists(named)) << named;
+  EXPECT_FALSE(fs::exists(named.string() + ".srt"));
+}
+
+TEST_F(Cli, AutoLanguageIsSaidOnStderr) {
+  const CliRun r = hark("transcribe -nf -l auto -m " + shell_quote(model()) + " " + shell_quote(wav()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, ": detected language: ")) << r.err;
 }
 
 }  // namespace

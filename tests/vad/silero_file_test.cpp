@@ -169,7 +169,7 @@ TEST_F(SileroFileTest, OpenNamesTheFile) {
   std::memcpy(w.data(), whisper_start, sizeof whisper_start);
   wrong.write(w);
   EXPECT_TRUE(
-      mentions(error_of([&] { SileroFile::open(wrong.path()); }), {"model type length at offset 4", "found 51865"}));
+      mentions(error_of([&] { SileroFile::open(wrong.path()); }), {"this is a Whisper model (n_vocab 51865)", "-m"}));
 }
 
 }  // namespace
