@@ -23,6 +23,8 @@ CLI::App* add_download_command(CLI::App& app, DownloadCommandOptions& o) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "Print only the model's path");
+  cmd->add_flag("--print-progress", o.print_progress,
+                "Percentage lines on stderr, also when it is not a terminal (-pp)");
   return cmd;
 }
 
@@ -68,10 +70,11 @@ int run_download(const DownloadCommandOptions& o, const std::atomic<bool>& inter
   d.low_speed_time_s = o.stall_timeout_s;
   d.connect_timeout_s = o.connect_timeout_s;
   d.should_abort = [&] { return interrupted.load(); };
-  // A bar on a terminal; a line each 10% in a log; nothing with -q.
-  const ProgressMode mode = o.quiet                                                  ? ProgressMode::Off
-                            : progress_mode_for_terminal(false) == ProgressMode::Bar ? ProgressMode::Bar
-                                                                                     : ProgressMode::Lines;
+  // As transcribe's: a bar on a terminal, nothing extra when piped, a line each 10% with -pp;
+  // nothing with -q.
+  const ProgressMode mode = o.quiet            ? ProgressMode::Off
+                            : o.print_progress ? ProgressMode::Lines
+                                               : progress_mode_for_terminal(false);
   ProgressLine line(mode, e->file_name, 10);
   bool said_resume = false;
   d.on_progress = [&](const hark::DownloadProgress& p) {

@@ -16,6 +16,7 @@ struct DownloadCommandOptions {
   bool list = false;
   bool force = false;
   bool quiet = false;
+  bool print_progress = false;  // -pp: percentage lines even when stderr is not a terminal
   long stall_timeout_s = 60;
   long connect_timeout_s = 30;
 };

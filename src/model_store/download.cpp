@@ -233,7 +233,16 @@ void transfer(Transfer& t, const std::string& url, const std::string& name) {
   }
 
   const std::string what = "download of " + name + " from " + url;
-  const std::string keep = " (" + human_bytes(t.offset + t.written) + " kept in " + t.part + "; run again to resume)";
+  // What is left for a rerun to resume from; nothing to keep when no byte came (an empty .part
+  // made for a body that never arrived is removed, not announced).
+  std::string keep;
+  if (t.offset + t.written > 0) {
+    keep = " (" + human_bytes(t.offset + t.written) + " kept in " + t.part + "; run again to resume)";
+  } else {
+    std::error_code ec;
+    if (std::filesystem::exists(t.part, ec) && std::filesystem::file_size(t.part, ec) == 0)
+      std::filesystem::remove(t.part, ec);
+  }
   if (t.aborted) throw Error(what + ": stopped" + keep);
   if (t.served_size)
     throw Error(what + ": the server's file has " + std::to_string(t.served_size) + " bytes, expected " +

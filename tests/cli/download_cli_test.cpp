@@ -87,9 +87,15 @@ TEST_F(CliDownload, DownloadsVerifiesAndPrintsThePath) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, models + "/ggml-tiny.en.bin\n");
   EXPECT_TRUE(has(r.err, "verified: given SHA-1")) << r.err;
-  EXPECT_TRUE(has(r.err, "progress = 100%")) << r.err;  // piped: plain lines, no bar
+  EXPECT_FALSE(has(r.err, "progress =")) << r.err;  // piped: nothing extra (README)
   EXPECT_FALSE(has(r.err, "\r")) << r.err;
   EXPECT_EQ(slurp(models + "/ggml-tiny.en.bin"), model_);
+  // -pp: plain percentage lines, no bar.
+  const CliRun pp = hark("download tiny.en -pp --force --dir " + shell_quote(models) + " --base-url " +
+                         server.base_url() + " --sha1 " + sha1());
+  ASSERT_EQ(pp.code, 0) << pp.err;
+  EXPECT_TRUE(has(pp.err, "progress = 100%")) << pp.err;
+  EXPECT_FALSE(has(pp.err, "\r")) << pp.err;
 
   // -m takes the name now; and the model is found through $HARK_MODELS.
   write_tones(dir_ / "tones.wav");
@@ -114,6 +120,12 @@ TEST_F(CliDownload, ErrorsAreClear) {
       hark("download tiny.en --dir " + shell_quote(models) + " --base-url " + server.base_url() + "/none");
   EXPECT_EQ(missing.code, 1);
   EXPECT_TRUE(has(missing.err, "HTTP 404")) << missing.err;
+  // Nothing came, so nothing is kept, and nothing is said to be.
+  const CliRun refused = hark("download tiny.en --dir " + shell_quote(models) + " --base-url http://127.0.0.1:1");
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_TRUE(has(refused.err, "cannot connect")) << refused.err;
+  EXPECT_FALSE(has(refused.err, "kept in")) << refused.err;
+  EXPECT_FALSE(fs::exists(models + "/ggml-tiny.en.bin.part"));
 
   const CliRun unknown = hark("download tiny.fr");
   EXPECT_EQ(unknown.code, 2);
