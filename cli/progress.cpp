@@ -1,10 +1,12 @@
 #include "progress.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 ProgressMode progress_mode_for_terminal(bool quiet) {
   return !quiet && ::isatty(STDERR_FILENO) ? ProgressMode::Bar : ProgressMode::Off;
@@ -63,14 +65,57 @@ void ProgressLine::update(double fraction, const std::string& detail) {
   draw(fraction, detail);
 }
 
+namespace {
+
+// The terminal's width (stderr's), else $COLUMNS, else 80.
+size_t terminal_columns() {
+  winsize ws{};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* c = std::getenv("COLUMNS"); c && std::atoi(c) > 0) return static_cast<size_t>(std::atoi(c));
+  return 80;
+}
+
+// Columns a UTF-8 string takes (a character each; file names are what it measures).
+size_t columns_of(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// The last `cols` columns of s, "..." first: a long path keeps its file name.
+std::string tail_of(const std::string& s, size_t cols) {
+  if (columns_of(s) <= cols) return s;
+  if (cols <= 3) return std::string(cols, '.');
+  size_t keep = cols - 3, at = s.size();
+  while (at > 0 && keep > 0) {
+    --at;
+    if ((static_cast<unsigned char>(s[at]) & 0xC0) != 0x80) --keep;
+  }
+  return "..." + s.substr(at);
+}
+
+}  // namespace
+
 void ProgressLine::draw(double fraction, const std::string& detail) {
-  constexpr int kWidth = 30;
-  const int filled = static_cast<int>(fraction * kWidth);
-  std::string bar(static_cast<size_t>(filled), '#');
-  bar.append(static_cast<size_t>(kWidth - filled), '.');
+  // One line that fits the terminal, whatever the label: a line that wraps cannot be rewritten
+  // in place, and leaves its first part behind between the transcript's lines. The detail goes
+  // first, then the bar narrows, then the label is cut from the front.
+  const size_t cols = terminal_columns() - 1;  // the last column would wrap on some terminals
+  const int percent = static_cast<int>(fraction * 100.0);
+  std::string shown_detail = detail.empty() ? "" : "  " + detail;
+  size_t width = 30;
+  const size_t fixed = 8;  // " [" + "] " + "100%"
+  const size_t min_label = std::min<size_t>(columns_of(label_), 16);
+  if (min_label + fixed + width + columns_of(shown_detail) > cols) shown_detail.clear();
+  if (min_label + fixed + width > cols) width = cols > min_label + fixed + 10 ? cols - min_label - fixed : 10;
+  const size_t room =
+      cols > fixed + width + columns_of(shown_detail) ? cols - fixed - width - columns_of(shown_detail) : 1;
+  const std::string label = tail_of(label_, room);
+  const size_t filled = static_cast<size_t>(fraction * static_cast<double>(width));
+  std::string bar(filled, '#');
+  bar.append(width - filled, '.');
   // \r and "erase to end of line": the bar is rewritten in place, a shorter one leaves nothing behind.
-  std::fprintf(stderr, "\r\x1b[K%s [%s] %3d%%%s%s", label_.c_str(), bar.c_str(), static_cast<int>(fraction * 100.0),
-               detail.empty() ? "" : "  ", detail.c_str());
+  std::fprintf(stderr, "\r\x1b[K%s [%s] %3d%%%s", label.c_str(), bar.c_str(), percent, shown_detail.c_str());
   std::fflush(stderr);
   drawn_ = true;
 }
@@ -100,9 +145,15 @@ void TranscribeProgress::on_percent(int percent) {
   std::string detail;
   if (details_ && percent > 0 && percent < 100 && audio_seconds_ > 0) {
     const double done_audio = audio_seconds_ * percent / 100.0;
+    // Speed as people read it: how much faster than the audio plays (the real-time factor, its
+    // inverse, reads like a speed and is not one).
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%.2fx real time, %s left", elapsed / done_audio,
-                  format_duration(elapsed * (100 - percent) / percent).c_str());
+    if (elapsed > 0 && done_audio >= elapsed)
+      std::snprintf(buf, sizeof buf, "%.1fx faster than real time, %s left", done_audio / elapsed,
+                    format_duration(elapsed * (100 - percent) / percent).c_str());
+    else
+      std::snprintf(buf, sizeof buf, "%.1fx slower than real time, %s left", elapsed / std::max(done_audio, 1e-9),
+                    format_duration(elapsed * (100 - percent) / percent).c_str());
     detail = buf;
   }
   line_.update(percent / 100.0, detail);

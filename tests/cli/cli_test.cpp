@@ -637,5 +637,32 @@ TEST_F(Cli, AutoLanguageIsSaidOnStderr) {
   EXPECT_TRUE(contains(r.err, ": detected language: ")) << r.err;
 }
 
+// On a terminal the bar is one line that fits it, however long the file's path, and speaks of
+// speed as "faster than real time". Run under script(1), which gives the command a terminal.
+TEST_F(Cli, ProgressBarFitsANarrowTerminal) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1) (Debian: bsdutils)";
+  const fs::path deep = dir() / "a-rather-long-folder-name" / "and-another-one-below-it";
+  fs::create_directories(deep);
+  const fs::path audio = deep / "recording-of-a-long-meeting.wav";
+  fs::copy_file(wav(), audio, fs::copy_options::overwrite_existing);
+  const fs::path out = dir() / "pty.txt";
+  const std::string inner = "stty cols 50; " + shell_quote(cli_path()) + " transcribe -nf -m " + shell_quote(model()) +
+                            " " + shell_quote(audio.string());
+  const std::string cmd = "script -qfc " + shell_quote(inner) + " /dev/null > " + shell_quote(out.string()) + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string all = read_file(out.string());
+  // Each redraw starts with "\r\x1b[K": the text after it up to the next \r or \n is one bar.
+  size_t bars = 0;
+  for (size_t at = all.find("\r\x1b[K"); at != std::string::npos; at = all.find("\r\x1b[K", at + 1)) {
+    const size_t from = at + 4, to = all.find_first_of("\r\n", from);
+    const std::string bar = all.substr(from, to == std::string::npos ? std::string::npos : to - from);
+    if (bar.find(" [") == std::string::npos || bar.find('%') == std::string::npos) continue;  // a line after the bar
+    ++bars;
+    EXPECT_LE(bar.size(), 49u) << bar;
+  }
+  EXPECT_GT(bars, 0u) << all;
+  EXPECT_FALSE(contains(all, "x real time")) << all;
+}
+
 }  // namespace
 }  // namespace hark
