@@ -188,6 +188,19 @@ struct TranscribeOptions {
   bool output_csv = false, output_lrc = false;  // whisper.cpp's -ocsv, -olrc: as "-o csv", "-o lrc"
 };
 
+// `transcribe -`: audio in any format hark decodes, read whole from standard input (as `stream
+// --capture -` reads raw PCM from it).
+std::vector<float> read_stdin_audio() {
+  if (::isatty(STDIN_FILENO))
+    throw hark::Error("-: standard input is a terminal; pipe audio into it (cat talk.wav | hark transcribe -m M -)");
+  std::string bytes;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) bytes.append(buf, n);
+  if (bytes.empty()) throw hark::Error("-: standard input was empty (no audio came)");
+  return hark::decode_audio(bytes.data(), bytes.size());
+}
+
 int run_transcribe(const TranscribeOptions& o) {
   hark::ContextParams cp;
   cp.n_threads = o.threads;
@@ -232,7 +245,7 @@ int run_transcribe(const TranscribeOptions& o) {
           throw hark::Error("cannot make folder " + folder.string() + " for " + base + "." + formats[0] + ": " +
                             ec.message());
       }
-      const std::vector<float> audio = hark::load_audio(file);
+      const std::vector<float> audio = file == "-" ? read_stdin_audio() : hark::load_audio(file);
       if (o.detect_language) {
         hark::DetectLanguageParams dp;
         dp.offset_ms = o.offset_ms;
@@ -435,7 +448,8 @@ int main(int argc, char** argv) {
       ->add_option("-m,--model", topt.model,
                    "Whisper model: a ggml .bin file, or an official name (tiny.en ...) from hark download")
       ->required();
-  transcribe->add_option("files", topt.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3")->required();
+  transcribe->add_option("files", topt.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3 ('-': standard input)")
+      ->required();
   transcribe->add_option("-l,--language", topt.language, "Spoken language code, or 'auto' to detect")
       ->capture_default_str();
   transcribe->add_option("-t,--threads", topt.threads, "Compute threads (0: the machine's cores, at most 8)")
@@ -663,6 +677,9 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(args);
+    if (transcribe->parsed() && topt.output_file.empty() && !topt.formats.empty() &&
+        std::find(topt.files.begin(), topt.files.end(), "-") != topt.files.end())
+      throw CLI::ValidationError("--output-file", "names the files written for audio from standard input (-)");
     if (transcribe->parsed() && !topt.output_file.empty() && topt.files.size() > 1)
       throw CLI::ValidationError(
           "--output-file", "names one output, but " + std::to_string(topt.files.size()) + " input files were given");

@@ -664,5 +664,21 @@ TEST_F(Cli, ProgressBarFitsANarrowTerminal) {
   EXPECT_FALSE(contains(all, "x real time")) << all;
 }
 
+// `transcribe -` reads the audio from standard input (any format), as `stream --capture -` does.
+TEST_F(Cli, TranscribeReadsStandardInput) {
+  const std::string m = "transcribe -q -nf -m " + shell_quote(model());
+  const CliRun file = hark(m + " " + shell_quote(wav()));
+  const CliRun piped = hark(m + " - < " + shell_quote(wav()));
+  ASSERT_EQ(piped.code, 0) << piped.err;
+  EXPECT_EQ(piped.out, file.out);
+  // Files written for it need a name.
+  const CliRun unnamed = hark(m + " - -o srt < " + shell_quote(wav()));
+  EXPECT_EQ(unnamed.code, 2);
+  EXPECT_TRUE(contains(unnamed.err, "--output-file")) << unnamed.err;
+  const CliRun empty = hark(m + " - < /dev/null");
+  EXPECT_EQ(empty.code, 1);
+  EXPECT_TRUE(contains(empty.err, "standard input was empty")) << empty.err;
+}
+
 }  // namespace
 }  // namespace hark
