@@ -616,7 +616,9 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   // VAD-assisted transcription: whisper.cpp's flags and defaults.
   transcribe->add_flag("--vad", dp.vad, "Transcribe only the speech the Silero VAD finds (needs --vad-model)");
-  transcribe->add_option("--vad-model", dp.vad_model_path, "Silero VAD model in whisper.cpp's format (-vm)");
+  transcribe->add_option(
+      "--vad-model", dp.vad_model_path,
+      "Silero VAD model in whisper.cpp's format (-vm): a file, or silero-v6.2.0 after hark download");
   transcribe
       ->add_option("--batch-size", dp.batch_size,
                    "Batched long-audio pipeline: the VAD (--vad-model) cuts the audio at pauses into chunks of "
@@ -692,6 +694,8 @@ int main(int argc, char** argv) {
       hark::TranscribeParams& dp = topt.decoding;
       // A VAD model given is a VAD asked for (batch_size > 1 uses it for its chunks anyway).
       if (!dp.vad_model_path.empty() && dp.batch_size <= 1) dp.vad = true;
+      // A name from hark download (silero-v6.2.0) is its file in the models folder.
+      if (!dp.vad_model_path.empty()) dp.vad_model_path = hark::find_model(dp.vad_model_path);
       if (dp.vad && dp.vad_model_path.empty())
         throw CLI::ValidationError("--vad",
                                    "needs --vad-model (-vm): a Silero VAD model file in whisper.cpp's format "

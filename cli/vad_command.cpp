@@ -69,7 +69,9 @@ void add_vad_options(CLI::App* cmd, hark::VadOptions& v, const VadOptionNames& n
 
 CLI::App* add_vad_command(CLI::App& app, VadCommandOptions& o) {
   CLI::App* vad = app.add_subcommand("vad", "Find the speech in audio files (Silero VAD, whisper.cpp's model)");
-  vad->add_option("--vad-model", o.model, "Silero VAD model in whisper.cpp's format (-vm)")->required();
+  vad->add_option("--vad-model", o.model,
+                  "Silero VAD model in whisper.cpp's format (-vm): a file, or silero-v6.2.0 after hark download")
+      ->required();
   vad->add_option("files", o.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3")->required();
   add_vad_options(vad, o.vad,
                   // transcribe's (whisper.cpp's) spellings first, so one spelling works in both; the
@@ -92,7 +94,8 @@ int run_vad(const VadCommandOptions& o) {
   hark::VadModelParams mp;
   mp.n_threads = o.threads;
   mp.upstream_context = o.upstream_context;
-  const std::shared_ptr<hark::VadModel> model = hark::VadModel::load(o.model, mp);
+  // A file, or a name from hark download (silero-v6.2.0) in the models folder.
+  const std::shared_ptr<hark::VadModel> model = hark::VadModel::load(hark::find_model(o.model), mp);
   int64_t frames = 0;
   double seconds = 0.0;
   for (const std::string& file : o.files) {

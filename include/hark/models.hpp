@@ -31,7 +31,8 @@ struct ModelEntry {
                           // the SHA-256 the server announces, when it announces one)
 };
 
-// Every official model, in whisper.cpp's order (tiny ... large-v3-turbo-q8_0).
+// Every official model, in whisper.cpp's order (tiny ... large-v3-turbo-q8_0), then the Silero VAD
+// models whisper.cpp publishes (silero-v6.2.0, silero-v5.1.2: ggml-silero-*.bin).
 HARK_API const std::vector<ModelEntry>& model_registry();
 // The entry of a name ("tiny.en"; also its file name "ggml-tiny.en.bin"); nullptr when unknown.
 HARK_API const ModelEntry* find_model_entry(std::string_view name);

@@ -15,6 +15,8 @@ namespace {
 constexpr const char* kBaseUrl = "https://huggingface.co/ggerganov/whisper.cpp/resolve/main";
 // whisper.cpp's script fetches the tinydiarize model from its author's repository.
 constexpr const char* kTdrzUrl = "https://huggingface.co/akashmjn/tinydiarize-whisper.cpp/resolve/main";
+// whisper.cpp's download-vad-model script fetches the Silero files from here.
+constexpr const char* kVadUrl = "https://huggingface.co/ggml-org/whisper-vad/resolve/main";
 
 struct Row {
   const char* name;
@@ -55,6 +57,10 @@ constexpr Row kRows[] = {
     {"large-v3-turbo",      1624555275, "1.5 GiB", "4af2b29d7ec73d781377bfd1758ca957a807e941"},
     {"large-v3-turbo-q5_0",          0, "547 MiB", "e050f7970618a659205450ad97eb95a18d69c9ee"},
     {"large-v3-turbo-q8_0",          0, "",        ""},
+    // The Silero VAD models in whisper.cpp's format (--vad-model), from ggml-org's repository;
+    // no digest is published for them.
+    {"silero-v6.2.0",                0, "",        ""},
+    {"silero-v5.1.2",                0, "",        ""},
 };
 // clang-format on
 
@@ -64,7 +70,8 @@ std::vector<ModelEntry> make_registry() {
     ModelEntry e;
     e.name = row.name;
     e.file_name = "ggml-" + e.name + ".bin";
-    e.url = std::string(e.name.find("tdrz") != std::string::npos ? kTdrzUrl : kBaseUrl) + "/" + e.file_name;
+    const bool tdrz = e.name.find("tdrz") != std::string::npos, vad = e.name.rfind("silero", 0) == 0;
+    e.url = std::string(vad ? kVadUrl : tdrz ? kTdrzUrl : kBaseUrl) + "/" + e.file_name;
     e.size = row.size;
     e.disk = row.disk;
     e.sha1 = row.sha1;

@@ -79,6 +79,27 @@ TEST_F(CliDownload, ListNamesTheOfficialModels) {
     EXPECT_TRUE(has(r.out, std::string("\n") + n + " ")) << n << " missing in\n" << r.out;
 }
 
+// whisper.cpp's Silero VAD files are in the registry: downloaded by name, then named to -vm.
+TEST_F(CliDownload, TheSileroVadModelByName) {
+  const std::string shared = testing::shared_dir();
+  const std::string vad = shared + "/vad/silero-v6.2.0-ggml.bin";
+  if (shared.empty() || !fs::exists(vad)) GTEST_SKIP() << "../shared/vad not found";
+  const std::string bytes = slurp(vad);
+  testing::FileServer server("ggml-silero-v6.2.0.bin", bytes);
+  const std::string models = (dir_ / "vad-models").string();
+  Digest h(Digest::Kind::Sha1);
+  h.update(bytes.data(), bytes.size());
+  const CliRun r = hark("download silero-v6.2.0 --dir " + shell_quote(models) + " --base-url " + server.base_url() +
+                        " --sha1 " + h.hex());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, models + "/ggml-silero-v6.2.0.bin\n");
+  EXPECT_TRUE(has(hark("download --list").out, "\nsilero-v6.2.0 "));
+  write_tones(dir_ / "tones.wav");
+  const CliRun v =
+      hark("vad -vm silero-v6.2.0 " + shell_quote((dir_ / "tones.wav").string()), "HARK_MODELS=" + shell_quote(models));
+  EXPECT_EQ(v.code, 0) << v.err;
+}
+
 TEST_F(CliDownload, DownloadsVerifiesAndPrintsThePath) {
   testing::FileServer server("ggml-tiny.en.bin", model_);
   const std::string models = (dir_ / "models").string();

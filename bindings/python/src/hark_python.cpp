@@ -372,7 +372,9 @@ PYBIND11_MODULE(_hark, m) {
   m.def("models_dir", [] { return hark::models_dir(); });
   m.def("available_models", [] {
     std::vector<std::string> names;
-    for (const hark::ModelEntry& e : hark::model_registry()) names.push_back(e.name);
+    // faster-whisper's list: the Whisper models (the registry's Silero VAD files are not).
+    for (const hark::ModelEntry& e : hark::model_registry())
+      if (e.name.rfind("silero", 0) != 0) names.push_back(e.name);
     return names;
   });
   m.def(
