@@ -25,6 +25,7 @@
 #include "api_error.h"
 #include "connection_probe.h"
 #include "form_parser.h"
+#include "http_text.h"
 #include "realtime_session.h"
 #include "responses.h"
 #include "ui_assets.h"
@@ -93,11 +94,11 @@ struct HeadCheck {
   std::string why;
 };
 
+// A header line of this name (any case), its colon next or after white space.
 bool iequals_prefix(std::string_view line, std::string_view name) {
   if (line.size() < name.size() + 1) return false;
-  for (size_t i = 0; i < name.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(line[i])) != name[i]) return false;
-  return line[name.size()] == ':' || line[name.size()] == ' ' || line[name.size()] == '\t';
+  const char after = line[name.size()];
+  return iequals(line.substr(0, name.size()), name) && (after == ':' || after == ' ' || after == '\t');
 }
 
 HeadCheck check_head(std::string_view head, const ServerOptions& o) {
