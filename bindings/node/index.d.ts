@@ -62,6 +62,20 @@ export type TranscribeOptions = {
   maxTokensPerWindow?: number
   /** hark: batched pipeline (needs vadModelPath): this many VAD chunks decoded at once. */
   batchSize?: number
+  /** hark (faster-whisper's hotwords): words to expect, before every window's prompt. */
+  hotwords?: string
+  /** hark (faster-whisper's prefix): the transcript begins with this text. */
+  prefix?: string
+  /** hark (faster-whisper's multilingual): each window decoded in its own detected language. */
+  multilingual?: boolean
+  /** hark: a produced token's logit is divided by this (faster-whisper's repetition_penalty; 1: off). */
+  repetitionPenalty?: number
+  /** hark: no n-gram of this many tokens occurs twice in a window (0: off). */
+  noRepeatNgramSize?: number
+  /** hark: lengthPenalty as CTranslate2's exponent (log-probability / length^lengthPenalty). */
+  lengthPenaltyPower?: boolean
+  /** hark: transcribe only these clips, seconds [start, end, start, ...] (odd: the last to the end). */
+  clipTimestamps?: number[]
   /** hark: transcribe only the speech the Silero VAD finds (needs vadModelPath). */
   vad?: boolean
   vadModelPath?: string

@@ -74,6 +74,12 @@ void set_option(P& p, const std::string& field, const json& v, SetLanguage&& set
     set_language(v.get<std::string>());
   else if (field == "translate")
     p.translate = v.get<bool>();
+  else if (field == "repetition_penalty")
+    p.repetition_penalty = v.get<float>();
+  else if (field == "no_repeat_ngram_size")
+    p.no_repeat_ngram_size = v.get<int>();
+  else if (field == "multilingual")
+    p.multilingual = v.get<bool>();
   else
     FAIL() << "no field " << field;
 }

@@ -67,6 +67,21 @@ double get_number(const Napi::Object& o, const char* name, double def, double lo
   return d;
 }
 
+std::vector<double> get_numbers(const Napi::Object& o, const char* name) {
+  const Napi::Value v = get_present(o, name);
+  std::vector<double> out;
+  if (v.IsUndefined()) return out;
+  if (!v.IsArray()) bad(o, name, "an array of numbers", v);
+  const Napi::Array a = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < a.Length(); ++i) {
+    const Napi::Value e = a.Get(i);
+    if (!e.IsNumber() || !std::isfinite(e.As<Napi::Number>().DoubleValue()))
+      bad(o, name, "an array of finite numbers", e);
+    out.push_back(e.As<Napi::Number>().DoubleValue());
+  }
+  return out;
+}
+
 int64_t get_int(const Napi::Object& o, const char* name, int64_t def, int64_t lo, int64_t hi) {
   const Napi::Value v = get_present(o, name);
   if (v.IsUndefined()) return def;

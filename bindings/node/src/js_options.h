@@ -7,6 +7,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace hark_node {
 
@@ -23,6 +24,8 @@ double get_number(const Napi::Object& o, const char* name, double def, double lo
 // An integer in [lo, hi].
 int64_t get_int(const Napi::Object& o, const char* name, int64_t def, int64_t lo, int64_t hi);
 std::string get_string(const Napi::Object& o, const char* name, const std::string& def);
+// An array of finite numbers (empty when absent).
+std::vector<double> get_numbers(const Napi::Object& o, const char* name);
 // A string among `allowed`.
 std::string get_enum(const Napi::Object& o, const char* name, std::initializer_list<const char*> allowed,
                      const std::string& def);

@@ -64,6 +64,14 @@ hark::TranscribeParams transcribe_params_from_js(const Napi::Object& o) {
   p.carry_initial_prompt = get_bool(o, "carryInitialPrompt", false);
   p.max_tokens_per_window = int(get_int(o, "maxTokensPerWindow", 0, kIntMin, kIntMax));
   p.batch_size = int(get_int(o, "batchSize", 1, kIntMin, kIntMax));
+  // faster-whisper's decoding options, hark's own in the engine.
+  p.hotwords = get_string(o, "hotwords", "");
+  p.prefix = get_string(o, "prefix", "");
+  p.multilingual = get_bool(o, "multilingual", false);
+  p.repetition_penalty = float(get_number(o, "repetitionPenalty", 1.0, -kHuge, kHuge));
+  p.no_repeat_ngram_size = int(get_int(o, "noRepeatNgramSize", 0, kIntMin, kIntMax));
+  p.length_penalty_power = get_bool(o, "lengthPenaltyPower", false);
+  for (double t : get_numbers(o, "clipTimestamps")) p.clip_timestamps.push_back(float(t));
   p.vad = get_bool(o, "vad", false);
   p.vad_model_path = get_string(o, "vadModelPath", "");
   p.vad_params.threshold = float(get_number(o, "vadThreshold", p.vad_params.threshold, -kHuge, kHuge));
