@@ -5,12 +5,11 @@
 // Started by run.sh (ctest browser.ui).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import puppeteer from 'puppeteer-core';
+import { microModel, startServe, stopServe, tonesWav } from '../js/hark_serve.mjs';
 
 const HARK = process.env.HARK_CLI;
 const MAKE_MODEL = process.env.HARK_MAKE_TEST_MODEL;
@@ -23,22 +22,6 @@ const EXECUTABLE = process.env.HARK_BROWSER_PATH || (FIREFOX ? '/usr/bin/firefox
 const SHOTS = process.env.HARK_SCREENSHOT_DIR;
 const SHARED = process.env.HARK_SHARED_DIR || path.resolve(import.meta.dirname, '../../../shared');
 const KEY = 'sk-hark-ui-test';
-
-// 6 s of gliding tones with pauses, 16 kHz mono 16-bit WAV: the clip when ../shared has no speech.
-function tonesWav(seconds = 6) {
-  const rate = 16000, n = seconds * rate;
-  const buf = Buffer.alloc(44 + 2 * n);
-  buf.write('RIFF', 0); buf.writeUInt32LE(36 + 2 * n, 4); buf.write('WAVE', 8);
-  buf.write('fmt ', 12); buf.writeUInt32LE(16, 16); buf.writeUInt16LE(1, 20); buf.writeUInt16LE(1, 22);
-  buf.writeUInt32LE(rate, 24); buf.writeUInt32LE(2 * rate, 28); buf.writeUInt16LE(2, 32); buf.writeUInt16LE(16, 34);
-  buf.write('data', 36); buf.writeUInt32LE(2 * n, 40);
-  for (let i = 0; i < n; i++) {
-    const t = i / rate;
-    const a = (t % 2 < 1.5 ? 0.3 : 0) * Math.sin(2 * Math.PI * (200 + 30 * t) * t);
-    buf.writeInt16LE(Math.round(a * 32767), 44 + 2 * i);
-  }
-  return buf;
-}
 
 let dir, server, port, browser, page, clip;
 const downloads = () => path.join(dir, 'downloads');
@@ -79,25 +62,16 @@ async function download(sel, name) {
 
 before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'hark-ui-'));
-  const model = path.join(dir, 'micro.bin');
-  execFileSync(MAKE_MODEL, ['-o', model, '--preset', 'micro', '--type', 'f16'], { stdio: 'ignore' });
+  const model = microModel(MAKE_MODEL, dir);
   const speech = path.join(SHARED, 'audio', 'sense_and_sensibility_01_austen_64kb-0870.wav');
   if (existsSync(speech)) {
     clip = speech;
   } else {
     clip = path.join(dir, 'tones.wav');
-    writeFileSync(clip, tonesWav());
+    writeFileSync(clip, tonesWav(6));
   }
-  server = spawn(HARK, ['serve', '-m', `micro=${model}`, '--port', '0', '-t', '1', '--no-fallback', '--api-key', KEY,
-                        '--max-upload-mb', '2'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = readline.createInterface({ input: server.stdout });
-  port = await new Promise((resolve, reject) => {
-    lines.once('line', (l) => {
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(l);
-      m ? resolve(Number(m[1])) : reject(new Error(`unexpected first line: ${l}`));
-    });
-    server.once('exit', (code) => reject(new Error(`hark serve exited with ${code}`)));
-  });
+  ({ server, port } = await startServe(HARK, ['-m', `micro=${model}`, '-t', '1', '--no-fallback', '--api-key', KEY,
+                                             '--max-upload-mb', '2']));
   mkdirSync(downloads(), { recursive: true });
   browser = FIREFOX
     ? await puppeteer.launch({
@@ -140,11 +114,7 @@ before(async () => {
 
 after(async () => {
   if (browser) await browser.close();
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.once('exit', resolve));
-    server.kill('SIGTERM');
-    await exited;
-  }
+  await stopServe(server);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

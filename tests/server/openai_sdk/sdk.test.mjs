@@ -3,32 +3,15 @@
 // Started by run.sh (ctest server.openai_sdk); HARK_CLI and HARK_MAKE_TEST_MODEL name the binaries.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import OpenAI, { toFile } from 'openai';
+import { microModel, startServe, stopServe, tonesWav } from '../../js/hark_serve.mjs';
 
 const HARK = process.env.HARK_CLI;
 const MAKE_MODEL = process.env.HARK_MAKE_TEST_MODEL;
 const KEY = 'sk-hark-test';
-
-// 4 s of gliding tones with pauses, 16 kHz mono 16-bit WAV.
-function tonesWav(seconds = 4) {
-  const rate = 16000, n = seconds * rate;
-  const buf = Buffer.alloc(44 + 2 * n);
-  buf.write('RIFF', 0); buf.writeUInt32LE(36 + 2 * n, 4); buf.write('WAVE', 8);
-  buf.write('fmt ', 12); buf.writeUInt32LE(16, 16); buf.writeUInt16LE(1, 20); buf.writeUInt16LE(1, 22);
-  buf.writeUInt32LE(rate, 24); buf.writeUInt32LE(2 * rate, 28); buf.writeUInt16LE(2, 32); buf.writeUInt16LE(16, 34);
-  buf.write('data', 36); buf.writeUInt32LE(2 * n, 40);
-  for (let i = 0; i < n; i++) {
-    const t = i / rate;
-    const a = (t % 2 < 1.5 ? 0.3 : 0) * Math.sin(2 * Math.PI * (200 + 30 * t) * t);
-    buf.writeInt16LE(Math.round(a * 32767), 44 + 2 * i);
-  }
-  return buf;
-}
 
 let dir, server, client, port;
 const wav = tonesWav();
@@ -36,27 +19,13 @@ const file = () => toFile(wav, 'tones.wav', { type: 'audio/wav' });
 
 before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'hark-sdk-'));
-  const model = path.join(dir, 'micro.bin');
-  execFileSync(MAKE_MODEL, ['-o', model, '--preset', 'micro', '--type', 'f16'], { stdio: 'ignore' });
-  server = spawn(HARK, ['serve', '-m', `micro=${model}`, '--port', '0', '-t', '1', '--no-fallback',
-                        '--api-key', KEY], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = readline.createInterface({ input: server.stdout });
-  port = await new Promise((resolve, reject) => {
-    lines.once('line', (l) => {
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(l);
-      m ? resolve(Number(m[1])) : reject(new Error(`unexpected first line: ${l}`));
-    });
-    server.once('exit', (code) => reject(new Error(`hark serve exited with ${code}`)));
-  });
+  const model = microModel(MAKE_MODEL, dir);
+  ({ server, port } = await startServe(HARK, ['-m', `micro=${model}`, '-t', '1', '--no-fallback', '--api-key', KEY]));
   client = new OpenAI({ apiKey: KEY, baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
 });
 
 after(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.once('exit', (code) => resolve(code)));
-    server.kill('SIGTERM');
-    assert.equal(await exited, 0, 'hark serve exits 0 on SIGTERM');
-  }
+  if (server && server.exitCode === null) assert.equal(await stopServe(server), 0, 'hark serve exits 0 on SIGTERM');
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
