@@ -34,6 +34,7 @@
 
 #include "download_command.h"
 #include "hark/hark.hpp"
+#include "help_format.h"
 #include "model_options.h"
 #include "progress.h"
 #include "quantize_command.h"
@@ -398,40 +399,10 @@ static std::vector<std::string> whisper_cpp_spellings(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    static const std::pair<const char*, const char*> kSpellings[] = {{"-ng", "--no-gpu"},
-                                                                     {"-nfa", "--no-flash-attn"},
-                                                                     {"-tp", "--temperature"},
-                                                                     {"-tpi", "--temperature-inc"},
-                                                                     {"-nf", "--no-fallback"},
-                                                                     {"-bo", "--best-of"},
-                                                                     {"-bs", "--beam-size"},
-                                                                     {"-sns", "--suppress-nst"},
-                                                                     {"-mc", "--max-context"},
-                                                                     {"-lpt", "--logprob-thold"},
-                                                                     {"-nth", "--no-speech-thold"},
-                                                                     {"-mt", "--max-tokens"},
-                                                                     {"-dtw", "--dtw"},
-                                                                     {"-oj", "--output-json"},
-                                                                     {"-ojf", "--output-json-full"},
-                                                                     {"-dl", "--detect-language"},
-                                                                     {"-ml", "--max-len"},
-                                                                     {"-sow", "--split-on-word"},
-                                                                     {"-wt", "--word-thold"},
-                                                                     {"-tdrz", "--tinydiarize"},
-                                                                     {"-ocsv", "--output-csv"},
-                                                                     {"-olrc", "--output-lrc"},
-                                                                     {"-vm", "--vad-model"},
-                                                                     {"-vt", "--vad-threshold"},
-                                                                     {"-vspd", "--vad-min-speech-duration-ms"},
-                                                                     {"-vsd", "--vad-min-silence-duration-ms"},
-                                                                     {"-vmsd", "--vad-max-speech-duration-s"},
-                                                                     {"-vp", "--vad-speech-pad-ms"},
-                                                                     {"-vo", "--vad-samples-overlap"},
-                                                                     {"-pp", "--print-progress"}};
-    const char* long_form = nullptr;
-    for (const auto& [short_form, lf] : kSpellings)
-      if (a == short_form) long_form = lf;
-    args.push_back(long_form ? std::string(long_form) : a);
+    std::string spelled = a;
+    for (const auto& [short_form, long_form] : hark::cli::whisper_cpp_flags())
+      if (a == short_form) spelled = long_form;
+    args.push_back(spelled);
   }
   std::reverse(args.begin(), args.end());  // CLI11's parse(vector) takes the arguments last first
   return args;
@@ -441,6 +412,7 @@ int main(int argc, char** argv) {
   CLI::App app{"hark: offline speech-to-text with Whisper models", "hark"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "hark 0.1.0");
+  hark::cli::use_help_format(app);
 
   TranscribeOptions topt;
   CLI::App* transcribe = app.add_subcommand("transcribe", "Transcribe (or translate) audio files");
@@ -631,6 +603,7 @@ int main(int argc, char** argv) {
                    "Seconds of audio kept after each stretch of speech"});
   transcribe->add_flag("--output-json", topt.output_json, "Write a .json without the tokens (-oj)");
   transcribe->add_flag("--output-json-full", topt.output_json_full, "Write a .json with the tokens (-ojf; as -o json)");
+  hark::cli::group_transcribe_options(transcribe);
 
   std::string info_model;
   CLI::App* info = app.add_subcommand("info", "Describe a model file");

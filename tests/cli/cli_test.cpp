@@ -680,5 +680,25 @@ TEST_F(Cli, TranscribeReadsStandardInput) {
   EXPECT_TRUE(contains(empty.err, "standard input was empty")) << empty.err;
 }
 
+// `transcribe --help` in groups, whisper.cpp's short flags shown as flags, every line in 100 columns.
+TEST_F(Cli, HelpIsGroupedWithShortFlagsIn100Columns) {
+  const CliRun r = hark("transcribe --help");
+  ASSERT_EQ(r.code, 0);
+  for (const char* group : {"Input and output:", "Language:", "Decoding:", "Timestamps and words:",
+                            "Voice activity (VAD) and batching:", "Speed and threads:"})
+    EXPECT_TRUE(contains(r.out, std::string("\n") + group + "\n")) << group;
+  EXPECT_LT(r.out.find("Input and output:"), r.out.find("Speed and threads:"));
+  EXPECT_TRUE(contains(r.out, "-nf,--no-fallback")) << r.out;
+  EXPECT_TRUE(contains(r.out, "-vm,--vad-model")) << r.out;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
+  for (const char* cmd : {"--help", "vad --help", "serve --help", "stream --help"}) {
+    const CliRun h = hark(cmd);
+    EXPECT_EQ(h.code, 0) << cmd;
+    std::istringstream l(h.out);
+    for (std::string line; std::getline(l, line);) EXPECT_LE(line.size(), 100u) << cmd << ": " << line;
+  }
+}
+
 }  // namespace
 }  // namespace hark
