@@ -1,7 +1,6 @@
 #include "help_format.h"
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <sstream>
 
@@ -127,15 +126,15 @@ class HelpFormatter : public CLI::Formatter {
     return wrap(CLI::Formatter::make_option_desc(opt), kWidth - kColumn);
   }
 
-  // CLI11's help with the option groups in reading order (group_order()), not in the order their
-  // first option happened to be added.
+  // CLI11's help with the option groups in kGroups' order, not in the order their first option
+  // happened to be added; other groups ("Options": --help) first.
   std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override {
     if (mode == CLI::AppFormatMode::Sub) return make_expanded(app);
     std::vector<std::string> groups = app->get_groups();
     const auto rank = [](const std::string& g) {
-      const auto& order = group_order();
-      const auto it = std::find(order.begin(), order.end(), g);
-      return it == order.end() ? -1 : static_cast<int>(it - order.begin());
+      for (size_t i = 0; i < kGroups.size(); ++i)
+        if (g == kGroups[i].first) return static_cast<int>(i);
+      return -1;
     };
     std::stable_sort(groups.begin(), groups.end(),
                      [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
@@ -147,20 +146,9 @@ class HelpFormatter : public CLI::Formatter {
     }
     return out + make_subcommands(app, mode) + "\n" + make_footer(app);
   }
-
-  static const std::vector<std::string>& group_order();
 };
 
 }  // namespace
-
-const std::vector<std::string>& HelpFormatter::group_order() {
-  static const std::vector<std::string> order = [] {
-    std::vector<std::string> o;
-    for (const auto& [group, names] : kGroups) o.emplace_back(group);
-    return o;
-  }();
-  return order;
-}
 
 void use_help_format(CLI::App& app) { app.formatter(std::make_shared<HelpFormatter>()); }
 

@@ -295,10 +295,6 @@ hark_status transcribe_on_context(const char* fn, hark_context* ctx, const hark_
   });
 }
 
-}  // namespace
-
-namespace {
-
 // hark_detect_language's and hark_detect_language_mel's shared part: the checks of the outputs,
 // the call, the answer written out.
 void detect_language(hark_context& ctx, std::span<const float> samples, hark::DetectLanguageParams& dp, int n_threads,
