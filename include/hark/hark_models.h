@@ -22,6 +22,9 @@ typedef struct hark_model_entry {
   uint64_t size;         /* bytes; 0 when not published */
   const char* disk;      /* the published size as people read it ("75 MiB"); "" when none */
   const char* sha1;      /* 40 hex digits; "" when no digest is published */
+  /* Added later (an older caller's smaller out_size gets the fields above): a Silero VAD model
+   * (vad_model_path), not a Whisper model. */
+  bool vad;
 } hark_model_entry;
 
 /* How many official models there are. Any thread. */

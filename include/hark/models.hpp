@@ -29,6 +29,7 @@ struct ModelEntry {
   std::string disk;       // the published size as people read it: "75 MiB", "1.5 GiB"
   std::string sha1;       // 40 hex digits; "" when none is published (a download is then checked against
                           // the SHA-256 the server announces, when it announces one)
+  bool vad = false;       // a Silero VAD model (TranscribeParams::vad_model_path), not a Whisper model
 };
 
 // Every official model, in whisper.cpp's order (tiny ... large-v3-turbo-q8_0), then the Silero VAD

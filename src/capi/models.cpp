@@ -44,6 +44,7 @@ hark_status hark_model_at(int i, hark_model_entry* out, size_t out_size) {
     v.size = e.size;
     v.disk = e.disk.c_str();
     v.sha1 = e.sha1.c_str();
+    v.vad = e.vad;
     write_out(out, out_size, kModelEntryV1, v);
   });
 }

@@ -70,8 +70,9 @@ std::vector<ModelEntry> make_registry() {
     ModelEntry e;
     e.name = row.name;
     e.file_name = "ggml-" + e.name + ".bin";
-    const bool tdrz = e.name.find("tdrz") != std::string::npos, vad = e.name.rfind("silero", 0) == 0;
-    e.url = std::string(vad ? kVadUrl : tdrz ? kTdrzUrl : kBaseUrl) + "/" + e.file_name;
+    e.vad = e.name.rfind("silero", 0) == 0;
+    const bool tdrz = e.name.find("tdrz") != std::string::npos;
+    e.url = std::string(e.vad ? kVadUrl : tdrz ? kTdrzUrl : kBaseUrl) + "/" + e.file_name;
     e.size = row.size;
     e.disk = row.disk;
     e.sha1 = row.sha1;

@@ -358,7 +358,18 @@ static void test_models(const char* model) {
   CHECK(hark_model_count() >= 30);
   hark_model_entry e;
   CHECK_OK(hark_model_at(0, &e, sizeof e));
-  CHECK(strcmp(e.name, "tiny") == 0 && strcmp(e.file_name, "ggml-tiny.bin") == 0 && strlen(e.sha1) == 40);
+  CHECK(strcmp(e.name, "tiny") == 0 && strcmp(e.file_name, "ggml-tiny.bin") == 0 && strlen(e.sha1) == 40 && !e.vad);
+  /* The Silero VAD models are in the list too, marked as such. */
+  int vads = 0;
+  for (int i = 0; i < hark_model_count(); ++i) {
+    CHECK_OK(hark_model_at(i, &e, sizeof e));
+    if (e.vad) {
+      ++vads;
+      CHECK(strncmp(e.name, "silero-", 7) == 0 && strstr(e.url, "whisper-vad") != NULL);
+    }
+  }
+  CHECK(vads == 2);
+  CHECK_OK(hark_model_at(0, &e, sizeof e));
   CHECK_ERR(hark_model_at(hark_model_count(), &e, sizeof e), HARK_ERR_INVALID_ARGUMENT, "out of range");
   CHECK(hark_models_dir() != NULL && strlen(hark_models_dir()) > 0);
   const char* path = NULL;

@@ -374,7 +374,7 @@ PYBIND11_MODULE(_hark, m) {
     std::vector<std::string> names;
     // faster-whisper's list: the Whisper models (the registry's Silero VAD files are not).
     for (const hark::ModelEntry& e : hark::model_registry())
-      if (e.name.rfind("silero", 0) != 0) names.push_back(e.name);
+      if (!e.vad) names.push_back(e.name);
     return names;
   });
   m.def(
