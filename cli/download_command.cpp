@@ -23,8 +23,7 @@ CLI::App* add_download_command(CLI::App& app, DownloadCommandOptions& o) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "Print only the model's path");
-  cmd->add_flag("--print-progress", o.print_progress,
-                "Percentage lines on stderr, also when it is not a terminal (-pp)");
+  cmd->add_flag("--print-progress", o.print_progress, "Percentage lines on stderr, also when it is not a terminal");
   return cmd;
 }
 

@@ -273,12 +273,18 @@ int run_transcribe(const TranscribeOptions& o) {
       p.timestamps = !o.no_timestamps;
       p.initial_prompt = o.prompt;
       p.should_abort = [] { return g_interrupted.load(); };
+      // The part transcribed (offset and duration), which the engine's percentage is of.
+      const double file_seconds = static_cast<double>(audio.size()) / hark::kSampleRate;
+      const double start_seconds = std::clamp(o.offset_ms / 1000.0, 0.0, file_seconds);
+      const double part_seconds = o.duration_ms > 0 ? std::min(o.duration_ms / 1000.0, file_seconds - start_seconds)
+                                                    : file_seconds - start_seconds;
       TranscribeProgress progress(o.print_progress ? ProgressMode::Lines : progress_mode_for_terminal(o.quiet), file,
-                                  static_cast<double>(audio.size()) / hark::kSampleRate);
+                                  part_seconds, start_seconds);
       p.on_progress = [&](int percent) { progress.on_percent(percent); };
+      p.on_fallback = [&](const hark::Fallback& f) { progress.on_fallback(f); };
       // Segments are printed as they become final, so a long file shows progress as it goes.
       p.on_new_segments = [&](const hark::NewSegments& ns) {
-        progress.suspend();  // the bar shares the terminal: off while the lines print, redrawn after
+        progress.on_segments();  // the bar shares the terminal: off while the lines print, redrawn after
         for (const hark::Segment& s : ns.segments) {
           const char* turn = o.decoding.tdrz_enable && s.speaker_turn_next ? kSpeakerTurn : "";
           if (o.no_timestamps) {
@@ -433,15 +439,15 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->allow_extra_args(false)  // one value (a comma list) per -o: the files after it stay inputs
       ->check(CLI::IsMember(kFormats));
-  transcribe->add_flag("--output-csv", topt.output_csv, "Also write a CSV file (-ocsv; as -o csv)");
-  transcribe->add_flag("--output-lrc", topt.output_lrc, "Also write an LRC lyrics file (-olrc; as -o lrc)");
+  transcribe->add_flag("--output-csv", topt.output_csv, "Also write a CSV file (as -o csv)");
+  transcribe->add_flag("--output-lrc", topt.output_lrc, "Also write an LRC lyrics file (as -o lrc)");
   transcribe->add_option("--output-file", topt.output_file,
                          "Output path (its folder is made; '.srt' etc. is appended unless given; alone: a .txt)");
   transcribe->add_option("--offset-ms", topt.offset_ms, "Start this far into the audio");
   transcribe->add_option("--duration-ms", topt.duration_ms, "Transcribe only this much (0: to the end)");
   transcribe->add_flag("--no-timestamps", topt.no_timestamps, "Plain text, no timestamps");
   transcribe->add_flag("--detect-language", topt.detect_language,
-                       "Only detect each file's spoken language (-dl; from --offset-ms) and print it");
+                       "Only detect each file's spoken language (from --offset-ms) and print it");
   transcribe->add_flag("--translate", topt.translate, "Translate into English (multilingual models)");
   transcribe->add_option("--prompt", topt.prompt, "Text the model sees as what came before");
   transcribe
@@ -452,23 +458,22 @@ int main(int argc, char** argv) {
   transcribe->add_flag("--no-flash-attn", topt.no_flash_attn, "Plain attention graph instead of the fused one");
   add_cross_kv_option(transcribe, topt.cross_kv_type);
   transcribe->add_flag("-q,--quiet,--no-prints", topt.quiet, "Print only the transcript (no timings, no progress bar)");
-  transcribe->add_flag("--print-progress", topt.print_progress,
-                       "Print the progress as percentage lines on stderr (-pp)");
+  transcribe->add_flag("--print-progress", topt.print_progress, "Print the progress as percentage lines on stderr");
   // Decoding policy: whisper.cpp's names where it has the option (-tp -tpi -nf -bo -sns -mc -lpt
   // -nth --prompt --carry-initial-prompt --suppress-regex), OpenAI's meanings and defaults.
   hark::TranscribeParams& dp = topt.decoding;
-  transcribe->add_option("--temperature", dp.temperature, "Sampling temperature of the first pass (-tp; 0: greedy)")
+  transcribe->add_option("--temperature", dp.temperature, "Sampling temperature of the first pass (0: greedy)")
       ->capture_default_str();
   transcribe
       ->add_option("--temperature-inc", dp.temperature_inc,
-                   "Fallback step up to 1.0 when a window's text is repetitive or unsure (-tpi; 0: none)")
+                   "Fallback step up to 1.0 when a window's text is repetitive or unsure (0: none)")
       ->capture_default_str();
-  transcribe->add_flag("--no-fallback", topt.no_fallback, "No temperature fallback (-nf; as --temperature-inc 0)");
-  transcribe->add_option("--best-of", dp.best_of, "Candidates sampled at temperature > 0, the best kept (-bo)")
+  transcribe->add_flag("--no-fallback", topt.no_fallback, "No temperature fallback (as --temperature-inc 0)");
+  transcribe->add_option("--best-of", dp.best_of, "Candidates sampled at temperature > 0, the best kept")
       ->capture_default_str();
   transcribe
       ->add_option("--beam-size", dp.beam_size,
-                   "Beams of the beam search at temperature 0 (-bs; 1: greedy; whisper.cpp's CLI uses 5)")
+                   "Beams of the beam search at temperature 0 (1: greedy; whisper.cpp's CLI uses 5)")
       ->capture_default_str();
   transcribe
       ->add_option("--patience", dp.patience,
@@ -519,16 +524,16 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   transcribe
       ->add_option("--logprob-thold", dp.logprob_threshold,
-                   "Fall back when the window's average log-probability is below this (-lpt)")
+                   "Fall back when the window's average log-probability is below this")
       ->capture_default_str();
   transcribe
       ->add_option("--no-speech-thold", dp.no_speech_threshold,
-                   "Skip a window as silence above this no-speech probability (and unsure text) (-nth)")
+                   "Skip a window as silence above this no-speech probability (and unsure text)")
       ->capture_default_str();
   transcribe->add_option("--seed", dp.seed, "Seed of the sampling at temperature > 0 (same seed, same text)")
       ->capture_default_str();
   transcribe->add_flag("--suppress-nst,!--no-suppress-nst", dp.suppress_nst,
-                       "Never produce non-speech tokens (-sns; on by default, as OpenAI's suppress_tokens -1)");
+                       "Never produce non-speech tokens (on by default, as OpenAI's suppress_tokens -1)");
   transcribe->add_flag("!--no-suppress-blank", dp.suppress_blank, "Allow a blank as a window's first token");
   transcribe->add_option("--suppress-regex", dp.suppress_regex,
                          "Never produce tokens whose whole text matches this regular expression (ECMAScript)");
@@ -540,14 +545,14 @@ int main(int argc, char** argv) {
   transcribe->add_flag("--no-context", dp.no_context, "Do not use the previous text as prompt");
   transcribe
       ->add_option("--max-context", dp.max_context,
-                   "Tokens of previous text kept as prompt (-mc; -1: the model's limit; 0: none)")
+                   "Tokens of previous text kept as prompt (-1: the model's limit; 0: none)")
       ->capture_default_str();
   transcribe
       ->add_option("--max-initial-ts", dp.max_initial_timestamp,
                    "A window's first timestamp is at most this many seconds (< 0: no limit)")
       ->capture_default_str();
   transcribe->add_flag("--single-segment", dp.single_segment, "One segment per 30 s window");
-  transcribe->add_option("--max-tokens", dp.max_tokens_per_window, "Tokens per window at most (-mt; 0: the model's)")
+  transcribe->add_option("--max-tokens", dp.max_tokens_per_window, "Tokens per window at most (0: the model's)")
       ->capture_default_str();
   // Token timestamps, segment length, speaker turns: whisper.cpp's -ml -sow -wt -tdrz. whisper.cpp's
   // CLI has no flag of its own for token timestamps (-ml, -ojf and -owts turn them on);
@@ -556,23 +561,22 @@ int main(int argc, char** argv) {
                        "Time every token from the timestamp probabilities (json: tokens' t0, t1)");
   transcribe
       ->add_option("--max-len", dp.max_len,
-                   "Segments of at most this many bytes of text (-ml; 0: no limit; turns token timestamps on)")
+                   "Segments of at most this many bytes of text (0: no limit; turns token timestamps on)")
       ->capture_default_str();
-  transcribe->add_flag("--split-on-word", dp.split_on_word, "With --max-len, cut only between words (-sow)");
+  transcribe->add_flag("--split-on-word", dp.split_on_word, "With --max-len, cut only between words");
   transcribe
       ->add_option("--word-thold", dp.thold_pt,
-                   "A token's timestamp is trusted above this probability (-wt; whisper.rn's wordThold)")
+                   "A token's timestamp is trusted above this probability (whisper.rn's wordThold)")
       ->capture_default_str();
-  transcribe->add_flag(
-      "--tinydiarize", dp.tdrz_enable,
-      "Speaker turns with a tinydiarize (tdrz) model: segments end at a turn, marked [SPEAKER_TURN] (-tdrz)");
+  transcribe->add_flag("--tinydiarize", dp.tdrz_enable,
+                       "Speaker turns with a tinydiarize (tdrz) model: segments end at a turn, marked [SPEAKER_TURN]");
 
   // Word timestamps: hark's --word-timestamps (the model's own heads), whisper.cpp's -dtw PRESET,
   // OpenAI's punctuation and hallucination options.
   transcribe->add_flag("--word-timestamps", dp.word_timestamps,
                        "Time every word (DTW over the model's alignment heads); JSON output carries the words");
   transcribe->add_option("--dtw", dp.dtw_preset,
-                         "Word timestamps with these alignment heads (-dtw): tiny, tiny.en, base, base.en, small, "
+                         "Word timestamps with these alignment heads: tiny, tiny.en, base, base.en, small, "
                          "small.en, medium, medium.en, large.v1, large.v2, large.v3, large.v3.turbo, top-n, custom");
   transcribe->add_option("--dtw-n-top", dp.dtw_n_top, "--dtw top-n: every head of this many last text layers")
       ->check(CLI::PositiveNumber);
@@ -588,9 +592,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   // VAD-assisted transcription: whisper.cpp's flags and defaults.
   transcribe->add_flag("--vad", dp.vad, "Transcribe only the speech the Silero VAD finds (needs --vad-model)");
-  transcribe->add_option(
-      "--vad-model", dp.vad_model_path,
-      "Silero VAD model in whisper.cpp's format (-vm): a file, or silero-v6.2.0 after hark download");
+  transcribe->add_option("--vad-model", dp.vad_model_path,
+                         "Silero VAD model in whisper.cpp's format: a file, or silero-v6.2.0 after hark download");
   transcribe
       ->add_option("--batch-size", dp.batch_size,
                    "Batched long-audio pipeline: the VAD (--vad-model) cuts the audio at pauses into chunks of "
@@ -601,8 +604,8 @@ int main(int argc, char** argv) {
                   {"--vad-threshold", "--vad-min-speech-duration-ms", "--vad-min-silence-duration-ms",
                    "--vad-max-speech-duration-s", "--vad-speech-pad-ms", "--vad-samples-overlap",
                    "Seconds of audio kept after each stretch of speech"});
-  transcribe->add_flag("--output-json", topt.output_json, "Write a .json without the tokens (-oj)");
-  transcribe->add_flag("--output-json-full", topt.output_json_full, "Write a .json with the tokens (-ojf; as -o json)");
+  transcribe->add_flag("--output-json", topt.output_json, "Write a .json without the tokens");
+  transcribe->add_flag("--output-json-full", topt.output_json_full, "Write a .json with the tokens (as -o json)");
   hark::cli::group_transcribe_options(transcribe);
 
   std::string info_model;

@@ -127,6 +127,12 @@ void ProgressLine::suspend() {
   drawn_ = false;
 }
 
+void ProgressLine::note(const std::string& text) {
+  if (mode_ != ProgressMode::Lines || finished_) return;
+  std::fprintf(stderr, "hark: %s: %s\n", label_.c_str(), text.c_str());
+  std::fflush(stderr);
+}
+
 void ProgressLine::finish() {
   if (finished_) return;
   if (mode_ == ProgressMode::Lines && last_line_percent_ < 100) update(1.0);
@@ -134,29 +140,53 @@ void ProgressLine::finish() {
   finished_ = true;
 }
 
-TranscribeProgress::TranscribeProgress(ProgressMode mode, const std::string& label, double audio_seconds)
+TranscribeProgress::TranscribeProgress(ProgressMode mode, const std::string& label, double audio_seconds,
+                                       double start_seconds)
     : line_(mode, label),
       details_(mode == ProgressMode::Bar),
       audio_seconds_(audio_seconds),
+      start_seconds_(start_seconds),
       start_(std::chrono::steady_clock::now()) {}
 
-void TranscribeProgress::on_percent(int percent) {
+std::string TranscribeProgress::detail(int percent) const {
+  if (!details_) return "";
+  if (!retry_.empty()) return retry_;
+  if (percent <= 0 || percent >= 100 || audio_seconds_ <= 0) return "";
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string detail;
-  if (details_ && percent > 0 && percent < 100 && audio_seconds_ > 0) {
-    const double done_audio = audio_seconds_ * percent / 100.0;
-    // Speed as people read it: how much faster than the audio plays (the real-time factor, its
-    // inverse, reads like a speed and is not one).
-    char buf[96];
-    if (elapsed > 0 && done_audio >= elapsed)
-      std::snprintf(buf, sizeof buf, "%.1fx faster than real time, %s left", done_audio / elapsed,
-                    format_duration(elapsed * (100 - percent) / percent).c_str());
-    else
-      std::snprintf(buf, sizeof buf, "%.1fx slower than real time, %s left", elapsed / std::max(done_audio, 1e-9),
-                    format_duration(elapsed * (100 - percent) / percent).c_str());
-    detail = buf;
-  }
-  line_.update(percent / 100.0, detail);
+  const double done_audio = audio_seconds_ * percent / 100.0;
+  // Speed as people read it: how much faster than the audio plays (the real-time factor, its
+  // inverse, reads like a speed and is not one).
+  char buf[96];
+  if (elapsed > 0 && done_audio >= elapsed)
+    std::snprintf(buf, sizeof buf, "%.1fx faster than real time, %s left", done_audio / elapsed,
+                  format_duration(elapsed * (100 - percent) / percent).c_str());
+  else
+    std::snprintf(buf, sizeof buf, "%.1fx slower than real time, %s left", elapsed / std::max(done_audio, 1e-9),
+                  format_duration(elapsed * (100 - percent) / percent).c_str());
+  return buf;
+}
+
+void TranscribeProgress::on_percent(int percent) {
+  percent_ = percent;
+  if (!retry_.empty() && percent > retry_end_percent_) retry_.clear();
+  line_.update(percent / 100.0, detail(percent));
+}
+
+void TranscribeProgress::on_fallback(const hark::Fallback& f) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "retrying %s-%s at T=%.1f", format_duration(f.t0 / 100.0).c_str(),
+                format_duration(f.t1 / 100.0).c_str(), static_cast<double>(f.temperature));
+  retry_ = buf;
+  retry_end_percent_ =
+      audio_seconds_ > 0 ? static_cast<int>(std::floor((f.t1 / 100.0 - start_seconds_) / audio_seconds_ * 100.0)) : 100;
+  line_.note(retry_);
+  line_.suspend();  // drawn at once, not held back by the redraw limit: the wait starts now
+  line_.update(percent_ / 100.0, detail(percent_));
+}
+
+void TranscribeProgress::on_segments() {
+  line_.suspend();
+  retry_.clear();
 }
 
 std::unique_ptr<hark::Context> load_with_progress(const std::string& model, hark::ContextParams params,

@@ -32,6 +32,8 @@ class ProgressLine {
   void update(double fraction, const std::string& detail = "");
   // Takes the bar off the screen before something else prints there; the next update redraws it.
   void suspend();
+  // A passing remark: a line of its own (lines), else nothing; the bar shows it as its detail.
+  void note(const std::string& text);
   // The end: a bar is cleared; lines print 100% unless that was printed.
   void finish();
 
@@ -47,20 +49,31 @@ class ProgressLine {
   std::chrono::steady_clock::time_point last_draw_{};
 };
 
-// The transcription's progress from the engine's percentage: percent of the audio, the real-time
-// factor so far (seconds of work per second of audio) and the time left.
+// The transcription's progress from the engine's percentage: percent of the audio, the speed so
+// far and the time left; while a window is decoded again at a higher temperature (which can take
+// several times as long), which window and at what temperature instead.
 class TranscribeProgress {
  public:
-  TranscribeProgress(ProgressMode mode, const std::string& label, double audio_seconds);
+  // The audio transcribed: audio_seconds from start_seconds of the file (offset and duration).
+  TranscribeProgress(ProgressMode mode, const std::string& label, double audio_seconds, double start_seconds = 0);
   void on_percent(int percent);
-  void suspend() { line_.suspend(); }
+  void on_fallback(const hark::Fallback& f);
+  // Segments were printed: the bar is off the screen until the next update, and the window
+  // being retried (if any) is done.
+  void on_segments();
   void finish() { line_.finish(); }
 
  private:
+  std::string detail(int percent) const;
+
   ProgressLine line_;
   bool details_;  // the bar carries speed and time left; --print-progress lines only the percentage
   double audio_seconds_;
+  double start_seconds_;
   std::chrono::steady_clock::time_point start_;
+  int percent_ = 0;
+  std::string retry_;           // "retrying 0:30-1:00 at T=0.4" while that window is decoded again
+  int retry_end_percent_ = -1;  // the retried window's end; progress past it ends the retry
 };
 
 // Context::load with the file's read-in shown as a bar ("loading MODEL"), cleared once loaded.

@@ -77,7 +77,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   cmd->add_option("--load-allow", s.load_allow,
                   "POST /load may load a model file at this path, or any directly in this folder (repeat); "
                   "without it /load only switches between the models given with -m");
-  cmd->add_option("--vad-model", s.vad_model, "Silero VAD model for requests with vad=true or batch_size > 1 (-vm)");
+  cmd->add_option("--vad-model", s.vad_model, "Silero VAD model for requests with vad=true or batch_size > 1");
   cmd->add_option("--batch-size", s.decoding.batch_size,
                   "Default chunks decoded together (> 1: the batched long-audio pipeline; needs --vad-model)")
       ->check(CLI::Range(1, hark::kMaxBatchSize))
@@ -89,11 +89,11 @@ CLI::App* add_serve_command(CLI::App& app, ServeCommandOptions& o) {
       ->capture_default_str();
   cmd->add_option("-l,--language", s.decoding.language, "Default spoken language ('auto': detect)")
       ->capture_default_str();
-  cmd->add_flag("--no-fallback", o.no_fallback, "No temperature fallback unless a request asks (-nf)");
-  cmd->add_option("--beam-size", s.decoding.beam_size, "Default beam size (-bs; 1: greedy)")
+  cmd->add_flag("--no-fallback", o.no_fallback, "No temperature fallback unless a request asks");
+  cmd->add_option("--beam-size", s.decoding.beam_size, "Default beam size (1: greedy)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  cmd->add_option("--best-of", s.decoding.best_of, "Default candidates at temperature > 0 (-bo)")
+  cmd->add_option("--best-of", s.decoding.best_of, "Default candidates at temperature > 0")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_flag("--access-log", s.access_log, "Print one JSON line per request on stderr");

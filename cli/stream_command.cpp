@@ -42,8 +42,7 @@ CLI::App* add_stream_command(CLI::App& app, StreamCommandOptions& o) {
   c->add_option("--vad", o.vad, "End slices at pauses: 'energy' (whisper.rn's useVad) or a Silero VAD model file");
   c->add_option("--save", o.save, "Write everything captured to this WAV (audioOutputPath)");
   c->add_option("-l,--language", o.language, "Spoken language code, or 'auto'")->capture_default_str();
-  c->add_flag("--no-fallback", o.no_fallback,
-              "No temperature fallback (-nf): each slice decoded once, at temperature 0");
+  c->add_flag("--no-fallback", o.no_fallback, "No temperature fallback: each slice decoded once, at temperature 0");
   c->add_option("-t,--threads", o.threads, "Compute threads (0: the machine's cores, at most 8)")
       ->check(CLI::Range(0, 1024));
   c->add_flag("--json", o.json, "Print every event as one line of JSON");

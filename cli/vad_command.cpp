@@ -70,7 +70,7 @@ void add_vad_options(CLI::App* cmd, hark::VadOptions& v, const VadOptionNames& n
 CLI::App* add_vad_command(CLI::App& app, VadCommandOptions& o) {
   CLI::App* vad = app.add_subcommand("vad", "Find the speech in audio files (Silero VAD, whisper.cpp's model)");
   vad->add_option("--vad-model", o.model,
-                  "Silero VAD model in whisper.cpp's format (-vm): a file, or silero-v6.2.0 after hark download")
+                  "Silero VAD model in whisper.cpp's format: a file, or silero-v6.2.0 after hark download")
       ->required();
   vad->add_option("files", o.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3")->required();
   add_vad_options(vad, o.vad,

@@ -33,6 +33,11 @@ setup(
             [os.path.join("src", "hark_python.cpp")],
             include_dirs=[os.path.join(ROOT, "include"), os.path.join(BUILD, "include")],
             extra_objects=[os.path.join(HERE, "hark", soname)],
+            # Rebuilt when a public header or the library changes, not only the binding's source:
+            # a module left in build/ from older headers reads TranscribeParams with the old layout.
+            depends=sorted(glob.glob(os.path.join(ROOT, "include", "hark", "*.h*")))
+            + sorted(glob.glob(os.path.join(BUILD, "include", "hark", "*.h*")))
+            + [os.path.realpath(libraries[0])],
             runtime_library_dirs=["$ORIGIN"],
             cxx_std=20,
         )

@@ -217,6 +217,12 @@ typedef void (*hark_progress_callback)(int percent, void* user_data);
 typedef void (*hark_new_segments_callback)(const hark_result* new_segments, int n_new, int total, void* user_data);
 /* Before each 30 s encoder window; return false to stop the job there (as if aborted). */
 typedef bool (*hark_encoder_begin_callback)(void* user_data);
+/* A window whose text failed the fallback checks (compression ratio above its threshold, or
+ * average log-probability below it) is decoded again at `temperature`: the window [t0, t1) in
+ * 10 ms units on the audio's timeline (as hark_result_segment_t0), and the failed text's figures.
+ * Not called after the last temperature (that text is kept). */
+typedef void (*hark_fallback_callback)(int64_t t0, int64_t t1, float temperature, double compression_ratio,
+                                       double avg_logprob, void* user_data);
 /* hark_abort_callback (hark_common.h): polled between graph nodes and tokens; return true to stop
  * the job (as if aborted). */
 
@@ -354,6 +360,10 @@ typedef struct hark_transcribe_params {
   const char* hotwords;      /* words to expect, before every window's prompt. Default NULL */
   const char* prefix;        /* the first window's text begins with this (not with
                                 batch_size > 1). Default NULL */
+  /* ---- the fallback callback (TranscribeParams::on_fallback; added after the prefix; runs as the
+   * other callbacks do) ---- */
+  hark_fallback_callback fallback_callback; /* Default NULL */
+  void* fallback_user_data;
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.

@@ -28,6 +28,17 @@ struct DetectLanguageParams {
 };
 
 // ---- one transcription ----
+// A window decoded again at a higher temperature (OpenAI's decode_with_fallback): its text was too
+// repetitive (compression_ratio above the threshold) or too unsure (avg_logprob below it). Told
+// so a caller waiting on a slow window knows why it is slow.
+struct Fallback {
+  int64_t t0 = 0;  // the window, 10 ms units on the caller's timeline (as Segment's)
+  int64_t t1 = 0;
+  float temperature = 0.0f;        // the temperature it is decoded at next
+  double compression_ratio = 0.0;  // of the text that failed
+  double avg_logprob = 0.0;
+};
+
 // The largest TranscribeParams::batch_size (chunks decoded together; beyond this a step is
 // compute-bound and each chunk's cross-attention cache only costs memory).
 inline constexpr int kMaxBatchSize = 32;
@@ -195,6 +206,9 @@ struct TranscribeParams {
   std::function<void(int percent)> on_progress;
   // Before each encoder window; return false to stop the job there (as if aborted).
   std::function<bool()> on_encoder_begin;
+  // Each time a window's text fails the fallback checks and is decoded again (not after the
+  // last temperature: that text is kept).
+  std::function<void(const Fallback&)> on_fallback;
   // Returns true to stop; polled between graph nodes and tokens, like Job::abort.
   std::function<bool()> should_abort;
 };

@@ -195,6 +195,11 @@ hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner
       CallbackScope scope(owner);
       return cb(ud);
     };
+  if (p.fallback_callback)
+    c.on_fallback = [cb = p.fallback_callback, ud = p.fallback_user_data, owner](const hark::Fallback& f) {
+      CallbackScope scope(owner);
+      cb(f.t0, f.t1, f.temperature, f.compression_ratio, f.avg_logprob, ud);
+    };
   if (p.abort_callback)
     c.should_abort = [cb = p.abort_callback, ud = p.abort_user_data, owner] {
       CallbackScope scope(owner);

@@ -191,6 +191,11 @@ Transcript run_batched(const LoadedModel& m, decode::SearchModel& model, const J
           decode::needs_fallback(policy.thresholds, ratio, w.avg_logprob, w.no_speech_prob)) {
         if (ln.pass == 0) ++out.n_fallback_windows;
         ++ln.pass;
+        if (hooks.on_fallback) {
+          const AudioChunk& c = chunks[static_cast<size_t>(ln.chunk)];
+          hooks.on_fallback({req.offset_units + c.t0, req.offset_units + c.t1,
+                             policy.temperatures[static_cast<size_t>(ln.pass)], ratio, w.avg_logprob});
+        }
         start_pass(lane);
         continue;
       }

@@ -108,6 +108,15 @@ LongFormHooks hooks_for(size_t part, const TranscribeParams& p, JobControl& ctl,
     merger.segments(part, std::move(segs));
   };
   h.on_progress = [part, &merger](int pct) { merger.progress(part, pct); };
+  if (p.on_fallback)
+    h.on_fallback = [&p, &ctl, vad_map](const Fallback& f) {
+      Fallback told = f;
+      if (vad_map) {
+        told.t0 = vad_map->to_original(f.t0);
+        told.t1 = vad_map->to_original(f.t1);
+      }
+      ctl.call([&] { p.on_fallback(told); });
+    };
   if (p.on_encoder_begin)
     h.on_encoder_begin = [&p, &ctl] {
       bool go = true;

@@ -181,7 +181,12 @@ Transcript run_long_form(const LoadedModel& m, decode::SearchModel& model, const
       }
       ratio = text_compression_ratio(m, w);
       if (!decode::needs_fallback(thresholds, ratio, w.avg_logprob, w.no_speech_prob)) break;
-      if (k + 1 < temperatures.size() && k == 0) ++out.n_fallback_windows;
+      if (k + 1 < temperatures.size()) {
+        if (k == 0) ++out.n_fallback_windows;
+        if (hooks.on_fallback)
+          hooks.on_fallback(
+              {req.offset_units + seek, req.offset_units + window_end, temperatures[k + 1], ratio, w.avg_logprob});
+      }
     }
     tm.decode_ms += ms_since(t);
     if (aborted) {

@@ -23,6 +23,7 @@ struct LongFormHooks {
   std::function<void(std::vector<Segment>&& segments)> on_segments;  // each window's new segments, in order
   std::function<void(int percent)> on_progress;                      // of this request's audio
   std::function<bool()> on_encoder_begin;                            // false: stop before the window
+  std::function<void(const Fallback&)> on_fallback;                  // times on the request's timeline
 };
 
 // Runs the loop on `model` (decode::WhisperSearchModel over a state's runner; a scripted one in tests).

@@ -84,6 +84,20 @@ static hark_transcribe_params quick_params(void) {
 }
 static hark_transcribe_params g_quick; /* quick_params(), set first thing in main */
 
+/* What hark_transcribe_params.fallback_callback was told: how often, and how often wrongly
+ * (a window outside the first 3 s, or a temperature not in the fallback's 0.5, 1.0). */
+struct fallback_log {
+  int n, bad;
+};
+static void on_fallback(int64_t t0, int64_t t1, float temperature, double compression_ratio, double avg_logprob,
+                        void* user_data) {
+  struct fallback_log* log = (struct fallback_log*)user_data;
+  ++log->n;
+  if (t0 < 0 || t1 <= t0 || t1 > 300 || (temperature != 0.5f && temperature != 1.0f) || compression_ratio < 0 ||
+      avg_logprob > 0)
+    ++log->bad;
+}
+
 static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
@@ -807,6 +821,25 @@ static void test_bad_params(hark_context* ctx, const float* audio, size_t n, int
     }
     hark_result_free(r);
     hark_result_free(r2);
+  }
+  /* Each fallback is told: the window on the audio's timeline and the next temperature. */
+  p = quick_params();
+  CHECK(p.fallback_callback == NULL && p.fallback_user_data == NULL);
+  p.temperature_inc = 0.5f;
+  p.best_of = 2;
+  p.duration_ms = 3000;
+  {
+    struct fallback_log log = {0, 0};
+    p.fallback_callback = on_fallback;
+    p.fallback_user_data = &log;
+    CHECK_OK(hark_transcribe(ctx, audio, n, &p, &r));
+    if (r) {
+      CHECK(hark_result_n_fallback_windows(r) > 0); /* random weights: unsure everywhere */
+      CHECK(log.n >= hark_result_n_fallback_windows(r));
+      CHECK(log.bad == 0);
+      hark_result_free(r);
+      r = NULL;
+    }
   }
   /* Word timestamps: words in order inside the audio, their texts making up the segment's text
    * (OpenAI's bounds: a first word may start before its segment, a last one end after it). */

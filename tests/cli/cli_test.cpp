@@ -664,6 +664,35 @@ TEST_F(Cli, ProgressBarFitsANarrowTerminal) {
   EXPECT_FALSE(contains(all, "x real time")) << all;
 }
 
+// A window decoded again at a higher temperature is said on the bar ("retrying 0:00-0:04 at
+// T=0.5"), so a bar that stops moving says why; --print-progress gives it a line of its own.
+TEST_F(Cli, FallbackIsSaidOnTheProgressBar) {
+  const std::string args = " transcribe -tpi 0.5 -bo 1 -m " + shell_quote(model()) + " " + shell_quote(wav());
+  const CliRun lines = hark(args.substr(1) + " -pp");
+  ASSERT_EQ(lines.code, 0) << lines.err;
+  EXPECT_TRUE(contains(lines.err, ": retrying 0:00-0:0")) << lines.err;
+  EXPECT_TRUE(contains(lines.err, " at T=0.5\n")) << lines.err;
+  EXPECT_TRUE(contains(lines.err, " at T=1.0\n")) << lines.err;
+  const CliRun quiet = hark(args.substr(1) + " -nf -pp");
+  EXPECT_FALSE(contains(quiet.err, "retrying")) << "no fallback, nothing retried: " << quiet.err;
+
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1) (Debian: bsdutils)";
+  const fs::path out = dir() / "pty-retry.txt";
+  const std::string inner = "stty cols 100; " + shell_quote(cli_path()) + args;
+  const std::string cmd = "script -qfc " + shell_quote(inner) + " /dev/null > " + shell_quote(out.string()) + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string all = read_file(out.string());
+  bool said = false;
+  for (size_t at = all.find("\r\x1b[K"); at != std::string::npos; at = all.find("\r\x1b[K", at + 1)) {
+    const size_t from = at + 4, to = all.find_first_of("\r\n", from);
+    const std::string bar = all.substr(from, to == std::string::npos ? std::string::npos : to - from);
+    if (bar.find(" [") == std::string::npos || bar.find('%') == std::string::npos) continue;  // a line after the bar
+    if (contains(bar, "%  retrying 0:00-0:0") && contains(bar, " at T=")) said = true;
+    EXPECT_LE(bar.size(), 99u) << bar;
+  }
+  EXPECT_TRUE(said) << all;
+}
+
 // `transcribe -` reads the audio from standard input (any format), as `stream --capture -` does.
 TEST_F(Cli, TranscribeReadsStandardInput) {
   const std::string m = "transcribe -q -nf -m " + shell_quote(model());

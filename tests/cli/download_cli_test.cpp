@@ -14,6 +14,7 @@
 
 #include "audio/audio.h"
 #include "cli/cli_test_util.h"
+#include "hark/models.hpp"
 #include "model/model_test_util.h"
 #include "model/model_writer.h"
 #include "model_store/digest.h"
@@ -77,6 +78,9 @@ TEST_F(CliDownload, ListNamesTheOfficialModels) {
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* n : {"tiny.en", "base", "small.en-tdrz", "large-v3-turbo", "large-v3-turbo-q8_0"})
     EXPECT_TRUE(has(r.out, std::string("\n") + n + " ")) << n << " missing in\n" << r.out;
+  // Every model's size is given (a person chooses by it).
+  EXPECT_FALSE(has(r.out, " ? ")) << r.out;
+  EXPECT_TRUE(has(r.out, "\ntiny-q5_1                 31 MiB")) << r.out;
 }
 
 // whisper.cpp's Silero VAD files are in the registry: downloaded by name, then named to -vm.
@@ -87,6 +91,11 @@ TEST_F(CliDownload, TheSileroVadModelByName) {
   const std::string bytes = slurp(vad);
   testing::FileServer server("ggml-silero-v6.2.0.bin", bytes);
   const std::string models = (dir_ / "vad-models").string();
+  // The registry's published length is the real file's (../shared holds it): a download of
+  // another length is refused, so a wrong figure would refuse every download.
+  const hark::ModelEntry* entry = hark::find_model_entry("silero-v6.2.0");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->size, bytes.size());
   Digest h(Digest::Kind::Sha1);
   h.update(bytes.data(), bytes.size());
   const CliRun r = hark("download silero-v6.2.0 --dir " + shell_quote(models) + " --base-url " + server.base_url() +

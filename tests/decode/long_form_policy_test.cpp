@@ -89,13 +89,14 @@ class Policy : public ::testing::Test {
     Transcript t;
     std::unique_ptr<ScriptedModel> model;
   };
-  static Run run(const LoadedModel& m, const TranscribeParams& p, ScriptedModel::Script script, double seconds = 10.0) {
+  static Run run(const LoadedModel& m, const TranscribeParams& p, ScriptedModel::Script script, double seconds = 10.0,
+                 const LongFormHooks& hooks = {}) {
     Run r;
     r.model = std::make_unique<ScriptedModel>(m.file->hparams().n_text_ctx, std::move(script));
     const std::vector<float> a = audio(seconds);
     const JobRequest req = check_request(m, a, p);
     JobControl ctl(job_for(nullptr), nullptr);
-    r.t = run_long_form(m, *r.model, req, p, ctl, {});
+    r.t = run_long_form(m, *r.model, req, p, ctl, hooks);
     jobs::remove(ctl.job().id());
     return r;
   }
@@ -627,27 +628,43 @@ TEST_F(Policy, FallbackOnLowLogprob) {
   WindowPlan unsure{cat({{ts(0)}, a, {ts(100)}}), 4.0f};
   TranscribeParams fb = testing::fast_params();
   fb.temperature_inc = 0.2f;  // OpenAI's temperatures 0, 0.2, ... 1.0
-  auto r = run_plans(fb, {unsure});
+  // Each retry is told (on_fallback): the window, the next temperature, the failed figures.
+  std::vector<Fallback> told;
+  LongFormHooks hooks;
+  hooks.on_fallback = [&](const Fallback& f) { told.push_back(f); };
+  auto r = run(ml(), fb, plans_script(st(), {unsure}), 10.0, hooks);
   EXPECT_EQ(r.model->pass_starts(0).size(), 6u);
   EXPECT_EQ(r.t.n_fallback_windows, 1);
   for (const Segment& s : r.t.segments) EXPECT_FLOAT_EQ(s.temperature, 1.0f);
+  ASSERT_EQ(told.size(), 5u) << "not after the last temperature";
+  for (size_t k = 0; k < told.size(); ++k) {
+    EXPECT_EQ(told[k].t0, 0);
+    EXPECT_EQ(told[k].t1, 1000);  // the 10 s of audio
+    EXPECT_FLOAT_EQ(told[k].temperature, 0.2f * static_cast<float>(k + 1));
+    EXPECT_LT(told[k].avg_logprob, -1.0);
+  }
   // sure from the third pass on (T = 0.4): that one is kept
   auto script = plan_script(st(), [&](const ScriptedModel::Call& c) {
     WindowPlan p = unsure;
     if (c.pass >= 2) p.margin = 20.0f;
     return p;
   });
-  r = run(ml(), fb, script);
+  told.clear();
+  r = run(ml(), fb, script, 10.0, hooks);
   EXPECT_EQ(r.model->pass_starts(0).size(), 3u);
   ASSERT_EQ(r.t.segments.size(), 1u);
   EXPECT_FLOAT_EQ(r.t.segments[0].temperature, 0.4f);
   EXPECT_GT(r.t.segments[0].avg_logprob, -1.0);
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_FLOAT_EQ(told[1].temperature, 0.4f);
   // temperature_inc 0 (hark's default): no fallback
   TranscribeParams p = testing::fast_params();
   p.temperature_inc = 0.0f;
-  r = run_plans(p, {unsure});
+  told.clear();
+  r = run(ml(), p, plans_script(st(), {unsure}), 10.0, hooks);
   EXPECT_EQ(r.model->pass_starts(0).size(), 1u);
   EXPECT_EQ(r.t.n_fallback_windows, 0);
+  EXPECT_TRUE(told.empty());
   ASSERT_FALSE(r.t.segments.empty());
   EXPECT_LT(r.t.segments[0].avg_logprob, -1.0);
 }
@@ -663,12 +680,18 @@ TEST_F(Policy, FallbackOnCompressionRatio) {
   TranscribeParams p = testing::fast_params();
   p.temperature_inc = 0.2f;
   p.best_of = 2;
-  auto r = run(ml(), p, script);
+  std::vector<Fallback> told;
+  LongFormHooks hooks;
+  hooks.on_fallback = [&](const Fallback& f) { told.push_back(f); };
+  auto r = run(ml(), p, script, 10.0, hooks);
   ASSERT_EQ(r.t.segments.size(), 1u);
   EXPECT_EQ(r.t.segments[0].text, " a quick brown fox");
   EXPECT_FLOAT_EQ(r.t.segments[0].temperature, 0.2f);
   EXPECT_LT(r.t.segments[0].compression_ratio, 2.4);
   EXPECT_EQ(r.t.n_fallback_windows, 1);
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_FLOAT_EQ(told[0].temperature, 0.2f);
+  EXPECT_GT(told[0].compression_ratio, 2.4) << "the repetitive text's ratio";
   // with the threshold raised the repetitive text is kept
   p.compression_ratio_threshold = 100.0f;
   r = run(ml(), p, script);

@@ -190,8 +190,19 @@ TEST_F(BatchedTranscribeTest, FallbackAndBeamsGiveTheSameSegmentsAtEveryBatchSiz
   fb.temperature_inc = 0.4f;  // 0, 0.4, 0.8
   fb.best_of = 2;
   fb.max_tokens_per_window = 16;
+  std::vector<Fallback> told;
+  fb.on_fallback = [&](const Fallback& f) { told.push_back(f); };
   const Transcript a = ctx->transcribe(audio_, fb);
   EXPECT_GT(a.n_fallback_windows, 0) << "the random model should fail the fallback checks";
+  // Each retry is told with its chunk (one of the transcript's windows) and the next temperature.
+  EXPECT_GE(told.size(), static_cast<size_t>(a.n_fallback_windows));
+  for (const Fallback& f : told) {
+    EXPECT_TRUE(f.temperature == 0.4f || f.temperature == 0.8f) << f.temperature;
+    EXPECT_TRUE(
+        std::any_of(a.windows.begin(), a.windows.end(), [&](const Window& w) { return w.t0 == f.t0 && w.t1 == f.t1; }))
+        << f.t0 << "-" << f.t1;
+  }
+  fb.on_fallback = nullptr;
   fb.batch_size = 5;
   expect_same(ctx->transcribe(audio_, fb), a, "fallback, batch 5 vs 2");
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,35 @@ TEST_F(DecodingOptions, TemperatureFallback) {
   });
   EXPECT_EQ(t.n_fallback_windows, static_cast<int>(t.windows.size()));
   for (const Segment& s : t.segments) EXPECT_FLOAT_EQ(s.temperature, 1.0f);
+}
+
+// The public callback: each retry of each window, on the audio's timeline (offset included), at
+// the next temperature; the count matches the transcript's windows and temperatures.
+TEST_F(DecodingOptions, EachFallbackIsToldWithItsWindowAndTemperature) {
+  std::unique_ptr<Context> ctx = load(2);
+  TranscribeParams p = testing::fast_params();
+  p.max_tokens_per_window = 24;
+  p.temperature_inc = 0.5f;  // 0, 0.5, 1.0
+  p.best_of = 2;
+  p.offset_ms = 500;
+  std::vector<Fallback> told;
+  p.on_fallback = [&](const Fallback& f) { told.push_back(f); };
+  const std::vector<float> a = tones(4.0);
+  const Transcript t = ctx->transcribe(a, p);
+  ASSERT_GT(t.n_fallback_windows, 0) << "the random model is unsure everywhere";
+  // Every window fails at 0 and 0.5 (its segments say 1.0 was kept): two retries each.
+  ASSERT_EQ(told.size(), 2 * t.windows.size());
+  for (size_t k = 0; k < told.size(); ++k) {
+    const Window& w = t.windows[k / 2];
+    EXPECT_EQ(told[k].t0, w.t0);
+    EXPECT_GE(told[k].t0, 50) << "on the caller's timeline, after the offset";
+    EXPECT_GT(told[k].t1, told[k].t0);
+    EXPECT_LE(told[k].t1, 400);
+    EXPECT_FLOAT_EQ(told[k].temperature, k % 2 == 0 ? 0.5f : 1.0f);
+  }
+  // A callback that throws stops the job; transcribe() rethrows it.
+  p.on_fallback = [](const Fallback&) { throw std::runtime_error("stop at the first retry"); };
+  EXPECT_THROW(ctx->transcribe(a, p), std::runtime_error);
 }
 
 TEST_F(DecodingOptions, Suppression) {

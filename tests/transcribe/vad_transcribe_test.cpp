@@ -6,6 +6,7 @@
 // Whisper compute.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <functional>
@@ -151,6 +152,27 @@ TEST_F(VadTranscribeTest, FewerWindowsAndTimesInsideTheSpeech) {
     for (const Window& w : t.windows) a_window_start = a_window_start || w.t0 == s.seek;
     EXPECT_TRUE(a_window_start) << "seek " << s.seek;
     EXPECT_LE(s.seek, s.t0);
+  }
+}
+
+// A retried window is told on the caller's timeline, as its segments are: the start of one of the
+// transcript's windows, inside the speech.
+TEST_F(VadTranscribeTest, FallbacksAreToldOnTheCallersTimeline) {
+  auto ctx = load();
+  TranscribeParams p = vad_params();
+  p.temperature_inc = 0.5f;
+  p.max_tokens_per_window = 16;
+  std::vector<Fallback> told;
+  p.on_fallback = [&](const Fallback& f) { told.push_back(f); };
+  const Transcript t = ctx->transcribe(audio_, p);
+  ASSERT_GT(t.n_fallback_windows, 0) << "the random model should fail the fallback checks";
+  ASSERT_GE(told.size(), static_cast<size_t>(t.n_fallback_windows));
+  const std::vector<VadSegment> speech = regions(p);
+  for (const Fallback& f : told) {
+    EXPECT_TRUE(std::any_of(t.windows.begin(), t.windows.end(), [&](const Window& w) { return w.t0 == f.t0; }))
+        << "retried window at " << f.t0 << " is none of the transcript's";
+    EXPECT_TRUE(inside(speech, f.t0)) << f.t0;
+    EXPECT_GT(f.t1, f.t0);
   }
 }
 

@@ -33,9 +33,12 @@ if command -v espeak-ng >/dev/null && command -v sox >/dev/null; then
   espeak-ng -w "$tmp/raw.wav" "hark transcribes speech on your own machine, from Python as well"
   sox "$tmp/raw.wav" -r 16000 -c 1 "$tmp/speech.wav"
   sox "$tmp/raw.wav" -r 44100 -c 2 "$tmp/speech-44k-stereo.flac"
+  # An MP3 for the README's example (talk.mp3): sox writes none on Debian, make-test-audio does.
+  make_audio="$(dirname "$make_model")/make-test-audio"
+  [ -x "$make_audio" ] && "$make_audio" "$tmp/talk.mp3" --from "$tmp/speech.wav" || true
 fi
 export PYTHONPATH="$pkg" HARK_TEST_MICRO="$tmp/micro.bin" HARK_TEST_MICRO_EN="$tmp/micro.en.bin" \
-  HARK_TEST_SPEECH="$tmp/speech.wav" HARK_TEST_SPEECH_FLAC="$tmp/speech-44k-stereo.flac" \
+  HARK_TEST_SPEECH="$tmp/speech.wav" HARK_TEST_SPEECH_FLAC="$tmp/speech-44k-stereo.flac" HARK_TEST_MP3="$tmp/talk.mp3" \
   HARK_SHARED_DIR="${HARK_SHARED_DIR:-$(cd ../../../.. && pwd)/shared}" HARK_MODELS="$tmp/models"
 "$python" -m pytest -q -p no:cacheprovider .
 # Installable offline: pip with Debian's setuptools and pybind11, no build isolation, no index.

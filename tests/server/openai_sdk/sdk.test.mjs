@@ -3,9 +3,11 @@
 // Started by run.sh (ctest server.openai_sdk); HARK_CLI and HARK_MAKE_TEST_MODEL name the binaries.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import OpenAI, { toFile } from 'openai';
 import { microModel, startServe, stopServe, tonesWav } from '../../js/hark_serve.mjs';
 
@@ -96,4 +98,36 @@ test('errors are the SDK error classes with OpenAI error bodies', async () => {
   const wrong = new OpenAI({ apiKey: 'sk-wrong', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
   await assert.rejects(wrong.audio.transcriptions.create({ file: await file(), model: 'micro' }),
     (e) => e instanceof OpenAI.AuthenticationError && e.status === 401);
+});
+
+// The README's example ("Serve over HTTP"), run as printed: saved as example.mjs in a folder with
+// talk.mp3 and this test's node_modules (the pinned SDK), against a server started as the README
+// starts it (-m base=..., --api-key "$KEY"). Only the port differs: 8080 becomes the free one.
+test('the README example runs as printed', async (t) => {
+  const makeAudio = process.env.HARK_MAKE_TEST_AUDIO;
+  if (!makeAudio) return t.skip('no make-test-audio to make talk.mp3 (run.sh passes it)');
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const readme = readFileSync(path.join(here, '..', '..', '..', 'README.md'), 'utf8');
+  const section = readme.split('\n## Serve over HTTP\n')[1];
+  assert.ok(section, 'the README has "## Serve over HTTP"');
+  const m = /^```js\n([\s\S]*?)^```$/m.exec(section);
+  assert.ok(m, 'a js block under "## Serve over HTTP"');
+  assert.ok(m[1].includes("baseURL: 'http://127.0.0.1:8080/v1'"), m[1]);
+  const work = mkdtempSync(path.join(tmpdir(), 'hark-readme-js-'));
+  let readmeServer;
+  try {
+    symlinkSync(path.join(here, 'node_modules'), path.join(work, 'node_modules'));
+    execFileSync(makeAudio, [path.join(work, 'talk.mp3'), '--seconds', '4']);
+    const model = microModel(MAKE_MODEL, work);
+    let readmePort;
+    ({ server: readmeServer, port: readmePort } = await startServe(HARK, ['-m', `base=${model}`, '--api-key', KEY, '--no-fallback']));
+    writeFileSync(path.join(work, 'example.mjs'), m[1].replace('127.0.0.1:8080', `127.0.0.1:${readmePort}`));
+    const out = execFileSync(process.execPath, ['example.mjs'], { cwd: work, env: { ...process.env, KEY }, encoding: 'utf8' });
+    // The first call's text on its own line, then the streamed deltas: the same text again.
+    const [first, ...rest] = out.split('\n');
+    assert.equal(rest.join('\n'), first, `output:\n${out}`);
+  } finally {
+    if (readmeServer) assert.equal(await stopServe(readmeServer), 0);
+    rmSync(work, { recursive: true, force: true });
+  }
 });
