@@ -18,7 +18,10 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/hark-readme-cli.XXXXXX")
 SERVER_PID=
 cleanup() {
-  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -84,7 +87,7 @@ serve_line=$(blocks "Serve over HTTP" 1 | sed -n '2,$p' | sed -E 's/\\$//' | tr 
 [[ $serve_line == "build/hark serve -m base=ggml-base.bin"* ]] || fail "the serve block changed: $serve_line"
 export KEY=readme-secret
 cmd=$(as_here "$serve_line")
-(cd "$W" && eval "$cmd --port 0" >"$TMP/serve.out" 2>"$TMP/serve.err") &
+(cd "$W" && eval "exec $cmd --port 0" >"$TMP/serve.out" 2>"$TMP/serve.err") &
 SERVER_PID=$!
 for _ in $(seq 100); do
   grep -q 'listening on http://127.0.0.1:' "$TMP/serve.out" 2>/dev/null && break
@@ -108,4 +111,9 @@ while IFS= read -r line; do
   m=$((m + 1))
 done < <(blocks "Serve over HTTP" 2 | sed -E ':a; /\\$/ { N; s/\\\n[[:space:]]*/ /; ba }')
 [ "$m" -ge 3 ] || fail "only $m curl lines ran"
+kill -TERM "$SERVER_PID"
+code=0
+wait "$SERVER_PID" || code=$?
+SERVER_PID=
+[ "$code" = 0 ] || { cat "$TMP/serve.err"; fail "hark serve exited $code on SIGTERM (expected 0)"; }
 echo "PASS: $n command lines and $m curl lines as printed"
