@@ -177,6 +177,11 @@ class Job {
       for (const hark::Segment& s : n.segments) queue_.push_back(s);
       cv_.notify_all();
     };
+    // Kept for the Python thread, which logs them (logging needs the GIL; this thread has none).
+    params.on_fallback = [this](const hark::Fallback& f) {
+      std::lock_guard lock(mu_);
+      fallbacks_.push_back(f);
+    };
     params.should_abort = [this] { return abort_.load(); };
     thread_ = std::thread([this, audio = std::move(audio), params = std::move(params)]() mutable {
       std::exception_ptr error;
@@ -206,6 +211,7 @@ class Job {
   // ended and every segment was taken. Rethrows the job's error then.
   py::object next() {
     std::deque<hark::Segment> got;
+    std::vector<hark::Fallback> fallbacks;
     {
       py::gil_scoped_release nogil;
       std::unique_lock lock(mu_);
@@ -220,7 +226,9 @@ class Job {
         }
       }
       got.swap(queue_);
+      fallbacks.swap(fallbacks_);
     }
+    log_fallbacks(fallbacks);
     if (!got.empty()) {
       py::list out;
       for (const hark::Segment& s : got) out.append(segment_dict(s));
@@ -242,11 +250,23 @@ class Job {
   void abort() { abort_ = true; }
 
  private:
+  // Each window decoded again, on the "hark" logger at DEBUG (as faster-whisper logs its
+  // fallbacks), before the segments that window gave.
+  static void log_fallbacks(const std::vector<hark::Fallback>& fallbacks) {
+    if (fallbacks.empty()) return;
+    const py::object logger = py::module_::import("logging").attr("getLogger")("hark");
+    for (const hark::Fallback& f : fallbacks)
+      logger.attr("debug")(
+          "window %.2f-%.2f s decoded again at temperature %.1f (compression ratio %.2f, average log-probability %.2f)",
+          f.t0 / 100.0, f.t1 / 100.0, f.temperature, f.compression_ratio, f.avg_logprob);
+  }
+
   std::shared_ptr<hark::Context> ctx_;
   std::shared_ptr<std::counting_semaphore<>> workers_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<hark::Segment> queue_;
+  std::vector<hark::Fallback> fallbacks_;
   bool done_ = false;
   std::exception_ptr error_;
   std::atomic<bool> abort_{false};

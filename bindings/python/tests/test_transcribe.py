@@ -5,6 +5,7 @@ tests check the shape and the behaviour, and equality with the engine's own resu
 import gc
 import inspect
 import io
+import logging
 import os
 import subprocess
 import sys
@@ -107,6 +108,20 @@ def test_the_generator_is_lazy_and_yields_before_the_job_ends(model, speech):
     # The job goes on after the first segment: more of them come from the same generator.
     rest = list(segments)
     assert rest and rest[-1].end > first.end
+
+
+def test_each_fallback_is_logged_at_debug(model, speech, caplog):
+    # The random model's text fails the checks: each window is decoded again at 0.5, then 1.0.
+    with caplog.at_level(logging.DEBUG, logger="hark"):
+        segments = list(model.transcribe(speech, language="en", beam_size=1, best_of=1, temperature=[0.0, 0.5, 1.0])[0])
+    retries = [r.getMessage() for r in caplog.records if "decoded again" in r.getMessage()]
+    assert retries, "no fallback logged"
+    assert retries[0].startswith("window 0.00-") and "at temperature 0.5 (" in retries[0], retries[0]
+    assert all(s.temperature in (0.0, 0.5, 1.0) for s in segments)
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="hark"):
+        list(model.transcribe(speech, language="en", beam_size=1, temperature=0.0)[0])
+    assert not [r for r in caplog.records if "decoded again" in r.getMessage()], "a single temperature has no retry"
 
 
 def test_closing_the_generator_aborts_the_job(model, speech):
