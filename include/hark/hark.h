@@ -364,6 +364,14 @@ typedef struct hark_transcribe_params {
    * other callbacks do) ---- */
   hark_fallback_callback fallback_callback; /* Default NULL */
   void* fallback_user_data;
+  /* ---- speech found beforehand (TranscribeParams::vad_speech; added after the fallback callback;
+   * ends on a 64-bit field) ---- */
+  const int64_t* vad_speech; /* with vad: n_vad_speech stretches of speech as the caller already found
+                                them (hark_vad_detect_speech with the same model and vad_* settings),
+                                t0, t1, t0, t1, ... in 10 ms units of the samples transcribed: in
+                                order, not overlapping, inside them. The VAD is not run again.
+                                Default NULL (the VAD runs) */
+  int64_t n_vad_speech;
 } hark_transcribe_params;
 
 /* Fills *params with the defaults for a struct of params_size bytes. Any thread.

@@ -298,7 +298,7 @@ constexpr size_t kTranscribeParamsV1 = offsetof(hark_transcribe_params, abort_us
 static_assert(sizeof(hark_context_params) == offsetof(hark_context_params, cross_kv_type) + sizeof(int64_t) &&
                   sizeof(int64_t) == sizeof(void*),
               "hark_context_params must end on a pointer-sized field");
-static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, fallback_user_data) + sizeof(void*) &&
+static_assert(sizeof(hark_transcribe_params) == offsetof(hark_transcribe_params, n_vad_speech) + sizeof(int64_t) &&
                   sizeof(int64_t) == sizeof(const char*),
               "hark_transcribe_params must end on a pointer-sized field");
 

@@ -167,6 +167,9 @@ hark::TranscribeParams to_cpp(const hark_transcribe_params& p, const void* owner
   if (p.prefix) c.prefix = p.prefix;
   c.vad = p.vad;
   if (p.vad_model_path) c.vad_model_path = p.vad_model_path;
+  require(p.n_vad_speech >= 0 && p.n_vad_speech <= 1 << 20 && (p.n_vad_speech == 0 || p.vad_speech),
+          "vad_speech is NULL or n_vad_speech is out of range (" + std::to_string(p.n_vad_speech) + ")");
+  for (int64_t k = 0; k < p.n_vad_speech; ++k) c.vad_speech.push_back({p.vad_speech[2 * k], p.vad_speech[2 * k + 1]});
   c.batch_size = static_cast<int>(p.batch_size);
   c.vad_params = vad_options(p.vad_threshold, p.vad_min_speech_duration_ms, p.vad_min_silence_duration_ms,
                              p.vad_speech_pad_ms, p.vad_samples_overlap, p.vad_max_speech_duration_s);

@@ -1590,6 +1590,49 @@ static void test_vad_transcribe(hark_context* ctx, const char* not_a_model) {
       CHECK(hark_result_segment_t1(r, i) <= 2000 + 1725 + 10);
     }
   }
+  /* The speech found beforehand (vad_speech): the same transcript without a second VAD run;
+   * stretches out of order are refused, naming the field. */
+  {
+    hark_vad_context* vctx = NULL;
+    hark_vad_result* found = NULL;
+    CHECK(p.vad_speech == NULL && p.n_vad_speech == 0);
+    CHECK_OK(hark_vad_context_load(model, NULL, &vctx));
+    CHECK_OK(hark_vad_detect_speech(vctx, audio, n, NULL, &found));
+    if (found && r) {
+      const int k = hark_vad_result_n_segments(found);
+      int64_t* stretches = (int64_t*)calloc((size_t)(2 * k + 2), sizeof(int64_t));
+      for (int i = 0; i < k; ++i) {
+        stretches[2 * i] = hark_vad_result_segment_t0(found, i);
+        stretches[2 * i + 1] = hark_vad_result_segment_t1(found, i);
+      }
+      hark_transcribe_params g = p;
+      g.vad_speech = stretches;
+      g.n_vad_speech = k;
+      hark_result* given = NULL;
+      CHECK_OK(hark_transcribe(ctx, audio, n, &g, &given));
+      if (given) {
+        char* a = transcript_of(r);
+        char* b = transcript_of(given);
+        CHECK(strcmp(a, b) == 0);
+        free(a);
+        free(b);
+        hark_result_free(given);
+      }
+      if (k >= 2) {
+        int64_t swapped[4] = {stretches[2], stretches[3], stretches[0], stretches[1]};
+        g.vad_speech = swapped;
+        g.n_vad_speech = 2;
+        given = NULL;
+        CHECK_ERR(hark_transcribe(ctx, audio, n, &g, &given), HARK_ERR_INVALID_ARGUMENT, "vad_speech");
+      }
+      g.vad_speech = NULL;
+      g.n_vad_speech = 1;
+      CHECK_ERR(hark_transcribe(ctx, audio, n, &g, &given), HARK_ERR_INVALID_ARGUMENT, "vad_speech");
+      free(stretches);
+    }
+    hark_vad_result_free(found);
+    hark_vad_context_free(vctx);
+  }
   hark_result_free(plain);
   hark_result_free(r);
 
