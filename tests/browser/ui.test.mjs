@@ -5,7 +5,7 @@
 // Started by run.sh (ctest browser.ui).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
@@ -51,11 +51,19 @@ const visible = (sel) => withState(page.waitForSelector(sel, { visible: true, ti
 const until = (fn, timeout = 60000) => withState(page.waitForFunction(fn, { timeout }));
 
 // Clicks a download link and returns the file's contents once the browser has written it.
+// A download, once whole: the browser may create the file before it has written it (a read
+// then found it empty, once in a CI run), so wait until it has bytes and two looks agree.
 async function download(sel, name) {
   const file = path.join(downloads(), name);
   rmSync(file, { force: true });
   await page.click(sel);
-  for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 50));
+  let last = -1;
+  for (let i = 0; i < 200; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    const size = existsSync(file) ? statSync(file).size : -1;
+    if (size > 0 && size === last) break;
+    last = size;
+  }
   assert.ok(existsSync(file), `${name} was downloaded`);
   return readFileSync(file);
 }

@@ -69,7 +69,7 @@ TEST(VadTimeMap, MapsSegmentsTokensWordsAndWindows) {
   s.tokens = {untimed, timed};
   s.words.push_back({" hi", 208, 212, 0.5f});
   t.segments.push_back(s);
-  t.windows.push_back({0, 260, false});
+  t.windows.push_back({0, 260, false, ""});
   map.map(t);
   const Segment& m = t.segments[0];
   EXPECT_EQ(m.t0, 250);
