@@ -38,6 +38,12 @@ void Metrics::add_transcription(double audio_s, double compute_s) {
   compute_s_ += compute_s;
 }
 
+void Metrics::add_windows(long long windows, long long fallback_windows) {
+  std::lock_guard lock(mu_);
+  windows_ += windows;
+  fallback_windows_ += fallback_windows;
+}
+
 void Metrics::count_rejected(const std::string& reason) {
   std::lock_guard lock(mu_);
   ++rejected_[reason];
@@ -63,6 +69,12 @@ std::string Metrics::prometheus(int running, int queued, int models_loaded) cons
   o += "# TYPE hark_audio_seconds_total counter\nhark_audio_seconds_total " + num(audio_s_) + "\n";
   o += "# HELP hark_compute_seconds_total Seconds spent transcribing (model load excluded).\n";
   o += "# TYPE hark_compute_seconds_total counter\nhark_compute_seconds_total " + num(compute_s_) + "\n";
+  o += "# HELP hark_windows_total 30 s windows (or batched chunks) decoded.\n";
+  o += "# TYPE hark_windows_total counter\nhark_windows_total " + std::to_string(windows_) + "\n";
+  o += "# HELP hark_fallback_windows_total Windows decoded again at a higher temperature (their text was "
+       "repetitive or unsure).\n";
+  o += "# TYPE hark_fallback_windows_total counter\nhark_fallback_windows_total " + std::to_string(fallback_windows_) +
+       "\n";
   o += "# HELP hark_real_time_factor Compute seconds per second of audio over all transcriptions (< 1: faster than "
        "real time).\n";
   o += "# TYPE hark_real_time_factor gauge\nhark_real_time_factor " + num(audio_s_ > 0 ? compute_s_ / audio_s_ : 0) +

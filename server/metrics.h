@@ -1,6 +1,8 @@
 // The server's counters and their Prometheus text exposition (GET /metrics): requests by route
 // and status, errors, seconds of audio transcribed and of compute spent on it (their ratio is the
-// real-time factor), and the gauges the caller passes in (jobs running, queue length, models).
+// real-time factor), windows decoded and how many of them fell back to a higher temperature (a
+// rising share says the audio or the model fits badly, and costs compute), and the gauges the
+// caller passes in (jobs running, queue length, models).
 #pragma once
 #include <map>
 #include <mutex>
@@ -15,7 +17,8 @@ class Metrics {
   // cannot grow the label set.
   void count_request(const std::string& route, int status);
   void add_transcription(double audio_s, double compute_s);
-  void count_rejected(const std::string& reason);  // queue_full, timeout, client_closed, ...
+  void add_windows(long long windows, long long fallback_windows);  // a transcription's, when done
+  void count_rejected(const std::string& reason);                   // queue_full, timeout, client_closed, ...
 
   std::string prometheus(int running, int queued, int models_loaded) const;
 
@@ -26,6 +29,7 @@ class Metrics {
   long long errors_ = 0;
   long long transcriptions_ = 0;
   double audio_s_ = 0, compute_s_ = 0;
+  long long windows_ = 0, fallback_windows_ = 0;
 };
 
 }  // namespace hark::server

@@ -202,6 +202,7 @@ Transcript Service::run(Prepared& p, Clock::time_point deadline, std::function<b
     throw ApiError(503, "the server is shutting down", "server_error", "", code);
   }
   metrics_.add_transcription(p.audio_s, t.timings.total_ms / 1000.0);
+  metrics_.add_windows(t.timings.n_windows, t.n_fallback_windows);
   return t;
 }
 

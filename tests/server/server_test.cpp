@@ -769,8 +769,13 @@ TEST(Server, HealthAndMetrics) {
   for (const char* line : {"hark_requests_total{route=\"/v1/audio/transcriptions\",status=\"200\"} 1",
                            "hark_requests_total{route=\"/v1/audio/transcriptions\",status=\"415\"} 1",
                            "hark_requests_total{route=\"other\",status=\"404\"} 1", "hark_request_errors_total 2",
-                           "hark_audio_seconds_total 4", "hark_transcriptions_total 1", "hark_jobs_running 0",
-                           "hark_queue_length 0", "hark_models_loaded 1", "# TYPE hark_real_time_factor gauge"})
+                           "hark_audio_seconds_total 4", "hark_transcriptions_total 1", "hark_windows_total 1",
+                           "hark_fallback_windows_total 0", "hark_jobs_running 0", "hark_queue_length 0",
+                           "hark_models_loaded 1", "# TYPE hark_real_time_factor gauge"})
+    EXPECT_TRUE(metrics_show(s, line)) << "missing: " << line << "\n" << c.Get("/metrics")->body;
+  // With fallback (whisper.cpp's route, temperature_inc), the random model's window falls back.
+  ASSERT_EQ(c.Post("/inference", form(tones_wav(), {{"temperature_inc", "0.5"}, {"best_of", "1"}}))->status, 200);
+  for (const char* line : {"hark_windows_total 2", "hark_fallback_windows_total 1"})
     EXPECT_TRUE(metrics_show(s, line)) << "missing: " << line << "\n" << c.Get("/metrics")->body;
 }
 
