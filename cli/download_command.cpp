@@ -8,7 +8,7 @@
 
 CLI::App* add_download_command(CLI::App& app, DownloadCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("download", "Download an official whisper.cpp model (checked against its SHA-1)");
-  cmd->add_option("name", o.name, "Model name: tiny, tiny.en, base, ..., large-v3-turbo-q5_0 (--list names them)");
+  cmd->add_option("NAME", o.name, "Model name: tiny, tiny.en, base, ..., large-v3-turbo-q5_0 (--list names them)");
   cmd->add_flag("--list", o.list, "List the official models, their sizes, and which are in the folder");
   cmd->add_option("--dir", o.dir,
                   "Models folder (default: $HARK_MODELS, else $XDG_CACHE_HOME/hark/models or ~/.cache/hark/models)");
@@ -48,9 +48,9 @@ int list_models(const DownloadCommandOptions& o) {
 
 void check_download_options(const DownloadCommandOptions& o) {
   if (o.list) return;
-  if (o.name.empty()) throw CLI::ValidationError("name", "give a model name to download, or --list");
+  if (o.name.empty()) throw CLI::ValidationError("NAME", "give a model name to download, or --list");
   if (!hark::find_model_entry(o.name))
-    throw CLI::ValidationError("name", "unknown model '" + o.name + "' (hark download --list names the official ones)");
+    throw CLI::ValidationError("NAME", "unknown model '" + o.name + "' (hark download --list names the official ones)");
   if (!o.sha1.empty() &&
       (o.sha1.size() != 40 || o.sha1.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
     throw CLI::ValidationError("--sha1", "must be 40 hex digits, got '" + o.sha1 + "'");

@@ -371,6 +371,27 @@ int run_info(const std::string& model) {
   return 0;
 }
 
+// A required argument is missing: "hark CMD: WHAT is required", the command's usage line and
+// where the rest is (CLI11's own message names neither the command nor the usage). No command
+// at all (a bare `hark`): the list of commands. Usage errors exit 2.
+int missing_argument(CLI::App& app, const CLI::RequiredError& e) {
+  CLI::App* cmd = nullptr;
+  for (CLI::App* c : app.get_subcommands()) cmd = c;  // the one parsed, if any
+  if (!cmd) {
+    std::fputs(app.help().c_str(), stderr);
+    return kExitUsage;
+  }
+  const std::string help = cmd->help();
+  const size_t at = help.find("Usage: ");
+  const std::string name = cmd->get_name();
+  // The command's own help starts "Usage: transcribe ..."; the user types "hark transcribe".
+  const std::string usage =
+      at == std::string::npos ? "" : "Usage: hark " + help.substr(at + 7, help.find('\n', at) - at - 7);
+  std::fprintf(stderr, "hark %s: %s\n%s%sRun 'hark %s --help' for all its options.\n", name.c_str(), e.what(),
+               usage.c_str(), usage.empty() ? "" : "\n", name.c_str());
+  return kExitUsage;
+}
+
 }  // namespace
 
 static std::string join(const std::vector<std::string>& v, const char* sep) {
@@ -426,7 +447,7 @@ int main(int argc, char** argv) {
       ->add_option("-m,--model", topt.model,
                    "Whisper model: a ggml .bin file, or an official name (tiny.en ...) from hark download")
       ->required();
-  transcribe->add_option("files", topt.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3 ('-': standard input)")
+  transcribe->add_option("FILE", topt.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3 ('-': standard input)")
       ->required();
   transcribe->add_option("-l,--language", topt.language, "Spoken language code, or 'auto' to detect")
       ->capture_default_str();
@@ -610,7 +631,7 @@ int main(int argc, char** argv) {
 
   std::string info_model;
   CLI::App* info = app.add_subcommand("info", "Describe a model file");
-  info->add_option("model", info_model, "Whisper model in ggml .bin format")->required();
+  info->add_option("MODEL", info_model, "Whisper model in ggml .bin format")->required();
 
   BenchOptions bopt;
   CLI::App* bench = app.add_subcommand("bench", "Measure encoder, decoder, batch and prompt speed (whisper-bench)");
@@ -664,8 +685,7 @@ int main(int argc, char** argv) {
     if (download->parsed()) check_download_options(dopt);
     // stream needs a model unless it only lists the capture devices: a usage error, said before
     // anything is opened.
-    if (stream->parsed() && sopt.model.empty() && !sopt.list_devices)
-      throw CLI::RequiredError("--model (-m): the Whisper model to transcribe with");
+    if (stream->parsed() && sopt.model.empty() && !sopt.list_devices) throw CLI::RequiredError("--model (-m)");
     if (transcribe->parsed()) {
       hark::TranscribeParams& dp = topt.decoding;
       // A VAD model given is a VAD asked for (batch_size > 1 uses it for its chunks anyway).
@@ -677,6 +697,10 @@ int main(int argc, char** argv) {
                                    "needs --vad-model (-vm): a Silero VAD model file in whisper.cpp's format "
                                    "(ggml-silero-v6.2.0.bin)");
     }
+  } catch (const CLI::RequiredError& e) {
+    // Something needed is missing: say what, with the command's usage line, so the fix is on the
+    // screen. A bare `hark` gets the list of commands.
+    return missing_argument(app, e);
   } catch (const CLI::ParseError& e) {
     // --help and --version are "errors" with exit code 0; CLI11 prints them. Any other is a usage
     // error: CLI11 prints its message, and the exit code is the conventional 2 (not CLI11's own).

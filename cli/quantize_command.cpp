@@ -8,9 +8,9 @@
 CLI::App* add_quantize_command(CLI::App& app, QuantizeCommandOptions& o) {
   CLI::App* q =
       app.add_subcommand("quantize", "Write a model with its weight matrices in another type (whisper.cpp's layout)");
-  q->add_option("input", o.input, "Whisper model in ggml .bin format")->required();
-  q->add_option("output", o.output, "The new model file (written whole or not at all)")->required();
-  q->add_option("type", o.type, "q4_0, q4_1, q5_0, q5_1, q8_0, f16 or f32")
+  q->add_option("INPUT", o.input, "Whisper model in ggml .bin format")->required();
+  q->add_option("OUTPUT", o.output, "The new model file (written whole or not at all)")->required();
+  q->add_option("TYPE", o.type, "q4_0, q4_1, q5_0, q5_1, q8_0, f16 or f32")
       ->required()
       ->check(CLI::IsMember({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "f16", "f32"}));
   q->add_flag("-q,--quiet", o.quiet, "Print nothing but errors");

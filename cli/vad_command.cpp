@@ -72,7 +72,7 @@ CLI::App* add_vad_command(CLI::App& app, VadCommandOptions& o) {
   vad->add_option("--vad-model", o.model,
                   "Silero VAD model in whisper.cpp's format: a file, or silero-v6.2.0 after hark download")
       ->required();
-  vad->add_option("files", o.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3")->required();
+  vad->add_option("FILE", o.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3")->required();
   add_vad_options(vad, o.vad,
                   // transcribe's (whisper.cpp's) spellings first, so one spelling works in both; the
                   // short ones stay.

@@ -664,6 +664,30 @@ TEST_F(Cli, ProgressBarFitsANarrowTerminal) {
   EXPECT_FALSE(contains(all, "x real time")) << all;
 }
 
+// A missing argument is said with the command's name and usage line (CLI11's own message names
+// neither); a bare `hark` lists the commands. Both are usage errors: exit 2.
+TEST_F(Cli, AMissingArgumentIsSaidWithTheUsage) {
+  const CliRun bare = hark("");
+  EXPECT_EQ(bare.code, 2);
+  EXPECT_TRUE(contains(bare.err, "Subcommands:") && contains(bare.err, "transcribe")) << bare.err;
+  const CliRun files = hark("transcribe -m " + shell_quote(model()));
+  EXPECT_EQ(files.code, 2);
+  EXPECT_TRUE(contains(files.err, "hark transcribe: FILE is required\nUsage: hark transcribe [OPTIONS] FILE...\n"))
+      << files.err;
+  EXPECT_TRUE(contains(files.err, "Run 'hark transcribe --help' for all its options.")) << files.err;
+  const CliRun quantize = hark("quantize");
+  EXPECT_EQ(quantize.code, 2);
+  EXPECT_TRUE(
+      contains(quantize.err, "hark quantize: INPUT is required\nUsage: hark quantize [OPTIONS] INPUT OUTPUT TYPE"))
+      << quantize.err;
+  const CliRun stream = hark("stream");
+  EXPECT_EQ(stream.code, 2);
+  EXPECT_TRUE(contains(stream.err, "hark stream: --model (-m) is required")) << stream.err;
+  const CliRun serve = hark("serve");
+  EXPECT_EQ(serve.code, 2);
+  EXPECT_TRUE(contains(serve.err, "hark serve: --model is required\nUsage: hark serve [OPTIONS]")) << serve.err;
+}
+
 // A window decoded again at a higher temperature is said on the bar ("retrying 0:00-0:04 at
 // T=0.5"), so a bar that stops moving says why; --print-progress gives it a line of its own.
 TEST_F(Cli, FallbackIsSaidOnTheProgressBar) {
