@@ -674,6 +674,14 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
   }
+  // What a first run needs, under the list of commands (a bare `hark` prints this help too);
+  // set after the commands are added, which would otherwise inherit it.
+  app.footer(
+      "Start with:\n"
+      "  hark download base.en                  a model (31 MiB to 2.9 GiB: hark download --list)\n"
+      "  hark transcribe -m base.en talk.mp3    any audio file; -o srt,json also writes files\n"
+      "  hark serve -m base.en                  OpenAI's audio API and a web page on 127.0.0.1:8080\n"
+      "'hark help COMMAND' (or 'hark COMMAND --help') tells all of a command's options.");
   try {
     app.parse(args);
     if (transcribe->parsed() && topt.output_file.empty() && !topt.formats.empty() &&

@@ -670,6 +670,9 @@ TEST_F(Cli, AMissingArgumentIsSaidWithTheUsage) {
   const CliRun bare = hark("");
   EXPECT_EQ(bare.code, 2);
   EXPECT_TRUE(contains(bare.err, "Subcommands:") && contains(bare.err, "transcribe")) << bare.err;
+  // ... and how to start: a model, a transcription, the server.
+  EXPECT_TRUE(contains(bare.err, "Start with:\n  hark download base.en ")) << bare.err;
+  EXPECT_FALSE(contains(hark("transcribe --help").out, "Start with:")) << "the commands' help stays their own";
   const CliRun files = hark("transcribe -m " + shell_quote(model()));
   EXPECT_EQ(files.code, 2);
   EXPECT_TRUE(contains(files.err, "hark transcribe: FILE is required\nUsage: hark transcribe [OPTIONS] FILE...\n"))
