@@ -77,7 +77,9 @@ CLI::App* add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   cmd->add_option("--load-allow", s.load_allow,
                   "POST /load may load a model file at this path, or any directly in this folder (repeat); "
                   "without it /load only switches between the models given with -m");
-  cmd->add_option("--vad-model", s.vad_model, "Silero VAD model for requests with vad=true or batch_size > 1");
+  cmd->add_option("--vad-model", s.vad_model,
+                  "Silero VAD model for requests with vad=true or batch_size > 1: a file, or silero-v6.2.0 after "
+                  "hark download (loaded at start)");
   cmd->add_option("--batch-size", s.decoding.batch_size,
                   "Default chunks decoded together (> 1: the batched long-audio pipeline; needs --vad-model)")
       ->check(CLI::Range(1, hark::kMaxBatchSize))
@@ -114,6 +116,8 @@ int run_serve(ServeCommandOptions& o, const std::atomic<bool>& interrupted) {
       s.models.push_back({hark::server::model_name_from_path(m), m});
   }
   if (o.no_fallback) s.decoding.temperature_inc = 0.0f;
+  // A name from hark download (silero-v6.2.0) is its file in the models folder, as for transcribe.
+  if (!s.vad_model.empty()) s.vad_model = hark::find_model(s.vad_model);
   s.use_gpu = !o.no_gpu;
   s.flash_attn = !o.no_flash_attn;
 

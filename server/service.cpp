@@ -42,6 +42,8 @@ Service::Service(ServerOptions o) : opt_(std::move(o)), sched_(std::max(0, opt_.
   if (batch > 1 && opt_.vad_model.empty())
     throw Error("--batch-size " + std::to_string(batch) +
                 " needs --vad-model (the batched pipeline cuts the audio at pauses)");
+  // A VAD model that cannot be loaded fails the start, not the first request that asks for it.
+  if (!opt_.vad_model.empty()) VadModel::load(opt_.vad_model);
   for (const ModelSpec& m : opt_.models) {
     for (const auto& loaded : models_.all())
       if (loaded->name() == m.name) throw Error("two models are named '" + m.name + "'");

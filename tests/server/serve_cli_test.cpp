@@ -16,6 +16,7 @@
 
 #include "cli/cli_test_util.h"
 #include "server_test_util.h"
+#include "vad/vad_test_util.h"
 
 namespace hark::server::testing {
 namespace {
@@ -131,6 +132,32 @@ TEST_F(ServeCli, TakesAnOfficialModelNameFromTheModelsFolder) {
   kill(p.pid, SIGTERM);
   EXPECT_EQ(p.wait(), 0);
   EXPECT_EQ(missing.wait(), 1);  // stderr says how to download it (find_model's message)
+}
+
+// --vad-model is loaded at start: a missing file or a Whisper model there fails the start (exit 1,
+// nothing listening), not the first request with vad=true; a name from hark download is found in
+// the models folder, as transcribe's -vm finds it.
+TEST_F(ServeCli, TheVadModelIsCheckedAtStart) {
+  ServeProcess missing({"-m", micro_model(), "--port", "0", "--vad-model", (scratch() / "no-vad.bin").string()});
+  EXPECT_EQ(missing.line(), "");
+  EXPECT_EQ(missing.wait(), 1);
+  ServeProcess wrong({"-m", micro_model(), "--port", "0", "--vad-model", micro_model()});
+  EXPECT_EQ(wrong.line(), "");
+  EXPECT_EQ(wrong.wait(), 1);
+  const std::string vad = hark::testing::silero_model_path();
+  if (vad.empty()) GTEST_SKIP() << "../shared/vad not found: the start with a real VAD model is not checked";
+  const fs::path dir = scratch() / "serve-vad-models";
+  fs::create_directories(dir);
+  fs::copy_file(vad, dir / "ggml-silero-v6.2.0.bin", fs::copy_options::overwrite_existing);
+  const char* old = std::getenv("HARK_MODELS");
+  const std::string kept = old ? old : "";
+  ::setenv("HARK_MODELS", dir.c_str(), 1);  // the child inherits it
+  ServeProcess named({"-m", micro_model(), "--port", "0", "-t", "1", "--vad-model", "silero-v6.2.0"});
+  old ? (void)::setenv("HARK_MODELS", kept.c_str(), 1) : (void)::unsetenv("HARK_MODELS");
+  const std::string first = named.line();
+  EXPECT_TRUE(std::regex_search(first, std::regex("listening on http://127\\.0\\.0\\.1:\\d+"))) << first;
+  kill(named.pid, SIGTERM);
+  EXPECT_EQ(named.wait(), 0);
 }
 
 TEST_F(ServeCli, AMissingModelIsAClearError) {
