@@ -39,7 +39,12 @@ CLI::App* add_stream_command(CLI::App& app, StreamCommandOptions& o) {
   c->add_option("--partial-sec", o.partial_sec, "Partial results at most every this much new audio (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  c->add_option("--vad", o.vad, "End slices at pauses: 'energy' (whisper.rn's useVad) or a Silero VAD model file");
+  CLI::Option* vad =
+      c->add_option("--vad", o.vad, "End slices at pauses: 'energy' (whisper.rn's useVad) or a Silero VAD model");
+  c->add_option("--vad-model", o.vad_model,
+                "Silero VAD model in whisper.cpp's format, as transcribe's -vm: a file, or silero-v6.2.0 after hark "
+                "download (the same as --vad MODEL)")
+      ->excludes(vad);
   c->add_option("--save", o.save, "Write everything captured to this WAV (audioOutputPath)");
   c->add_option("-l,--language", o.language, "Spoken language code, or 'auto'")->capture_default_str();
   c->add_flag("--no-fallback", o.no_fallback, "No temperature fallback: each slice decoded once, at temperature 0");
@@ -94,6 +99,11 @@ int run_stream(const StreamCommandOptions& o, const std::atomic<bool>& interrupt
   else
     source = hark::open_capture_source(o.capture);
 
+  // The VAD model's file before the Whisper model loads: a wrong name fails at once.
+  const std::string vad = o.vad_model.empty() ? o.vad : o.vad_model;
+  const bool energy = vad == "energy" && o.vad_model.empty();
+  const std::string vad_path = energy || vad.empty() ? "" : hark::find_model(vad);  // a name: its file
+
   hark::ContextParams cp;
   cp.n_threads = o.threads;
   auto ctx = hark::Context::load(o.model, cp);
@@ -103,10 +113,8 @@ int run_stream(const StreamCommandOptions& o, const std::atomic<bool>& interrupt
   ro.audio_min_sec = o.min_sec;
   ro.partial_sec = o.partial_sec;
   ro.audio_output_path = o.save;
-  if (o.vad == "energy")
-    ro.use_vad = true;
-  else if (!o.vad.empty())
-    ro.vad_model_path = o.vad;
+  ro.use_vad = energy;
+  ro.vad_model_path = vad_path;
   auto tp = std::make_shared<hark::TranscribeParams>();
   tp->language = o.language;
   if (o.no_fallback) tp->temperature_inc = 0.0f;

@@ -3,7 +3,7 @@
 //
 //   hark stream -m MODEL [--capture default|DEVICE|-] [--pcm-rate HZ] [--pcm-channels N] [--file F]
 //               [--slice-sec S] [--min-sec S]
-//               [--max-sec S] [--vad energy|MODEL] [--save out.wav] [--json] [--list-devices]
+//               [--max-sec S] [--vad energy|MODEL | -vm MODEL] [--save out.wav] [--json] [--list-devices]
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -17,8 +17,9 @@ struct StreamCommandOptions {
   double speed = 1.0;
   int pcm_rate = 16000, pcm_channels = 1;  // --capture -: what stdin's raw s16le holds
   double slice_sec = 10, min_sec = 1, max_sec = 300, partial_sec = 1;
-  std::string vad;   // "energy" or a Silero model path
-  std::string save;  // WAV of everything captured
+  std::string vad;        // "energy" or a Silero model (a path, or a name from hark download)
+  std::string vad_model;  // -vm: the Silero model, as transcribe spells it (the same as --vad MODEL)
+  std::string save;       // WAV of everything captured
   std::string language = "en";
   bool no_fallback = false;  // whisper.cpp's -nf: each slice decoded once, at temperature 0
   int threads = 0;

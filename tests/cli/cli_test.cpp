@@ -474,6 +474,28 @@ TEST_F(Cli, VadPrintsWhisperCppsSegmentsAsTextAndJson) {
   EXPECT_EQ(hark("vad " + shell_quote(clip)).code, 2);
 }
 
+// stream takes the Silero model as transcribe spells it (-vm, a file or a name from hark
+// download), the same as its own --vad MODEL; the two together are a usage error.
+TEST_F(Cli, StreamTakesTheVadModelAsTranscribeDoes) {
+  const std::string shared = testing::shared_dir();
+  const std::string vad = shared + "/vad/silero-v6.2.0-ggml.bin", clip = shared + "/vad/vad-three-clips.wav";
+  if (shared.empty() || !fs::exists(vad) || !fs::exists(clip)) GTEST_SKIP() << "../shared/vad not found";
+  const fs::path models = dir() / "stream-models";
+  fs::create_directories(models);
+  fs::copy_file(vad, models / "ggml-silero-v6.2.0.bin", fs::copy_options::overwrite_existing);
+  const std::string args = "stream -nf -m " + shell_quote(model()) + " --file " + shell_quote(clip) + " --speed 0 ";
+  const CliRun by_vad = hark(args + "--vad " + shell_quote(vad));
+  ASSERT_EQ(by_vad.code, 0) << by_vad.err;
+  const CliRun by_name =
+      testing::run_cli(args + "-vm silero-v6.2.0", dir(), "HARK_MODELS=" + shell_quote(models.string()));
+  ASSERT_EQ(by_name.code, 0) << by_name.err;
+  EXPECT_EQ(by_name.out, by_vad.out);
+  EXPECT_EQ(hark(args + "--vad energy -vm " + shell_quote(vad)).code, 2);
+  const CliRun missing = hark(args + "-vm " + shell_quote((dir() / "no-vad.bin").string()));
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_TRUE(contains(missing.err, "no-vad.bin")) << missing.err;
+}
+
 TEST_F(Cli, TranscribeWithVadUsesWhisperCppsFlags) {
   const std::string shared = testing::shared_dir();
   const std::string vad = shared + "/vad/silero-v6.2.0-ggml.bin", clip = shared + "/vad/vad-three-clips.wav";
