@@ -695,22 +695,19 @@ TEST_F(Cli, AMissingArgumentIsSaidWithTheUsage) {
   // ... and how to start: a model, a transcription, the server.
   EXPECT_TRUE(contains(bare.err, "Start with:\n  hark download base.en ")) << bare.err;
   EXPECT_FALSE(contains(hark("transcribe --help").out, "Start with:")) << "the commands' help stays their own";
-  const CliRun files = hark("transcribe -m " + shell_quote(model()));
-  EXPECT_EQ(files.code, 2);
-  EXPECT_TRUE(contains(files.err, "hark transcribe: FILE is required\nUsage: hark transcribe [OPTIONS] FILE...\n"))
-      << files.err;
-  EXPECT_TRUE(contains(files.err, "Run 'hark transcribe --help' for all its options.")) << files.err;
-  const CliRun quantize = hark("quantize");
-  EXPECT_EQ(quantize.code, 2);
-  EXPECT_TRUE(
-      contains(quantize.err, "hark quantize: INPUT is required\nUsage: hark quantize [OPTIONS] INPUT OUTPUT TYPE"))
-      << quantize.err;
-  const CliRun stream = hark("stream");
-  EXPECT_EQ(stream.code, 2);
-  EXPECT_TRUE(contains(stream.err, "hark stream: --model (-m) is required")) << stream.err;
-  const CliRun serve = hark("serve");
-  EXPECT_EQ(serve.code, 2);
-  EXPECT_TRUE(contains(serve.err, "hark serve: --model is required\nUsage: hark serve [OPTIONS]")) << serve.err;
+  // Each command's missing argument: its name, the usage line, where the rest is.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"transcribe -m " + shell_quote(model()),
+       "hark transcribe: FILE is required\nUsage: hark transcribe [OPTIONS] FILE...\n"
+       "Run 'hark transcribe --help' for all its options."},
+      {"quantize", "hark quantize: INPUT is required\nUsage: hark quantize [OPTIONS] INPUT OUTPUT TYPE"},
+      {"stream", "hark stream: --model (-m) is required"},
+      {"serve", "hark serve: --model is required\nUsage: hark serve [OPTIONS]"}};
+  for (const auto& [args, said] : cases) {
+    const CliRun r = hark(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_TRUE(contains(r.err, said)) << args << ": " << r.err;
+  }
 }
 
 // A window decoded again at a higher temperature is said on the bar ("retrying 0:00-0:04 at
