@@ -371,24 +371,29 @@ int run_info(const std::string& model) {
   return 0;
 }
 
-// A required argument is missing: "hark CMD: WHAT is required", the command's usage line and
-// where the rest is (CLI11's own message names neither the command nor the usage). No command
-// at all (a bare `hark`): the list of commands. Usage errors exit 2.
-int missing_argument(CLI::App& app, const CLI::RequiredError& e) {
+// A usage error, said with the command it is about: "hark CMD: WHAT", for a missing argument
+// also the command's usage line, then where the rest is (CLI11's own message names neither the
+// command nor the usage). No command at all (a bare `hark`): the list of commands. Exit 2.
+int usage_error(CLI::App& app, const CLI::ParseError& e) {
   CLI::App* cmd = nullptr;
   for (CLI::App* c : app.get_subcommands()) cmd = c;  // the one parsed, if any
   if (!cmd) {
-    std::fputs(app.help().c_str(), stderr);
+    if (dynamic_cast<const CLI::RequiredError*>(&e))
+      std::fputs(app.help().c_str(), stderr);
+    else
+      app.exit(e);
     return kExitUsage;
   }
-  const std::string help = cmd->help();
-  const size_t at = help.find("Usage: ");
   const std::string name = cmd->get_name();
-  // The command's own help starts "Usage: transcribe ..."; the user types "hark transcribe".
-  const std::string usage =
-      at == std::string::npos ? "" : "Usage: hark " + help.substr(at + 7, help.find('\n', at) - at - 7);
-  std::fprintf(stderr, "hark %s: %s\n%s%sRun 'hark %s --help' for all its options.\n", name.c_str(), e.what(),
-               usage.c_str(), usage.empty() ? "" : "\n", name.c_str());
+  std::string usage;
+  if (dynamic_cast<const CLI::RequiredError*>(&e)) {
+    // The command's own help starts "Usage: transcribe ..."; the user types "hark transcribe".
+    const std::string help = cmd->help();
+    const size_t at = help.find("Usage: ");
+    if (at != std::string::npos) usage = "Usage: hark " + help.substr(at + 7, help.find('\n', at) - at - 7) + "\n";
+  }
+  std::fprintf(stderr, "hark %s: %s\n%sRun 'hark %s --help' for all its options.\n", name.c_str(), e.what(),
+               usage.c_str(), name.c_str());
   return kExitUsage;
 }
 
@@ -705,16 +710,17 @@ int main(int argc, char** argv) {
                                    "needs --vad-model (-vm): a Silero VAD model file in whisper.cpp's format "
                                    "(ggml-silero-v6.2.0.bin)");
     }
-  } catch (const CLI::RequiredError& e) {
-    // Something needed is missing: say what, with the command's usage line, so the fix is on the
-    // screen. A bare `hark` gets the list of commands.
-    return missing_argument(app, e);
   } catch (const CLI::ParseError& e) {
-    // --help and --version are "errors" with exit code 0; CLI11 prints them. Any other is a usage
-    // error: CLI11 prints its message, and the exit code is the conventional 2 (not CLI11's own).
-    const int code = app.exit(e);
-    if (dynamic_cast<const CLI::ExtrasError*>(&e)) suggest_options(app, args);
-    return code == 0 ? 0 : kExitUsage;
+    // --help and --version are "errors" with exit code 0; CLI11 prints them. Words it did not
+    // expect get CLI11's message and the nearest option. Any other is a usage error said with its
+    // command (and, for a missing argument, the usage line): exit 2, not CLI11's own code.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+      app.exit(e);
+      suggest_options(app, args);
+      return kExitUsage;
+    }
+    return usage_error(app, e);
   }
 
   std::signal(SIGINT, on_signal);

@@ -686,9 +686,10 @@ TEST_F(Cli, ProgressBarFitsANarrowTerminal) {
   EXPECT_FALSE(contains(all, "x real time")) << all;
 }
 
-// A missing argument is said with the command's name and usage line (CLI11's own message names
-// neither); a bare `hark` lists the commands. Both are usage errors: exit 2.
-TEST_F(Cli, AMissingArgumentIsSaidWithTheUsage) {
+// A usage error is said with its command ("hark transcribe: ..."), a missing argument also with
+// the usage line (CLI11's own message names neither); a bare `hark` lists the commands and how to
+// start. All exit 2.
+TEST_F(Cli, UsageErrorsAreSaidWithTheirCommand) {
   const CliRun bare = hark("");
   EXPECT_EQ(bare.code, 2);
   EXPECT_TRUE(contains(bare.err, "Subcommands:") && contains(bare.err, "transcribe")) << bare.err;
@@ -702,7 +703,12 @@ TEST_F(Cli, AMissingArgumentIsSaidWithTheUsage) {
        "Run 'hark transcribe --help' for all its options."},
       {"quantize", "hark quantize: INPUT is required\nUsage: hark quantize [OPTIONS] INPUT OUTPUT TYPE"},
       {"stream", "hark stream: --model (-m) is required"},
-      {"serve", "hark serve: --model is required\nUsage: hark serve [OPTIONS]"}};
+      {"serve", "hark serve: --model is required\nUsage: hark serve [OPTIONS]"},
+      // Other usage errors: the command, CLI11's message, where the rest is.
+      {"transcribe -o docx -m " + shell_quote(model()) + " " + shell_quote(wav()),
+       "hark transcribe: --output-format: docx not in {txt,srt,vtt,json,csv,lrc}\n"
+       "Run 'hark transcribe --help' for all its options."},
+      {"serve -m " + shell_quote(model()) + " --port 99999", "hark serve: --port: Value 99999 not in range"}};
   for (const auto& [args, said] : cases) {
     const CliRun r = hark(args);
     EXPECT_EQ(r.code, 2) << args;
