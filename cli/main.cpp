@@ -203,6 +203,9 @@ std::vector<float> read_stdin_audio() {
 }
 
 int run_transcribe(const TranscribeOptions& o) {
+  // A VAD model named as hark download names it (silero-v6.2.0) is its file in the models folder;
+  // found before the Whisper model loads, so a wrong name fails at once (as stream and serve do).
+  const std::string vad_model = o.decoding.vad_model_path.empty() ? "" : hark::find_model(o.decoding.vad_model_path);
   hark::ContextParams cp;
   cp.n_threads = o.threads;
   cp.device = o.device;
@@ -262,6 +265,7 @@ int run_transcribe(const TranscribeOptions& o) {
       // The decoding policy as its flags set it (the fields no flag sets keep the defaults), then
       // the rest of the request.
       hark::TranscribeParams p = o.decoding;
+      p.vad_model_path = vad_model;
       p.temperature_inc = o.no_fallback ? 0.0f : p.temperature_inc;
       p.word_timestamps = p.word_timestamps || !p.dtw_preset.empty();  // -dtw PRESET asks for words
       p.language = o.language;
@@ -703,8 +707,6 @@ int main(int argc, char** argv) {
       hark::TranscribeParams& dp = topt.decoding;
       // A VAD model given is a VAD asked for (batch_size > 1 uses it for its chunks anyway).
       if (!dp.vad_model_path.empty() && dp.batch_size <= 1) dp.vad = true;
-      // A name from hark download (silero-v6.2.0) is its file in the models folder.
-      if (!dp.vad_model_path.empty()) dp.vad_model_path = hark::find_model(dp.vad_model_path);
       if (dp.vad && dp.vad_model_path.empty())
         throw CLI::ValidationError("--vad",
                                    "needs --vad-model (-vm): a Silero VAD model file in whisper.cpp's format "

@@ -606,6 +606,12 @@ TEST_F(Cli, VadOptionsAreUsageErrorsAndOneSpelling) {
   EXPECT_TRUE(contains(no_model.err, "--vad-model")) << no_model.err;
   EXPECT_FALSE(contains(no_model.err, "nonexistent")) << no_model.err;
   EXPECT_FALSE(contains(no_model.err, "vad_model_path")) << no_model.err;
+  // A VAD model that is neither a file nor a downloaded name: an error naming it (exit 1), once
+  // the arguments are read (it aborted the process when it was looked up while parsing).
+  const CliRun missing =
+      hark("transcribe -m " + shell_quote(model()) + " -vm /nonexistent/vad.bin " + shell_quote(wav()));
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_TRUE(contains(missing.err, "hark: error: /nonexistent/vad.bin: no such model file")) << missing.err;
   const CliRun stream = hark("stream");
   EXPECT_EQ(stream.code, 2);
   EXPECT_TRUE(contains(stream.err, "--model")) << stream.err;
