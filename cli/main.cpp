@@ -622,8 +622,7 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   // VAD-assisted transcription: whisper.cpp's flags and defaults.
   transcribe->add_flag("--vad", dp.vad, "Transcribe only the speech the Silero VAD finds (needs --vad-model)");
-  transcribe->add_option("--vad-model", dp.vad_model_path,
-                         "Silero VAD model in whisper.cpp's format: a file, or silero-v6.2.0 after hark download");
+  add_vad_model_option(transcribe, dp.vad_model_path, "only the speech it finds is transcribed (implies --vad)");
   transcribe
       ->add_option("--batch-size", dp.batch_size,
                    "Batched long-audio pipeline: the VAD (--vad-model) cuts the audio at pauses into chunks of "

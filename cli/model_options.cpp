@@ -18,3 +18,9 @@ void add_cross_kv_option(CLI::App* cmd, hark::KvCacheType& type) {
       })
       ->default_str(hark::kv_cache_type_name(type));
 }
+
+CLI::Option* add_vad_model_option(CLI::App* cmd, std::string& path, const std::string& use) {
+  return cmd->add_option(
+      "--vad-model", path,
+      "Silero VAD model in whisper.cpp's format, a file or silero-v6.2.0 after hark download: " + use);
+}

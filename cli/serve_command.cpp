@@ -77,9 +77,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   cmd->add_option("--load-allow", s.load_allow,
                   "POST /load may load a model file at this path, or any directly in this folder (repeat); "
                   "without it /load only switches between the models given with -m");
-  cmd->add_option("--vad-model", s.vad_model,
-                  "Silero VAD model for requests with vad=true or batch_size > 1: a file, or silero-v6.2.0 after "
-                  "hark download (loaded at start)");
+  add_vad_model_option(cmd, s.vad_model, "for requests with vad=true or batch_size > 1 (loaded at start)");
   cmd->add_option("--batch-size", s.decoding.batch_size,
                   "Default chunks decoded together (> 1: the batched long-audio pipeline; needs --vad-model)")
       ->check(CLI::Range(1, hark::kMaxBatchSize))

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "hark/hark.hpp"
+#include "model_options.h"
 
 CLI::App* add_stream_command(CLI::App& app, StreamCommandOptions& o) {
   CLI::App* c = app.add_subcommand("stream", "Transcribe live audio in slices as it arrives (realtime)");
@@ -41,10 +42,7 @@ CLI::App* add_stream_command(CLI::App& app, StreamCommandOptions& o) {
       ->capture_default_str();
   CLI::Option* vad =
       c->add_option("--vad", o.vad, "End slices at pauses: 'energy' (whisper.rn's useVad) or a Silero VAD model");
-  c->add_option("--vad-model", o.vad_model,
-                "Silero VAD model in whisper.cpp's format, as transcribe's -vm: a file, or silero-v6.2.0 after hark "
-                "download (the same as --vad MODEL)")
-      ->excludes(vad);
+  add_vad_model_option(c, o.vad_model, "slices end at the pauses it finds (the same as --vad MODEL)")->excludes(vad);
   c->add_option("--save", o.save, "Write everything captured to this WAV (audioOutputPath)");
   c->add_option("-l,--language", o.language, "Spoken language code, or 'auto'")->capture_default_str();
   c->add_flag("--no-fallback", o.no_fallback, "No temperature fallback: each slice decoded once, at temperature 0");

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "model_options.h"
+
 namespace {
 
 // JSON string contents: quotes, backslashes and control characters escaped (paths may hold any).
@@ -69,9 +71,7 @@ void add_vad_options(CLI::App* cmd, hark::VadOptions& v, const VadOptionNames& n
 
 CLI::App* add_vad_command(CLI::App& app, VadCommandOptions& o) {
   CLI::App* vad = app.add_subcommand("vad", "Find the speech in audio files (Silero VAD, whisper.cpp's model)");
-  vad->add_option("--vad-model", o.model,
-                  "Silero VAD model in whisper.cpp's format: a file, or silero-v6.2.0 after hark download")
-      ->required();
+  add_vad_model_option(vad, o.model, "the network that finds the speech")->required();
   vad->add_option("FILE", o.files, "Audio files: WAV, FLAC, OGG Vorbis/Opus, MP3")->required();
   add_vad_options(vad, o.vad,
                   // transcribe's (whisper.cpp's) spellings first, so one spelling works in both; the
