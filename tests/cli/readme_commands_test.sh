@@ -30,15 +30,10 @@ VAD=$SHARED/vad/silero-v6.2.0-ggml.bin
 [ -f "$VAD" ] || { echo "SKIP: no Silero model at $VAD (../shared/vad): the VAD lines need it"; exit 77; }
 command -v curl >/dev/null || { echo "SKIP: no curl (Debian: curl; scripts/setup installs it)"; exit 77; }
 
-# The sh blocks after the line "## HEADING" (the first N of them).
-blocks() {
-  awk -v head="## $1" -v want="$2" '
-    $0 == head { in_section = 1; next }
-    in_section && /^## / { exit }
-    in_section && !in_code && $0 == "```sh" { in_code = 1; ++n; next }
-    in_code && $0 == "```" { in_code = 0; if (n == want) exit; next }
-    in_code && n == want { print }' "$README"
-}
+# shellcheck source=../sh/readme_block.sh
+. "$SRC/tests/sh/readme_block.sh"
+# The Nth sh block under "## HEADING".
+blocks() { readme_block "$README" "## $1" sh "$2"; }
 
 W=$TMP/work
 mkdir -p "$W/models"

@@ -13,14 +13,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/hark-readme.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 README=$SRC/README.md
 
-# The first ```LANG block after the line "### HEADING".
-block() {
-  awk -v head="### $1" -v open="\`\`\`$2" '
-    $0 == head { in_section = 1; next }
-    in_section && !in_code && $0 == open { in_code = 1; next }
-    in_code && $0 == "```" { exit }
-    in_code { print }' "$README"
-}
+# shellcheck source=../sh/readme_block.sh
+. "$SRC/tests/sh/readme_block.sh"
 
 "$CMAKE" --install "$BUILD" --prefix "$TMP/prefix" >"$TMP/install.log" || { cat "$TMP/install.log"; fail "install"; }
 export PKG_CONFIG_PATH=$TMP/prefix/$LIBDIR/pkgconfig
@@ -40,7 +34,7 @@ build_and_run() {
   local printed="Build it with \`$printed_compiler $* $file \$(pkg-config --cflags --libs hark)\`"
   PROGRAM=$RUN/${file/./-}
   echo "== $heading"
-  block "$heading" "$lang" >"$RUN/$file"
+  readme_block "$README" "### $heading" "$lang" >"$RUN/$file"
   [ -s "$RUN/$file" ] || fail "README.md has no \`\`\`$lang block under '### $heading'"
   grep -qF -- "$printed" "$README" || fail "README.md does not say: $printed"
   # shellcheck disable=SC2046  # pkg-config's flags are meant to split
