@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import socket
-import tempfile
 import threading
 import time
 from typing import Any, Dict, Iterable, Optional, Tuple
@@ -67,10 +66,13 @@ def _read_input(source: str):
 
 
 def _write_atomically(path: str, lines: Iterable[str]) -> None:
-    folder = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
+    # The temporary name is the output's own, not a random one: a worker killed while writing
+    # leaves its .part, and the rerun of that task (Dask gives it to another worker) writes the
+    # same .part again and renames it, so nothing half-written is left behind.
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder or ".", f".tmp-{name}.part")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with open(tmp, "w", encoding="utf-8") as f:
             for line in lines:
                 f.write(line)
                 f.write("\n")
